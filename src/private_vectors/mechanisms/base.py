@@ -1,0 +1,137 @@
+"""Common machinery of the noise mechanisms: validation, array kinds, randomness."""
+
+from __future__ import annotations
+
+import abc
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._validation import as_float_matrix, check_int, check_positive_finite
+from ..random import RandomSource, resolve_random_state
+
+__all__ = ["Mechanism", "unit_sphere"]
+
+
+def unit_sphere(rng: RandomSource, m: int, n: int) -> np.ndarray:
+    """``m`` directions uniform on the unit sphere S^{n-1} (normalised Gaussians)."""
+    g = rng.standard_normal((m, n))
+    norms = np.linalg.norm(g, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0  # probability zero; keeps the output finite
+    return g / norms
+
+
+def _is_torch(X: Any) -> bool:
+    mod = type(X).__module__
+    return mod.startswith("torch") and hasattr(X, "detach")
+
+
+class Mechanism(abc.ABC):
+    """A randomised map on embedding vectors with one verb, :meth:`perturb`.
+
+    Subclasses implement :meth:`_perturb` on a validated float64 (m, n) matrix and
+    :meth:`_describe`. Parameters are keyword-only and validated in ``__init__``.
+
+    Args:
+        dim: expected dimension n (optional; when given, inputs of another size are refused).
+        random_state: None (secure, OS-seeded per call), or an int / numpy Generator
+            (reproducible; for tests and benchmarks only).
+    """
+
+    name: ClassVar[str] = "mechanism"
+    metric: ClassVar[str] = "l2"
+
+    def __init__(self, *, dim: int | None = None, random_state: Any = None) -> None:
+        self.dim = None if dim is None else check_int(dim, "dim", minimum=1)
+        self.random_state = random_state
+        self._random = resolve_random_state(random_state)
+
+    # -- the verb --------------------------------------------------------------------
+    def perturb(self, X: Any, *, rng: RandomSource | None = None) -> Any:
+        """Return a noisy copy of ``X``.
+
+        Args:
+            X: one vector (n,) or a batch (m, n); numpy array, list or torch tensor.
+            rng: an explicit random source for this call (keyed noise); default: the
+                mechanism's own (secure unless a seed was given).
+
+        Returns:
+            The same kind as ``X`` (numpy or torch, same shape), float32.
+        """
+        torch_in = _is_torch(X)
+        device = None
+        if torch_in:
+            device = X.device
+            X = X.detach().cpu().numpy()
+        mat, single = as_float_matrix(X, "X", dim=self.dim)
+        self._check_input(mat)
+        out = self._perturb(mat, rng if rng is not None else self._random.source())
+        out32 = np.ascontiguousarray(out, dtype=np.float32)
+        if single:
+            out32 = out32[0]
+        if torch_in:
+            import torch
+
+            return torch.from_numpy(out32).to(device)
+        return out32
+
+    # -- subclass hooks --------------------------------------------------------------
+    def _check_input(self, X: np.ndarray) -> None:
+        """Extra input checks (e.g. dimension of Σ)."""
+
+    @abc.abstractmethod
+    def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
+        """Noisy copy of a validated float64 (m, n) matrix."""
+
+    @abc.abstractmethod
+    def _describe(self, n: int | None) -> dict[str, Any]:
+        """Mechanism-specific part of :meth:`describe`."""
+
+    @abc.abstractmethod
+    def get_params(self) -> dict[str, Any]:
+        """JSON-safe constructor parameters (no arrays, no secrets)."""
+
+    # -- reporting -------------------------------------------------------------------
+    def describe(self, dim: int | None = None) -> dict[str, Any]:
+        """A JSON-safe summary: name, ε, metric, distance unit, expected noise norm, radius.
+
+        Args:
+            dim: dimension to evaluate dimension-dependent figures at (default: ``self.dim``).
+        """
+        n = dim if dim is not None else self.dim
+        info: dict[str, Any] = {"name": self.name, "metric": self.metric, "dim": n}
+        info.update(self._describe(n))
+        info["seeded"] = self._random.seeded
+        if self._random.seeded:
+            info["randomness"] = "seeded: for testing only"
+        else:
+            info["randomness"] = "secure: OS entropy (secrets) per call"
+        return _json_safe(info)
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"
+
+
+def _json_safe(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {str(k): _json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_safe(v) for v in obj]
+    if isinstance(obj, (np.floating, float)):
+        f = float(obj)
+        return f if math.isfinite(f) else str(f)
+    if isinstance(obj, np.integer):
+        return int(obj)
+    return obj
+
+
+def check_epsilon(epsilon: Any) -> float:
+    """ε must be a finite real > 0."""
+    return check_positive_finite(epsilon, "epsilon")
+
+
+def check_unit(unit: Any) -> float:
+    """The distance unit ε is expressed in: a finite real > 0."""
+    return check_positive_finite(unit, "unit")
