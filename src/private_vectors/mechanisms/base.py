@@ -76,6 +76,21 @@ class Mechanism(abc.ABC):
             return torch.from_numpy(out32).to(device)
         return out32
 
+    def transform_query(self, X: Any) -> np.ndarray:
+        """Map a clean query embedding into the space the perturbed documents live in.
+
+        Noise mechanisms leave queries as they are (the identity); learned encoders that
+        change the vector space (CAPE's projection head) override this. Query-side maps are
+        post-processing: they do not affect the documents' guarantee.
+        """
+        mat, single = as_float_matrix(X, "X", dim=self.dim)
+        out = mat.astype(np.float32)
+        return out[0] if single else out
+
+    def output_dim(self, n: int) -> int:
+        """Dimension of perturbed vectors for inputs of dimension ``n`` (same, unless overridden)."""
+        return n
+
     # -- subclass hooks --------------------------------------------------------------
     def _check_input(self, X: np.ndarray) -> None:
         """Extra input checks (e.g. dimension of Σ)."""
