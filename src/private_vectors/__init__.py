@@ -12,6 +12,7 @@ Rooms:
 """
 
 from ._version import __version__
+from .embedding import PrivateEmbedding
 from .errors import (
     ArtefactError,
     ConfigMismatchError,
@@ -27,6 +28,7 @@ __all__ = [
     "InvalidParameterError",
     "InvalidTypeError",
     "ModelNotAvailableError",
+    "PrivateEmbedding",
     "PrivateVectorsError",
     "__version__",
 ]

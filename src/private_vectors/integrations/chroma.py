@@ -1,0 +1,106 @@
+"""Chroma integration: registration under a stable name and configuration-drift checks.
+
+``PrivateEmbedding`` implements Chroma's ``EmbeddingFunction`` protocol (``__call__``,
+``embed_query``, ``name``, ``get_config``, ``build_from_config``, ``validate_config``,
+``validate_config_update``, ``default_space``, ``supported_spaces``, ``is_legacy``) and is
+registered as ``"private_vectors"`` when :mod:`private_vectors` is imported, so a persisted
+collection reopened **without** an embedding function rebuilds the same private function from
+its stored config.
+
+Chroma itself only compares embedding-function *names* when a collection is reopened with an
+explicit function. Two PrivateEmbeddings with different ε, concept, mechanism or model share
+the name, so :func:`register` also wraps Chroma's check (``validate_embedding_function_conflict_on_get``
+in ``chromadb.api.client`` and ``chromadb.api.async_client``): for a collection written by
+``PrivateEmbedding``, a given PrivateEmbedding must agree with the stored config or
+:class:`~private_vectors.errors.ConfigMismatchError` is raised — never a silent switch.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ..errors import ConfigMismatchError
+
+__all__ = ["check_collection", "open_collection", "register"]
+
+_PATCHED = False
+
+
+def register(cls: type) -> None:
+    """Register ``cls`` with Chroma and install the drift check (idempotent)."""
+    global _PATCHED
+    from chromadb.utils.embedding_functions import register_embedding_function
+
+    register_embedding_function(cls)
+    if _PATCHED:
+        return
+    import chromadb.api.async_client as async_client
+    import chromadb.api.client as client
+
+    for mod in (client, async_client):
+        original = getattr(mod, "validate_embedding_function_conflict_on_get", None)
+        if original is None or getattr(original, "_private_vectors", False):
+            continue
+        mod.validate_embedding_function_conflict_on_get = _wrap_conflict_check(original)  # type: ignore[attr-defined]
+    _PATCHED = True
+
+
+def _wrap_conflict_check(original: Any) -> Any:
+    @functools.wraps(original)
+    def check(embedding_function: Any, persisted_ef_config: Any) -> None:
+        original(embedding_function, persisted_ef_config)
+        _check_against_persisted(embedding_function, persisted_ef_config)
+
+    check._private_vectors = True  # type: ignore[attr-defined]
+    return check
+
+
+def _check_against_persisted(embedding_function: Any, persisted: Any) -> None:
+    from ..embedding import CHROMA_NAME, PrivateEmbedding, check_config_compatible
+
+    if not isinstance(persisted, dict) or persisted.get("name") != CHROMA_NAME:
+        return
+    if isinstance(embedding_function, PrivateEmbedding):
+        check_config_compatible(persisted.get("config") or {}, embedding_function.get_config())
+
+
+def check_collection(collection: Any, embedding_function: Any) -> None:
+    """Raise :class:`ConfigMismatchError` if ``embedding_function`` does not match the
+    PrivateEmbedding ``collection`` was written with (no-op for collections without one)."""
+    from ..embedding import CHROMA_NAME, PrivateEmbedding
+
+    cfg = collection.configuration_json.get("embedding_function") if hasattr(
+        collection, "configuration_json") else None
+    if cfg is None:
+        try:
+            cfg = collection._model.configuration_json.get("embedding_function")
+        except AttributeError:
+            cfg = None
+    if isinstance(cfg, dict) and cfg.get("name") == CHROMA_NAME and not isinstance(
+            embedding_function, PrivateEmbedding):
+        raise ConfigMismatchError(
+            f"collection {collection.name!r} was written by a PrivateEmbedding; {type(embedding_function).__name__} "
+            "would embed queries and documents differently")
+    _check_against_persisted(embedding_function, cfg)
+
+
+def open_collection(client: Any, name: str, embedding_function: Any = None) -> Any:
+    """Open a collection; without ``embedding_function`` the stored PrivateEmbedding is rebuilt.
+
+    Unlike ``client.get_collection(name)`` this also refuses a collection that has no
+    PrivateEmbedding in its config when none is given (instead of Chroma's default function).
+    """
+    from ..embedding import CHROMA_NAME
+
+    if embedding_function is None:
+        col = client.get_collection(name)
+        cfg = col.configuration_json.get("embedding_function") or {}
+        if cfg.get("name") != CHROMA_NAME:
+            raise ConfigMismatchError(
+                f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
+                "pass embedding_function explicitly")
+        return col
+    col = client.get_collection(name, embedding_function=embedding_function)
+    check_collection(col, embedding_function)
+    return col
