@@ -51,8 +51,10 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
     return out
 
 
-def as_float_matrix(X: Any, name: str = "X", *, dim: int | None = None) -> tuple[np.ndarray, bool]:
-    """Convert an (n,) or (m, n) array-like of finite reals to a float64 (m, n) matrix.
+def as_float_matrix(
+    X: Any, name: str = "X", *, dim: int | None = None, dtype: Any = np.float64
+) -> tuple[np.ndarray, bool]:
+    """Convert an (n,) or (m, n) array-like of finite reals to a float (m, n) matrix (a copy).
 
     Returns:
         The matrix and whether the input was one vector (so callers can squeeze back).
@@ -70,7 +72,7 @@ def as_float_matrix(X: Any, name: str = "X", *, dim: int | None = None) -> tuple
     if arr.ndim not in (1, 2) or arr.shape[-1] == 0:
         raise InvalidParameterError(name, "an array of shape (n,) or (m, n) with n >= 1", X)
     single = arr.ndim == 1
-    mat = np.array(arr, dtype=np.float64, ndmin=2, copy=True)
+    mat = np.array(arr, dtype=dtype, ndmin=2, copy=True)
     if dim is not None and mat.shape[1] != dim:
         raise InvalidParameterError(name, f"vectors of dimension {dim}", X, note=f"got dimension {mat.shape[1]}")
     if not np.all(np.isfinite(mat)):

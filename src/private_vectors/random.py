@@ -33,8 +33,8 @@ class RandomSource(Protocol):
         """Uniforms on [0, 1)."""
         ...
 
-    def standard_normal(self, size: int | tuple[int, ...]) -> np.ndarray:
-        """Standard normal variates."""
+    def standard_normal(self, size: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
+        """Standard normal variates (float64 or float32)."""
         ...
 
     def gamma(self, shape: float, scale: float, size: int) -> np.ndarray:
@@ -81,14 +81,14 @@ class KeyedStream:
         """Uniforms on (0, 1], safe inside log."""
         return 1.0 - self.random(size)
 
-    def standard_normal(self, size: int | tuple[int, ...]) -> np.ndarray:
+    def standard_normal(self, size: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
         shape = (size,) if isinstance(size, int) else tuple(size)
         count = int(np.prod(shape, dtype=np.int64))
         half = (count + 1) // 2
         u1, u2 = self._open_uniform(half), self.random(half)
         radius = np.sqrt(-2.0 * np.log(u1))
         z = np.concatenate([radius * np.cos(2 * np.pi * u2), radius * np.sin(2 * np.pi * u2)])
-        return z[:count].reshape(shape)
+        return z[:count].reshape(shape).astype(dtype, copy=False)
 
     def gamma(self, shape: float, scale: float, size: int) -> np.ndarray:
         k = int(round(shape))
@@ -109,9 +109,9 @@ class _LockedGenerator:
         with self._lock:
             return self._gen.random(size)
 
-    def standard_normal(self, size: int | tuple[int, ...]) -> np.ndarray:
+    def standard_normal(self, size: int | tuple[int, ...], dtype: Any = np.float64) -> np.ndarray:
         with self._lock:
-            return self._gen.standard_normal(size)
+            return self._gen.standard_normal(size, dtype=dtype)
 
     def gamma(self, shape: float, scale: float, size: int) -> np.ndarray:
         with self._lock:

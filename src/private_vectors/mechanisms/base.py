@@ -14,12 +14,16 @@ from ..random import RandomSource, resolve_random_state
 __all__ = ["Mechanism", "unit_sphere"]
 
 
-def unit_sphere(rng: RandomSource, m: int, n: int) -> np.ndarray:
-    """``m`` directions uniform on the unit sphere S^{n-1} (normalised Gaussians)."""
-    g = rng.standard_normal((m, n))
-    norms = np.linalg.norm(g, axis=1, keepdims=True)
+def unit_sphere(rng: RandomSource, m: int, n: int, dtype: Any = np.float32) -> np.ndarray:
+    """``m`` directions uniform on the unit sphere S^{n-1} (normalised Gaussians).
+
+    float32 by default: noise needs no more precision than the float32 output it goes into.
+    """
+    g = rng.standard_normal((m, n), dtype=dtype)
+    norms = np.sqrt(np.einsum("ij,ij->i", g, g))[:, None]
     norms[norms == 0] = 1.0  # probability zero; keeps the output finite
-    return g / norms
+    g /= norms
+    return g
 
 
 def _is_torch(X: Any) -> bool:
@@ -64,7 +68,7 @@ class Mechanism(abc.ABC):
         if torch_in:
             device = X.device
             X = X.detach().cpu().numpy()
-        mat, single = as_float_matrix(X, "X", dim=self.dim)
+        mat, single = as_float_matrix(X, "X", dim=self.dim, dtype=np.float32)
         self._check_input(mat)
         out = self._perturb(mat, rng if rng is not None else self._random.source())
         out32 = np.ascontiguousarray(out, dtype=np.float32)
@@ -97,7 +101,7 @@ class Mechanism(abc.ABC):
 
     @abc.abstractmethod
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
-        """Noisy copy of a validated float64 (m, n) matrix."""
+        """Noisy copy of a validated float32 (m, n) matrix (a fresh copy the method may modify)."""
 
     @abc.abstractmethod
     def _describe(self, n: int | None) -> dict[str, Any]:

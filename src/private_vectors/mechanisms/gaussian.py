@@ -59,7 +59,8 @@ class GaussianMechanism(Mechanism):
             self.sigma = self.sensitivity * math.sqrt(2 * math.log(1.25 / self.delta)) / self.epsilon
 
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
-        return X + self.sigma * rng.standard_normal(X.shape)
+        X += np.float32(self.sigma) * rng.standard_normal(X.shape, dtype=np.float32)
+        return X
 
     def _describe(self, n: int | None) -> dict[str, Any]:
         info: dict[str, Any] = {

@@ -99,6 +99,7 @@ class MahalanobisMechanism(Mechanism):
         self.unit = check_unit(unit)
         self.normalize_trace = True
         self._basis = Q
+        self._basis32 = Q.astype(np.float32)
         self._n = n
         self._form = "subspace"
         self._share = share
@@ -123,7 +124,7 @@ class MahalanobisMechanism(Mechanism):
             if self.normalize_trace:
                 diag = diag * (arr.size / diag.sum())
             self._n, self._form, self._diag = arr.size, "diagonal", diag
-            self._sqrt_diag = np.sqrt(diag)
+            self._sqrt_diag = np.sqrt(diag).astype(np.float32)
             self._eig = (diag, None)
         elif arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size >= 1:
             if not np.all(np.isfinite(arr)):
@@ -139,7 +140,7 @@ class MahalanobisMechanism(Mechanism):
                 vals = vals * (arr.shape[0] / vals.sum())
             self._n, self._form = arr.shape[0], "dense"
             self._eig = (vals, vecs)
-            self._sqrt = (vecs * np.sqrt(vals)) @ vecs.T
+            self._sqrt = ((vecs * np.sqrt(vals)) @ vecs.T).astype(np.float32)
         else:
             raise InvalidParameterError("sigma", "shape (n,) or (n, n)", sigma)
 
@@ -152,13 +153,17 @@ class MahalanobisMechanism(Mechanism):
             return U @ self._sqrt
         assert self._basis is not None
         a, b = self._ab
-        coeff = U @ self._basis
-        return np.sqrt(b) * U + (np.sqrt(a) - np.sqrt(b)) * (coeff @ self._basis.T)
+        basis = self._basis32
+        out = (U @ basis) @ basis.T
+        out *= np.float32(np.sqrt(a) - np.sqrt(b))
+        out += np.float32(np.sqrt(b)) * U
+        return out
 
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
         m, n = X.shape
-        radius = rng.gamma(n, self.unit / self.epsilon, m)
-        return X + radius[:, None] * self._apply_sqrt(unit_sphere(rng, m, n))
+        radius = rng.gamma(n, self.unit / self.epsilon, m).astype(np.float32)
+        X += radius[:, None] * self._apply_sqrt(unit_sphere(rng, m, n))
+        return X
 
     # -- geometry, for tests, reports and query transforms ---------------------------------
     @property

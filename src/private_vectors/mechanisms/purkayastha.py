@@ -79,7 +79,7 @@ class PurkayasthaMechanism(Mechanism):
     def _check_input(self, X: np.ndarray) -> None:
         if X.shape[1] < 2:
             raise InvalidParameterError("X", "vectors of dimension >= 2 (a sphere)", X)
-        if np.any(np.linalg.norm(X, axis=1) == 0):
+        if np.any(np.linalg.norm(X.astype(np.float64), axis=1) == 0):
             raise InvalidParameterError("X", "non-zero vectors (directions)", X)
 
     def sample_angles(self, n: int, size: int, rng: RandomSource) -> np.ndarray:
@@ -89,14 +89,19 @@ class PurkayasthaMechanism(Mechanism):
 
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
         m, n = X.shape
-        norms = np.linalg.norm(X, axis=1, keepdims=True)
-        x = X / norms
+        norms = np.linalg.norm(X.astype(np.float64), axis=1, keepdims=True)
+        x = (X / norms).astype(np.float32)
         theta = self.sample_angles(n, m, rng)[:, None]
-        g = rng.standard_normal((m, n))
-        g -= np.sum(g * x, axis=1, keepdims=True) * x
-        gn = np.linalg.norm(g, axis=1, keepdims=True)
+        g = rng.standard_normal((m, n), dtype=np.float32)
+        g -= np.einsum("ij,ij->i", g, x)[:, None] * x
+        gn = np.sqrt(np.einsum("ij,ij->i", g, g))[:, None]
         gn[gn == 0] = 1.0
-        return norms * (np.cos(theta) * x + np.sin(theta) * (g / gn))
+        cos_t = (np.cos(theta) * norms).astype(np.float32)
+        sin_t = (np.sin(theta) * norms / gn).astype(np.float32)
+        x *= cos_t
+        g *= sin_t
+        x += g
+        return x
 
     def _describe(self, n: int | None) -> dict[str, Any]:
         info: dict[str, Any] = {
