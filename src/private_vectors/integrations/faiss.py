@@ -1,0 +1,248 @@
+"""FAISS integration: indexes built from texts through :class:`~private_vectors.PrivateEmbedding`.
+
+Index kinds: ``"flat"`` (exact), ``"ivf"`` (inverted lists; trained on the first batch added)
+and ``"hnsw"`` (graph). The metric follows the embedding's collection space: ``"ip"`` →
+inner product (the default; see benchmarks/results/space.md), ``"l2"`` → L2, ``"cosine"`` →
+inner product on L2-normalised vectors. Every index is wrapped in ``IndexIDMap2`` so ids are
+stable 64-bit integers.
+
+Persistence without pickle: ``faiss.write_index`` for the index and a JSON sidecar
+(``private_vectors.json``) with the PrivateEmbedding config, the index kind and metric, and the
+stored texts by id (``store_texts=False`` keeps texts out of the folder). Loading with a
+conflicting PrivateEmbedding raises :class:`~private_vectors.errors.ConfigMismatchError`.
+
+A GPU index is used when the FAISS GPU build is present and a GPU is visible.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_int
+from ..embedding import PrivateEmbedding, check_config_compatible
+from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+
+__all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index", "gpu_available"]
+
+KINDS = ("flat", "ivf", "hnsw")
+INDEX_FILE = "index.faiss"
+SIDECAR = "private_vectors.json"
+FORMAT = "private_vectors.faiss/1"
+
+
+def _faiss() -> Any:
+    try:
+        import faiss
+    except ImportError as exc:  # pragma: no cover - optional dependency
+        raise ModelNotAvailableError("FAISS is not installed: pip install 'private-vectors[faiss]'") from exc
+    return faiss
+
+
+def gpu_available() -> bool:
+    """Whether the FAISS GPU build is installed and sees a GPU."""
+    faiss = _faiss()
+    return hasattr(faiss, "StandardGpuResources") and getattr(faiss, "get_num_gpus", lambda: 0)() > 0
+
+
+class PrivateFaissIndex:
+    """A FAISS index whose stored vectors went through a PrivateEmbedding.
+
+    Args:
+        embedding: the PrivateEmbedding (documents perturbed, queries per its policy).
+        kind: ``"flat"``, ``"ivf"`` or ``"hnsw"``.
+        nlist: IVF lists (default: √(first batch size), between 1 and 4096).
+        nprobe: IVF lists searched (default: min(nlist, 16)).
+        hnsw_m: HNSW neighbours per node (default 32).
+        store_texts: keep the texts by id (in memory and in the sidecar) for search results.
+        use_gpu: ``"auto"`` (GPU when the GPU build sees one), True or False.
+    """
+
+    def __init__(self, embedding: PrivateEmbedding, *, kind: str = "flat", nlist: int | None = None,
+                 nprobe: int | None = None, hnsw_m: int = 32, store_texts: bool = True,
+                 use_gpu: Any = "auto") -> None:
+        if not isinstance(embedding, PrivateEmbedding):
+            raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
+        if not isinstance(kind, str) or kind not in KINDS:
+            raise InvalidParameterError("kind", f"one of {KINDS}", kind)
+        self.embedding = embedding
+        self.kind = kind
+        self.nlist = None if nlist is None else check_int(nlist, "nlist", minimum=1)
+        self.nprobe = None if nprobe is None else check_int(nprobe, "nprobe", minimum=1)
+        self.hnsw_m = check_int(hnsw_m, "hnsw_m", minimum=2)
+        self.store_texts = bool(store_texts)
+        if use_gpu not in ("auto", True, False):
+            raise InvalidParameterError("use_gpu", "'auto', True or False", use_gpu)
+        self.use_gpu = gpu_available() if use_gpu == "auto" else bool(use_gpu)
+        if self.use_gpu and not gpu_available():
+            raise ModelNotAvailableError("use_gpu=True but the FAISS GPU build or a GPU is not available")
+        self.space = embedding.space
+        self.dim = embedding.out_dim
+        self.texts: dict[int, str] = {}
+        self._index: Any = None
+        self._next_id = 0
+
+    # -- index construction -------------------------------------------------------------------
+    @property
+    def metric(self) -> str:
+        """``"ip"`` or ``"l2"`` (cosine is inner product on normalised vectors)."""
+        return "l2" if self.space == "l2" else "ip"
+
+    def _new_index(self, n_train: int) -> Any:
+        faiss = _faiss()
+        metric = faiss.METRIC_L2 if self.metric == "l2" else faiss.METRIC_INNER_PRODUCT
+        if self.kind == "flat":
+            base = faiss.IndexFlatL2(self.dim) if self.metric == "l2" else faiss.IndexFlatIP(self.dim)
+        elif self.kind == "hnsw":
+            base = faiss.IndexHNSWFlat(self.dim, self.hnsw_m, metric)
+        else:
+            if self.nlist is None:
+                self.nlist = int(min(4096, max(1, round(math.sqrt(n_train)))))
+            if n_train < self.nlist:
+                raise InvalidParameterError("texts", f"at least nlist={self.nlist} texts in the first batch of an "
+                                            "IVF index (it is trained on them)", n_train)
+            quantizer = faiss.IndexFlatL2(self.dim) if self.metric == "l2" else faiss.IndexFlatIP(self.dim)
+            base = faiss.IndexIVFFlat(quantizer, self.dim, self.nlist, metric)
+            base.nprobe = self.nprobe or min(self.nlist, 16)
+            self._quantizer = quantizer  # keep alive
+        index = faiss.IndexIDMap2(base)
+        self._base = base
+        if self.use_gpu:  # pragma: no cover - no GPU here
+            self._gpu_res = faiss.StandardGpuResources()
+            index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
+        return index
+
+    def _prepare(self, X: np.ndarray) -> np.ndarray:
+        X = np.ascontiguousarray(X, dtype=np.float32)
+        if self.space == "cosine":
+            _faiss().normalize_L2(X)
+        return X
+
+    # -- verbs --------------------------------------------------------------------------------
+    def add_texts(self, texts: Sequence[str], ids: Sequence[int] | None = None) -> list[int]:
+        """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing."""
+        Z = self._prepare(self.embedding.embed_array(list(texts) if not isinstance(texts, str) else texts))
+        if ids is None:
+            id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
+        else:
+            id_arr = np.asarray(list(ids), dtype=np.int64)
+            if id_arr.shape != (len(Z),):
+                raise InvalidParameterError("ids", f"{len(Z)} integer ids", ids)
+            if len(set(id_arr.tolist())) != len(id_arr) or any(int(i) in self.texts for i in id_arr):
+                raise InvalidParameterError("ids", "ids not already in the index", ids)
+        if len(Z) == 0:
+            return []
+        if self._index is None:
+            self._index = self._new_index(len(Z))
+        if not self._index.is_trained:
+            self._index.train(Z)
+        self._index.add_with_ids(Z, id_arr)
+        self._next_id = max(self._next_id, int(id_arr.max()) + 1)
+        for i, t in zip(id_arr.tolist(), texts, strict=True):
+            self.texts[int(i)] = t if self.store_texts else ""
+        return [int(i) for i in id_arr]
+
+    def __len__(self) -> int:
+        return 0 if self._index is None else int(self._index.ntotal)
+
+    def search(self, queries: Sequence[str], k: int = 10) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` (scores, ids) per query; ids are -1 where fewer than k exist.
+
+        Scores: inner product (``ip``/``cosine``, higher is closer) or squared L2 (``l2``, lower).
+        """
+        k = check_int(k, "k", minimum=1)
+        Q = self._prepare(self.embedding.embed_query_array(list(queries) if not isinstance(queries, str)
+                                                           else queries))
+        if self._index is None or len(self) == 0:
+            return np.zeros((len(Q), 0), dtype=np.float32), np.zeros((len(Q), 0), dtype=np.int64)
+        return self._index.search(Q, min(k, len(self)))
+
+    def search_texts(self, query: str, k: int = 5) -> list[tuple[int, float, str]]:
+        """``(id, score, text)`` for one query (text empty when texts are not stored)."""
+        scores, ids = self.search([query], k)
+        return [(int(i), float(s), self.texts.get(int(i), "")) for s, i in zip(scores[0], ids[0], strict=True)
+                if i >= 0]
+
+    def stored_vectors(self) -> np.ndarray:
+        """The perturbed vectors as stored (flat and HNSW only), ordered by id."""
+        if self._index is None:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        index = self._cpu_index()
+        ids = np.array(sorted(self.texts), dtype=np.int64)
+        return np.vstack([index.reconstruct(int(i)) for i in ids])
+
+    def _cpu_index(self) -> Any:
+        faiss = _faiss()
+        if self.use_gpu:  # pragma: no cover
+            return faiss.index_gpu_to_cpu(self._index)
+        return self._index
+
+    # -- persistence --------------------------------------------------------------------------
+    def save(self, folder: str | Path) -> Path:
+        """Write ``index.faiss`` + ``private_vectors.json`` into ``folder`` (no pickle)."""
+        faiss = _faiss()
+        path = Path(folder)
+        path.mkdir(parents=True, exist_ok=True)
+        if self._index is None:
+            raise ArtefactError("the index is empty; add texts before saving")
+        faiss.write_index(self._cpu_index(), str(path / INDEX_FILE))
+        sidecar = {
+            "format": FORMAT,
+            "embedding": self.embedding.get_config(),
+            "kind": self.kind, "space": self.space, "metric": self.metric, "dim": self.dim,
+            "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
+            "store_texts": self.store_texts, "next_id": self._next_id,
+            "texts": {str(i): t for i, t in self.texts.items()},
+        }
+        (path / SIDECAR).write_text(json.dumps(sidecar, ensure_ascii=False))
+        return path
+
+    @classmethod
+    def load(cls, folder: str | Path, embedding: PrivateEmbedding | None = None, *,
+             use_gpu: Any = "auto") -> PrivateFaissIndex:
+        """Load a saved index; without ``embedding`` the stored PrivateEmbedding is rebuilt.
+
+        Raises:
+            ArtefactError: missing or foreign files.
+            ConfigMismatchError: ``embedding`` differs from the one the index was written with.
+        """
+        faiss = _faiss()
+        path = Path(folder)
+        try:
+            sidecar = json.loads((path / SIDECAR).read_text())
+        except (OSError, ValueError) as exc:
+            raise ArtefactError(f"{path}: no readable {SIDECAR} ({exc})") from exc
+        if sidecar.get("format") != FORMAT:
+            raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
+        if embedding is None:
+            embedding = PrivateEmbedding.build_from_config(sidecar["embedding"])
+        else:
+            check_config_compatible(sidecar["embedding"], embedding.get_config())
+        self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
+                   hnsw_m=sidecar.get("hnsw_m", 32), store_texts=sidecar.get("store_texts", True), use_gpu=use_gpu)
+        try:
+            index = faiss.read_index(str(path / INDEX_FILE))
+        except Exception as exc:
+            raise ArtefactError(f"{path / INDEX_FILE}: not a readable FAISS index ({exc})") from exc
+        if index.d != self.dim:
+            raise ArtefactError(f"{path / INDEX_FILE}: dimension {index.d}, the embedding gives {self.dim}")
+        if self.use_gpu:  # pragma: no cover
+            self._gpu_res = faiss.StandardGpuResources()
+            index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
+        self._index = index
+        self.texts = {int(i): t for i, t in sidecar.get("texts", {}).items()}
+        self._next_id = int(sidecar.get("next_id", len(self.texts)))
+        return self
+
+
+def build_index(texts: Sequence[str], embedding: PrivateEmbedding, *, kind: str = "flat",
+                ids: Sequence[int] | None = None, **options: Any) -> PrivateFaissIndex:
+    """Build a :class:`PrivateFaissIndex` of ``kind`` from ``texts`` (see the class for options)."""
+    index = PrivateFaissIndex(embedding, kind=kind, **options)
+    index.add_texts(texts, ids=ids)
+    return index
