@@ -92,7 +92,7 @@ class Attacker(abc.ABC):
 
         mat, _ = as_float_matrix(vectors, "vectors")
         truth = check_token_lists(token_lists, mat.shape[0])
-        probs = self.token_probabilities(mat)
+        probs = self._truth_probabilities(mat, truth)
         return {
             "leakage": leakage(truth, probs, threshold=self.threshold),
             "confidence": confidence(truth, probs),
@@ -101,6 +101,10 @@ class Attacker(abc.ABC):
         }
 
     # -- helpers for subclasses ----------------------------------------------------------
+    def _truth_probabilities(self, vectors: np.ndarray, truth: list[list[str]]) -> list[dict[str, float]]:
+        """Probabilities :meth:`evaluate` scores; subclasses may restrict them to the true tokens."""
+        return self.token_probabilities(vectors)
+
     @staticmethod
     def _check_fit_input(vectors: Any, token_lists: Any) -> tuple[np.ndarray, list[list[str]]]:
         mat, _ = as_float_matrix(vectors, "vectors")

@@ -1,0 +1,71 @@
+"""Attackers learn a planted signal on FakeEncoder vectors and lose it under heavy noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from private_vectors.attacks import Attacker, MLCAttacker, NearestNeighbourAttacker, normalize_token
+from private_vectors.encoders import FakeEncoder
+from private_vectors.errors import InvalidParameterError
+from private_vectors.mechanisms import LaplaceMechanism
+
+NAMES = ["alice", "bruno", "chen", "dmitri", "elena", "farah", "goran", "hana", "ivan", "julia"]
+CITIES = ["paris", "lagos", "lima", "oslo", "kyoto", "cairo"]
+FILLERS = ["went", "to", "the", "market", "and", "bought", "bread", "milk", "apples", "yesterday",
+           "quickly", "with", "a", "friend", "after", "work"]
+
+
+def _corpus(n: int, seed: int) -> tuple[list[str], list[list[str]]]:
+    rng = np.random.default_rng(seed)
+    texts, tokens = [], []
+    for _ in range(n):
+        name, city = rng.choice(NAMES), rng.choice(CITIES)
+        words = list(rng.choice(FILLERS, size=6))
+        texts.append(" ".join([name.title(), *words, "in", city.title()]))
+        tokens.append([name.title(), city.title()])
+    return texts, tokens
+
+
+@pytest.fixture(scope="module")
+def data():
+    enc = FakeEncoder(dim=64)
+    tr_t, tr_k = _corpus(300, 0)
+    te_t, te_k = _corpus(150, 1)
+    return enc.encode(tr_t), tr_k, enc.encode(te_t), te_k
+
+
+def test_interface():
+    assert issubclass(MLCAttacker, Attacker) and issubclass(NearestNeighbourAttacker, Attacker)
+    assert normalize_token("  Paris, ") == "paris"
+    with pytest.raises(InvalidParameterError):
+        MLCAttacker(epochs=5).token_probabilities(np.zeros((2, 4)))
+    with pytest.raises(InvalidParameterError):
+        MLCAttacker(epochs=5).fit(np.zeros((3, 4)), [["a"], ["b"]])
+
+
+def test_mlc_learns_planted_signal_and_drops_under_noise(data):
+    Xtr, ktr, Xte, kte = data
+    clean = MLCAttacker(random_state=0).fit(Xtr, ktr).evaluate(Xte, kte)
+    # chance: a name is 1 of 10 and a city 1 of 6, so an uninformed attacker stays below 0.5
+    assert clean["leakage"] > 0.8
+    assert clean["confidence"] > 0.8
+    noisy_mech = LaplaceMechanism(epsilon=2.0, random_state=0)  # noise norm ≈ 32 >> 1
+    noisy = MLCAttacker(random_state=0).fit(noisy_mech.perturb(Xtr), ktr)
+    res = noisy.evaluate(noisy_mech.perturb(Xte), kte)
+    assert res["leakage"] < 0.2
+    assert res["confidence"] < 0.35
+    probs, vocab = noisy.predict_proba(Xte[:3])
+    assert probs.shape == (3, len(vocab)) and set(vocab) == set(NAMES) | set(CITIES)
+
+
+def test_nearest_neighbour_inverts_clean_vectors(data):
+    Xtr, ktr, Xte, kte = data
+    clean = NearestNeighbourAttacker(k=3).fit(Xtr, ktr).evaluate(Xte, kte)
+    assert clean["leakage"] > 0.35  # chance (2 of 3 random neighbours share a name) < 0.1
+    mech = LaplaceMechanism(epsilon=2.0, random_state=1)
+    noisy = NearestNeighbourAttacker(k=3).fit(mech.perturb(Xtr), ktr).evaluate(mech.perturb(Xte), kte)
+    assert noisy["leakage"] < clean["leakage"] - 0.2
+    probs = NearestNeighbourAttacker(k=4).fit(Xtr, ktr).token_probabilities(Xte[:5])
+    for p in probs:
+        assert all(0 < v <= 1 + 1e-9 for v in p.values())
