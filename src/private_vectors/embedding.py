@@ -440,7 +440,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
 
     # Chroma: __call__(input) for documents, embed_query(input=...) for queries
     def __call__(self, input: Sequence[str]) -> list[np.ndarray]:
-        return list(self.embed_array(_as_list(input, "input")))
+        items = _as_list(input, "input")
+        if not items:  # Chroma refuses an empty result with a bare ValueError; say why instead
+            raise InvalidParameterError("input", "at least one document", input)
+        return list(self.embed_array(items))
 
     def embed_query(self, input: Any = None, *, text: Any = None) -> Any:
         """Embed a query: a ``str`` (LangChain: returns ``list[float]``) or a list of texts
