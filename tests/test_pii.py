@@ -1,0 +1,119 @@
+"""The small PII detector: regex entities, word-list names, synthetic generators, presidio data."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from private_vectors.errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from private_vectors.pii import (
+    PIIDetector,
+    contains_pii,
+    detect_pii,
+    synthetic_pii_sentences,
+    synthetic_plain_sentences,
+)
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+@pytest.fixture(scope="module")
+def det() -> PIIDetector:
+    return PIIDetector()
+
+
+@pytest.mark.parametrize(
+    ("text", "entity", "value"),
+    [
+        ("Write to jane.doe+news@example.co.uk today.", "EMAIL_ADDRESS", "jane.doe+news@example.co.uk"),
+        ("Call me on +1 (555) 123-4567 tonight.", "PHONE_NUMBER", "+1 (555) 123-4567"),
+        ("What is the limit for card 4454794511390933?", "CREDIT_CARD", "4454794511390933"),
+        ("His SSN is 078-05-1120.", "US_SSN", "078-05-1120"),
+        ("Pay into GB82 WEST 1234 5698 7654 32 please.", "IBAN_CODE", "GB82 WEST 1234 5698 7654 32"),
+        ("The login came from 192.168.10.254 again.", "IP_ADDRESS", "192.168.10.254"),
+        ("She was born on 3/29/1982 in a small town.", "DATE_TIME", "3/29/1982"),
+        ("They moved to 42 Elm Street last year.", "STREET_ADDRESS", "42 Elm Street"),
+        ("Yesterday I met Maria Lopez at the station.", "PERSON", "Maria Lopez"),
+        ("We flew from Lisbon to the coast.", "LOCATION", "Lisbon"),
+    ],
+)
+def test_detects_each_entity_type(det: PIIDetector, text: str, entity: str, value: str) -> None:
+    spans = det.detect(text)
+    assert any(s.entity_type == entity and s.text == value for s in spans), spans
+    for s in spans:
+        assert text[s.start:s.end] == s.text
+
+
+def test_checksums_reject_lookalike_numbers(det: PIIDetector) -> None:
+    assert "CREDIT_CARD" not in det.entity_types("Order 4454794511390934 shipped.")  # Luhn fails
+    assert "IBAN_CODE" not in det.entity_types("Code GB83 WEST 1234 5698 7654 32 is wrong.")  # mod-97 fails
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The weather is nice today.",
+        "Regular exercise improves sleep quality and mood.",
+        "A man is playing a guitar on the stage.",
+        "Patients with chronic cough were treated with inhaled steroids.",
+        "May I have the report by Monday?",
+        "The results improved by 12 percent in 2019.",
+    ],
+)
+def test_plain_sentences_are_clean(det: PIIDetector, text: str) -> None:
+    assert det.detect(text) == []
+    assert not contains_pii(text)
+
+
+def test_entities_filter_and_redact() -> None:
+    text = "Mail Maria Lopez at maria@example.org."
+    only_mail = PIIDetector(entities=["EMAIL_ADDRESS"])
+    assert only_mail.entity_types(text) == {"EMAIL_ADDRESS"}
+    assert PIIDetector().redact(text) == "Mail <PERSON> at <EMAIL_ADDRESS>."
+    assert {s.entity_type for s in detect_pii(text)} == {"PERSON", "EMAIL_ADDRESS"}
+
+
+def test_synthetic_generators() -> None:
+    det = PIIDetector()
+    pii = synthetic_pii_sentences(60, seed=3)
+    assert pii == synthetic_pii_sentences(60, seed=3)
+    assert len(set(pii)) == 60
+    assert sum(det.contains_pii(t) for t in pii) >= 58
+    plain = synthetic_plain_sentences(40, seed=3)
+    assert sum(det.contains_pii(t) for t in plain) <= 2
+
+
+def test_parameter_errors() -> None:
+    with pytest.raises(InvalidTypeError):
+        PIIDetector().detect(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError):
+        PIIDetector(entities=["SHOE_SIZE"])
+    with pytest.raises(InvalidTypeError):
+        PIIDetector(entities="PERSON")
+    with pytest.raises(InvalidParameterError):
+        PIIDetector(min_score=1.5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("presidio_analyzer") is not None, reason="presidio installed")
+def test_presidio_requested_but_missing() -> None:
+    with pytest.raises(ModelNotAvailableError):
+        PIIDetector(use_presidio=True)
+
+
+@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="shared data missing")
+def test_recall_on_presidio_synthetic_data(det: PIIDetector) -> None:
+    rows = json.loads((DATA / "pii" / "synth_dataset_v2.json").read_text(encoding="utf-8"))
+    with_spans = [r for r in rows if r["spans"]]
+    without = [r for r in rows if not r["spans"]]
+    found = sum(det.contains_pii(r["full_text"]) for r in with_spans)
+    false_pos = sum(det.contains_pii(r["full_text"]) for r in without)
+    assert found / len(with_spans) >= 0.65
+    assert false_pos / len(without) <= 0.05
+    for etype in ("EMAIL_ADDRESS", "CREDIT_CARD", "IP_ADDRESS"):
+        spans = [(r, s) for r in rows for s in r["spans"] if s["entity_type"] == etype]
+        hit = sum(any(p.start < s["end_position"] and p.end > s["start_position"] for p in det.detect(r["full_text"]))
+                  for r, s in spans)
+        assert hit / len(spans) >= 0.95, etype
