@@ -50,6 +50,9 @@ def _registrations() -> list[Register]:
     from .demo import register as register_demo
 
     regs.append(register_demo)
+    from .concepts.cli import register as register_concept
+
+    regs.append(register_concept)
     return regs
 
 

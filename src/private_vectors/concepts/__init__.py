@@ -1,0 +1,35 @@
+"""Concepts: where a sensitive concept lives in an encoder's embedding space.
+
+* :class:`Concept` / :func:`builtin_concept` build paired sets D⁺ (sentences with the
+  concept) and D⁻ = R(s, C) (:func:`remove_tokens`), with the removed values per pair;
+* :class:`SparseMask` (SPARSE §3.1, App. H) learns a diagonal neuron mask;
+* :class:`ConceptSubspace` estimates a low-rank V for Σ = a·VVᵀ + b·(I − VVᵀ);
+* :class:`FittedConcept` is the saved artefact (config.json + model.safetensors) that turns
+  into a :class:`~private_vectors.mechanisms.MahalanobisMechanism`;
+* :func:`load_concept` resolves a built-in name, a folder or an artefact for an encoder;
+  :func:`fit_concept` fits one.
+"""
+
+from .artefact import ESTIMATORS, FittedConcept, fit_concept, load_concept, shipped_artefact
+from .mask import SparseMask
+from .spec import BUILTIN_CONCEPTS, Concept, ConceptPairs, builtin_concept
+from .subspace import ConceptSubspace
+from .text import find_tokens, remove_spans, remove_tokens, tidy
+
+__all__ = [
+    "BUILTIN_CONCEPTS",
+    "ESTIMATORS",
+    "Concept",
+    "ConceptPairs",
+    "ConceptSubspace",
+    "FittedConcept",
+    "SparseMask",
+    "builtin_concept",
+    "find_tokens",
+    "fit_concept",
+    "load_concept",
+    "remove_spans",
+    "remove_tokens",
+    "shipped_artefact",
+    "tidy",
+]
