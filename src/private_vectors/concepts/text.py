@@ -64,7 +64,10 @@ def find_tokens(text: str, tokens: Sequence[str], *, case_sensitive: bool = Fals
         raise InvalidTypeError("text", "a str", text)
     if isinstance(tokens, str):
         raise InvalidTypeError("tokens", "a list of strings", tokens, note="wrap a single token in a list")
-    tokens = list(tokens)
+    try:
+        tokens = list(tokens)
+    except TypeError as exc:  # None, numbers and other non-iterables
+        raise InvalidTypeError("tokens", "a list of strings", tokens) from exc
     pattern = _token_pattern(tokens, case_sensitive)
     if pattern is None:
         return []
