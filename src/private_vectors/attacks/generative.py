@@ -1,0 +1,597 @@
+"""Generative embedding inversion in the GEIA style: a decoder that writes the sentence back.
+
+GEIA (Li et al., 2023, "Sentence Embedding Leaks More Information than You Expect:
+Generative Embedding Inversion Attack to Recover the Whole Sentence", Findings of ACL)
+projects a sentence vector into the prefix of a decoder language model and fine-tunes the
+decoder to reconstruct the sentence from it. This module follows that recipe with a small
+decoder trained from scratch (issue 8 allows it), because fine-tuning SmolLM2-135M costs
+≈ 1.9 s per step on the project's 2-core CPU:
+
+* the (possibly perturbed) vector ``v`` is layer-normalised (the attacker may rescale
+  noisy vectors at will), then projected to (i) a prefix embedding fed as the decoder's
+  first input, as in GEIA, (ii) the GRU's initial state and (iii) a context vector
+  concatenated to every input step, so a small decoder keeps hold of it;
+* the output vocabulary is the WordPiece vocabulary of the packaged all-MiniLM-L6-v2
+  tokenizer restricted to the pieces seen in the attacker's training sentences (so words
+  never seen whole can still be spelled from pieces), or a plain word vocabulary;
+* training is teacher-forced cross-entropy (Adam, gradient clipping, early stopping on a
+  held-out share of the training set).
+
+Sensitive tokens are scored the same way as for the other attackers: each gets a
+probability — the share of ``n_samples`` ancestral samples from the decoder (temperature
+``temperature``) that contain the token as whole word(s) — and leakage/confidence follow
+the SPARSE paper's eq. 13/14 (share of sensitive token instances recovered; mean
+probability assigned to them). A token counts as recovered when that probability
+reaches ``threshold`` (0.5 by default, the threshold the MLC attacker uses); the share of
+tokens found in the greedy reconstruction (GEIA's own criterion) is reported alongside.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import secrets
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import (
+    as_float_matrix,
+    check_int,
+    check_positive_finite,
+    check_probability,
+    check_texts,
+)
+from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError
+from ..metrics import confidence, leakage
+from ..random import resolve_random_state
+from .base import Attacker, check_token_lists, normalize_token
+
+__all__ = ["GenerativeInversion", "TokenVocabulary"]
+
+_PAD, _BOS, _EOS = "[PAD]", "[BOS]", "[EOS]"
+_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
+_SAVE_VERSION = 1
+
+
+# --------------------------------------------------------------------------------------
+# vocabulary
+# --------------------------------------------------------------------------------------
+class TokenVocabulary:
+    """Text ↔ units (WordPiece pieces or lower-cased words) ↔ ids, over a closed unit set.
+
+    Args:
+        kind: ``"wordpiece"`` (the packaged MiniLM tokenizer, lower-cased, accents stripped)
+            or ``"word"`` (lower-cased words and punctuation marks, no dependency).
+        units: the unit list (ids follow its order after the three specials).
+    """
+
+    def __init__(self, kind: str, units: Sequence[str] = ()) -> None:
+        if kind not in ("wordpiece", "word"):
+            raise InvalidParameterError("tokenizer", "'wordpiece' or 'word'", kind)
+        self.kind = kind
+        self.itos: list[str] = [_PAD, _BOS, _EOS, *[u for u in units if u not in (_PAD, _BOS, _EOS)]]
+        self.stoi = {u: i for i, u in enumerate(self.itos)}
+        self._tokenizer: Any = None
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def split(self, text: str) -> list[str]:
+        """Units of ``text`` (pieces or words), before restriction to the vocabulary."""
+        if self.kind == "word":
+            return _WORD.findall(text.lower())
+        if self._tokenizer is None:
+            self._tokenizer = _load_wordpiece()
+        return list(self._tokenizer.tokenize(text))
+
+    def encode(self, text: str) -> list[int]:
+        """Ids of the in-vocabulary units of ``text`` (unknown units are dropped)."""
+        return [self.stoi[u] for u in self.split(text) if u in self.stoi]
+
+    def units(self, ids: Sequence[int]) -> list[str]:
+        """Units of an id sequence, specials removed."""
+        return [self.itos[i] for i in ids if i > 2]
+
+    def join(self, units: Sequence[str]) -> str:
+        """Readable text from units (WordPiece ``##`` continuations glued back)."""
+        text = " ".join(units)
+        return text.replace(" ##", "") if self.kind == "wordpiece" else text
+
+    def is_continuation(self, unit: str) -> bool:
+        """Whether ``unit`` continues the previous word (WordPiece ``##`` pieces)."""
+        return self.kind == "wordpiece" and unit.startswith("##")
+
+
+def _load_wordpiece() -> Any:
+    """The packaged all-MiniLM-L6-v2 WordPiece tokenizer (offline)."""
+    from transformers import AutoTokenizer
+
+    from ..encoders import default_model_path
+
+    return AutoTokenizer.from_pretrained(str(default_model_path()), local_files_only=True)
+
+
+def _contains(generated: Sequence[str], token: Sequence[str], vocab: TokenVocabulary) -> bool:
+    """Whether ``token``'s units occur contiguously in ``generated`` as whole word(s)."""
+    k = len(token)
+    if k == 0:
+        return False
+    for i in range(len(generated) - k + 1):
+        if list(generated[i : i + k]) == list(token):
+            end = i + k
+            if end == len(generated) or not vocab.is_continuation(generated[end]):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------------------
+# the decoder
+# --------------------------------------------------------------------------------------
+def _build_decoder(vec_dim: int, vocab_size: int, cfg: dict[str, Any]) -> Any:
+    import torch
+    from torch import nn
+
+    class PrefixGRUDecoder(nn.Module):
+        """GRU decoder conditioned on a vector (prefix input + initial state + per-step context)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            emb, hid, layers = cfg["embedding_size"], cfg["hidden_size"], cfg["num_layers"]
+            self.layers = layers
+            self.norm = nn.LayerNorm(vec_dim)
+            self.prefix = nn.Linear(vec_dim, emb)
+            self.init_state = nn.Linear(vec_dim, hid * layers)
+            self.context = nn.Linear(vec_dim, emb)
+            self.embed = nn.Embedding(vocab_size, emb, padding_idx=0)
+            self.drop = nn.Dropout(cfg["dropout"])
+            self.gru = nn.GRU(2 * emb, hid, num_layers=layers, batch_first=True,
+                              dropout=cfg["dropout"] if layers > 1 else 0.0)
+            self.out = nn.Linear(hid, vocab_size)
+
+        def condition(self, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+            v = self.norm(v)
+            h0 = torch.tanh(self.init_state(v)).view(v.shape[0], self.layers, -1).transpose(0, 1).contiguous()
+            return self.prefix(v), torch.tanh(self.context(v)), h0
+
+        def step_inputs(self, tok_emb: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
+            return torch.cat([tok_emb, ctx.unsqueeze(1).expand(-1, tok_emb.shape[1], -1)], dim=-1)
+
+        def forward(self, v: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+            """Logits for positions 0..T of ``[prefix] + tokens`` (predicting tokens[0..T-1], EOS)."""
+            prefix, ctx, h0 = self.condition(v)
+            seq = torch.cat([prefix.unsqueeze(1), self.embed(tokens)], dim=1)
+            out, _ = self.gru(self.drop(self.step_inputs(seq, ctx)), h0)
+            return self.out(self.drop(out))
+
+    return PrefixGRUDecoder()
+
+
+def _device(device: str | None) -> Any:
+    import torch
+
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+# --------------------------------------------------------------------------------------
+# the attacker
+# --------------------------------------------------------------------------------------
+class GenerativeInversion(Attacker):
+    """GEIA-style generative inversion with a small decoder trained from scratch.
+
+    Unlike the other attackers it learns from the sentences themselves, so :meth:`fit`
+    takes ``(vectors, sentences, token_lists=None)``.
+
+    Args:
+        tokenizer: ``"wordpiece"`` (packaged MiniLM tokenizer; default) or ``"word"``.
+        embedding_size: token and prefix embedding size.
+        hidden_size: GRU hidden size.
+        num_layers: GRU layers.
+        dropout: dropout on decoder inputs/outputs while training.
+        word_dropout: share of teacher-forced input tokens replaced by padding while
+            training, so the decoder must read the vector rather than guess from context
+            (Bowman et al., 2016).
+        max_length: longest unit sequence trained on and generated (longer ones are cut).
+        epochs: maximum training epochs.
+        batch_size: sentences per step.
+        learning_rate: Adam learning rate.
+        validation_share: share of the training set held out for early stopping (0 = none).
+        patience: epochs without validation improvement before stopping.
+        sensitive_weight: loss weight of the units belonging to sensitive tokens when
+            ``token_lists`` are given to :meth:`fit` (1 = plain GEIA objective).
+        n_samples: samples per vector used for token probabilities.
+        temperature: sampling temperature for token probabilities.
+        threshold: probability at which a sensitive token counts as recovered.
+        device: torch device; default CUDA when available, else CPU.
+        random_state: None (fresh OS entropy) or an int seed (tests/benchmarks only).
+        show_progress: tqdm progress bars.
+    """
+
+    name = "generative"
+
+    def __init__(
+        self,
+        *,
+        tokenizer: str = "wordpiece",
+        embedding_size: int = 128,
+        hidden_size: int = 384,
+        num_layers: int = 1,
+        dropout: float = 0.1,
+        word_dropout: float = 0.0,
+        max_length: int = 48,
+        epochs: int = 40,
+        batch_size: int = 32,
+        learning_rate: float = 3e-3,
+        validation_share: float = 0.1,
+        patience: int = 4,
+        sensitive_weight: float = 1.0,
+        n_samples: int = 10,
+        temperature: float = 1.0,
+        threshold: float = 0.5,
+        device: str | None = None,
+        random_state: Any = None,
+        show_progress: bool = True,
+    ) -> None:
+        if tokenizer not in ("wordpiece", "word"):
+            raise InvalidParameterError("tokenizer", "'wordpiece' or 'word'", tokenizer)
+        self.tokenizer = tokenizer
+        self.embedding_size = check_int(embedding_size, "embedding_size", minimum=1)
+        self.hidden_size = check_int(hidden_size, "hidden_size", minimum=1)
+        self.num_layers = check_int(num_layers, "num_layers", minimum=1)
+        self.dropout = _check_unit_interval(dropout, "dropout", upper_open=True)
+        self.word_dropout = _check_unit_interval(word_dropout, "word_dropout", upper_open=True)
+        self.max_length = check_int(max_length, "max_length", minimum=1)
+        self.epochs = check_int(epochs, "epochs", minimum=1)
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
+        self.learning_rate = check_positive_finite(learning_rate, "learning_rate")
+        self.validation_share = _check_unit_interval(validation_share, "validation_share", upper_open=True)
+        self.patience = check_int(patience, "patience", minimum=1)
+        self.sensitive_weight = check_positive_finite(sensitive_weight, "sensitive_weight")
+        self.n_samples = check_int(n_samples, "n_samples", minimum=1)
+        self.temperature = check_positive_finite(temperature, "temperature")
+        super().__init__(threshold=threshold)
+        if device is not None and not isinstance(device, str):
+            raise InvalidTypeError("device", "None or a torch device string", device)
+        self.device = device
+        self.random_state = random_state
+        self.show_progress = bool(show_progress)
+        self._random = resolve_random_state(random_state)
+
+    # -- helpers -------------------------------------------------------------------------
+    def _seed(self) -> int:
+        """A 63-bit torch seed: from the explicit seed, or from OS entropy."""
+        if not self._random.seeded:
+            return secrets.randbits(63)
+        return int(self._random.source().random(1)[0] * (2**63 - 1))
+
+    def _config(self) -> dict[str, Any]:
+        return {
+            "embedding_size": self.embedding_size, "hidden_size": self.hidden_size,
+            "num_layers": self.num_layers, "dropout": self.dropout,
+        }
+
+    def _check_fitted(self, attribute: str = "model_") -> None:
+        super()._check_fitted(attribute)
+
+    def _vectors(self, vectors: Any) -> np.ndarray:
+        dim = getattr(self, "dim_", None)
+        mat, _ = as_float_matrix(vectors, "vectors", dim=dim)
+        return mat.astype(np.float32)
+
+    # -- training ------------------------------------------------------------------------
+    def fit(  # type: ignore[override]  # the generative attacker also needs the sentences
+        self, vectors: Any, sentences: Sequence[str], token_lists: Sequence[Sequence[str]] | None = None
+    ) -> GenerativeInversion:
+        """Train the decoder to reconstruct ``sentences`` from ``vectors``.
+
+        Args:
+            vectors: (m, n) vectors as the attacker reads them (perturbed, in the paper's setting).
+            sentences: the m sentences they encode.
+            token_lists: optional sensitive tokens per sentence; only used when
+                ``sensitive_weight`` ≠ 1 (their units get that loss weight).
+
+        Returns:
+            self, with ``model_``, ``vocab_``, ``dim_`` and ``history_`` (per-epoch losses).
+        """
+        import torch
+
+        X = self._vectors(vectors)
+        texts = check_texts(sentences, "sentences", allow_empty_batch=False)
+        if len(texts) != X.shape[0]:
+            raise InvalidParameterError("sentences", f"{X.shape[0]} sentences (one per vector)", texts)
+        if token_lists is not None:
+            token_lists = check_token_lists(token_lists, len(texts))
+        seed = self._seed()
+        probe = TokenVocabulary(self.tokenizer)
+        split = [probe.split(t)[: self.max_length] for t in texts]
+        vocab = TokenVocabulary(self.tokenizer, sorted({u for s in split for u in s}))
+        vocab._tokenizer = probe._tokenizer
+        ids = [[vocab.stoi[u] for u in s] for s in split]
+        weights = self._unit_weights(split, token_lists, vocab)
+        device = _device(self.device)
+        with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+            torch.manual_seed(seed)
+            model = _build_decoder(X.shape[1], len(vocab), self._config()).to(device)
+            history = self._train(model, X, ids, weights, device, np.random.default_rng(seed))
+        model.eval()
+        self.model_, self.vocab_, self.dim_, self.history_ = model, vocab, X.shape[1], history
+        self._sample_seed_ = seed
+        return self
+
+    def _unit_weights(self, split: list[list[str]], token_lists: Sequence[Sequence[str]] | None,
+                      vocab: TokenVocabulary) -> list[list[float]]:
+        weights = [[1.0] * (len(s) + 1) for s in split]  # + EOS
+        if token_lists is None or self.sensitive_weight == 1.0:
+            return weights
+        for row, units, tokens in zip(weights, split, token_lists, strict=True):
+            for token in tokens:
+                t = vocab.split(str(token))
+                for i in range(len(units) - len(t) + 1):
+                    if t and units[i : i + len(t)] == t:
+                        row[i : i + len(t)] = [self.sensitive_weight] * len(t)
+        return weights
+
+    def _train(self, model: Any, X: np.ndarray, ids: list[list[int]], weights: list[list[float]],
+               device: Any, rng: np.random.Generator) -> list[dict[str, float]]:
+        import torch
+        from tqdm.auto import tqdm
+
+        order = rng.permutation(len(ids))
+        n_val = round(self.validation_share * len(ids)) if len(ids) >= 20 else 0
+        val, train = order[:n_val], order[n_val:]
+        opt = torch.optim.Adam(model.parameters(), lr=self.learning_rate)
+        best, best_state, stale, history = math.inf, None, 0, []
+        bar = tqdm(range(self.epochs), desc="GEIA decoder", unit="epoch", disable=not self.show_progress)
+        for epoch in bar:
+            model.train()
+            perm = train[rng.permutation(len(train))]
+            losses = []
+            for start in range(0, len(perm), self.batch_size):
+                loss = self._batch_loss(model, X, ids, weights, perm[start : start + self.batch_size], device,
+                                        self.word_dropout)
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+                losses.append(float(loss.detach()))
+            record = {"epoch": epoch + 1, "train_loss": float(np.mean(losses))}
+            if n_val:
+                model.eval()
+                with torch.no_grad():
+                    record["val_loss"] = float(np.mean([
+                        float(self._batch_loss(model, X, ids, weights, val[s : s + 256], device))
+                        for s in range(0, n_val, 256)]))
+            history.append(record)
+            bar.set_postfix({k: round(v, 3) for k, v in record.items() if k != "epoch"})
+            score = record.get("val_loss", record["train_loss"])
+            if score < best - 1e-4:
+                best, stale = score, 0
+                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            else:
+                stale += 1
+                if n_val and stale >= self.patience:
+                    break
+        if best_state is not None:
+            model.load_state_dict(best_state)
+        return history
+
+    @staticmethod
+    def _batch_loss(model: Any, X: np.ndarray, ids: list[list[int]], weights: list[list[float]],
+                    rows: np.ndarray, device: Any, word_dropout: float = 0.0) -> Any:
+        import torch
+
+        length = max(len(ids[r]) for r in rows)
+        tokens = torch.zeros(len(rows), length, dtype=torch.long)
+        target = torch.zeros(len(rows), length + 1, dtype=torch.long)
+        weight = torch.zeros(len(rows), length + 1)
+        for j, r in enumerate(rows):
+            seq = ids[r]
+            tokens[j, : len(seq)] = torch.tensor(seq, dtype=torch.long)
+            target[j, : len(seq) + 1] = torch.tensor([*seq, 2], dtype=torch.long)
+            weight[j, : len(seq) + 1] = torch.tensor(weights[r], dtype=torch.float32)
+        if word_dropout > 0:
+            tokens = tokens.masked_fill(torch.rand(tokens.shape) < word_dropout, 0)
+        v = torch.from_numpy(X[rows]).to(device)
+        logits = model(v, tokens.to(device))
+        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target.to(device), reduction="none")
+        weight = weight.to(device)
+        return (nll * weight).sum() / weight.sum()
+
+    # -- decoding ------------------------------------------------------------------------
+    def _decode(self, X: np.ndarray, *, sample: bool, repeats: int = 1, batch: int = 512,
+                generator: Any = None, desc: str = "decoding") -> list[list[str]]:
+        """Unit sequences decoded greedily or by ancestral sampling (``repeats`` per vector)."""
+        import torch
+        from tqdm.auto import tqdm
+
+        model, device = self.model_, next(self.model_.parameters()).device
+        rows = np.repeat(np.arange(X.shape[0]), repeats)
+        out: list[list[str]] = []
+        starts = range(0, len(rows), batch)
+        for start in tqdm(starts, desc=desc, unit="batch", disable=not self.show_progress or len(starts) < 2):
+            v = torch.from_numpy(X[rows[start : start + batch]]).to(device)
+            with torch.no_grad():
+                seqs = self._decode_batch(model, v, sample=sample, generator=generator)
+            out.extend(self.vocab_.units(s) for s in seqs)
+        return out
+
+    def _decode_batch(self, model: Any, v: Any, *, sample: bool, generator: Any) -> list[list[int]]:
+        import torch
+
+        prefix, ctx, h = model.condition(v)
+        inp = prefix.unsqueeze(1)
+        done = torch.zeros(v.shape[0], dtype=torch.bool, device=v.device)
+        steps = []
+        for _ in range(self.max_length + 1):
+            out, h = model.gru(model.step_inputs(inp, ctx), h)
+            logits = model.out(out[:, -1])
+            logits[:, :2] = -math.inf  # never PAD or BOS
+            if sample:
+                probs = torch.softmax(logits / self.temperature, dim=-1)
+                nxt = torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1).to(v.device)
+            else:
+                nxt = logits.argmax(dim=-1)
+            nxt = torch.where(done, torch.zeros_like(nxt), nxt)
+            steps.append(nxt)
+            done |= nxt == 2
+            if bool(done.all()):
+                break
+            inp = model.embed(nxt).unsqueeze(1)
+        seqs = torch.stack(steps, dim=1).cpu().tolist()
+        return [s[: s.index(2)] if 2 in s else s for s in seqs]
+
+    def generate(self, vectors: Any) -> list[str]:
+        """Greedy reconstructions of the sentences behind ``vectors`` (lower-cased text)."""
+        self._check_fitted()
+        X = self._vectors(vectors)
+        return [self.vocab_.join(u) for u in self._decode(X, sample=False, desc="generating")]
+
+    def sample(self, vectors: Any, n: int | None = None) -> list[list[str]]:
+        """``n`` (default ``n_samples``) sampled reconstructions per vector."""
+        import torch
+
+        self._check_fitted()
+        X = self._vectors(vectors)
+        k = self.n_samples if n is None else check_int(n, "n", minimum=1)
+        gen = torch.Generator().manual_seed(self._sample_seed_ if self._random.seeded else secrets.randbits(63))
+        units = self._decode(X, sample=True, repeats=k, generator=gen, desc="sampling")
+        return [[self.vocab_.join(u) for u in units[i * k : (i + 1) * k]] for i in range(X.shape[0])]
+
+    # -- scoring -------------------------------------------------------------------------
+    def _generator(self) -> Any:
+        import torch
+
+        return torch.Generator().manual_seed(self._sample_seed_ if self._random.seeded else secrets.randbits(63))
+
+    def _samples(self, X: np.ndarray) -> list[list[list[str]]]:
+        """``n_samples`` sampled unit sequences per vector."""
+        k = self.n_samples
+        units = self._decode(X, sample=True, repeats=k, generator=self._generator(), desc="sampling")
+        return [units[i * k : (i + 1) * k] for i in range(X.shape[0])]
+
+    def _share_containing(self, samples: list[list[str]], token: str) -> float:
+        units = self.vocab_.split(token)
+        return float(np.mean([_contains(s, units, self.vocab_) for s in samples]))
+
+    def token_probabilities(self, vectors: Any) -> list[dict[str, float]]:
+        """Per vector, {word: share of the ``n_samples`` decoder samples containing it}.
+
+        Words are the whitespace-separated words of the reconstructions, in the tokenizer's
+        normal form (lower-cased; WordPiece also strips accents and splits punctuation, so an
+        e-mail address appears as its parts). :meth:`evaluate` instead matches each true
+        token unit by unit (see :meth:`_truth_probabilities`), which is exact for accents and
+        punctuation.
+        """
+        self._check_fitted()
+        out = []
+        for samples in self._samples(self._vectors(vectors)):
+            counts: dict[str, int] = {}
+            for s in samples:
+                for word in {normalize_token(w) for w in self.vocab_.join(s).split()} - {""}:
+                    counts[word] = counts.get(word, 0) + 1
+            out.append({w: c / len(samples) for w, c in counts.items()})
+        return out
+
+    def _truth_probabilities(self, vectors: np.ndarray, truth: list[list[str]]) -> list[dict[str, float]]:
+        """Probability of each true token: the share of samples containing its units as whole words."""
+        self._check_fitted()
+        samples = self._samples(self._vectors(vectors))
+        return [{t: self._share_containing(smp, t) for t in toks} for smp, toks in zip(samples, truth, strict=True)]
+
+    def evaluate(self, vectors: Any, token_lists: Sequence[Sequence[str]]) -> dict[str, float]:
+        """Leakage (eq. 13) and confidence (eq. 14) from the sampled probabilities, plus
+        ``greedy_leakage``: the share of true token instances present in the greedy
+        reconstruction (GEIA's own criterion)."""
+        self._check_fitted()
+        X = self._vectors(vectors)
+        truth = check_token_lists(token_lists, X.shape[0])
+        probs = self._truth_probabilities(X, truth)
+        greedy = self._decode(X, sample=False, desc="generating")
+        hits = [float(_contains(g, self.vocab_.split(t), self.vocab_)) for g, toks in zip(greedy, truth, strict=True)
+                for t in toks]
+        return {
+            "leakage": leakage(truth, probs, threshold=self.threshold),
+            "confidence": confidence(truth, probs),
+            "greedy_leakage": float(np.mean(hits)) if hits else float("nan"),
+            "n_victims": float(X.shape[0]),
+            "n_token_instances": float(len(hits)),
+        }
+
+    def reconstruction_f1(self, vectors: Any, sentences: Sequence[str]) -> float:
+        """Mean unit-level F1 (bag of WordPiece pieces or words) between greedy
+        reconstructions and the true ``sentences`` — GEIA's word-F1, a measure of how
+        well the whole sentence is inverted, sensitive or not."""
+        self._check_fitted()
+        texts = check_texts(sentences, "sentences")
+        X = self._vectors(vectors)
+        if len(texts) != X.shape[0]:
+            raise InvalidParameterError("sentences", f"{X.shape[0]} sentences (one per vector)", texts)
+        scores = []
+        for gen, text in zip(self._decode(X, sample=False, desc="generating"), texts, strict=True):
+            ref = self.vocab_.split(text)[: self.max_length]
+            common = sum((Counter(gen) & Counter(ref)).values())
+            if not gen or not ref or not common:
+                scores.append(0.0)
+                continue
+            precision, recall = common / len(gen), common / len(ref)
+            scores.append(2 * precision * recall / (precision + recall))
+        return float(np.mean(scores)) if scores else float("nan")
+
+    # -- persistence ---------------------------------------------------------------------
+    def save(self, path: str | Path) -> Path:
+        """Save to a folder: ``config.json`` (parameters, vocabulary) + ``model.safetensors``."""
+        from safetensors.torch import save_file
+
+        self._check_fitted()
+        folder = Path(path)
+        folder.mkdir(parents=True, exist_ok=True)
+        params = {k: getattr(self, k) for k in _PARAMS}
+        config = {"type": "GenerativeInversion", "version": _SAVE_VERSION, "params": params,
+                  "dim": self.dim_, "vocabulary": self.vocab_.itos[3:], "history": self.history_}
+        (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+        state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
+        save_file(state, str(folder / "model.safetensors"))
+        return folder
+
+    @classmethod
+    def load(cls, path: str | Path, *, device: str | None = None, random_state: Any = None) -> GenerativeInversion:
+        """Load a folder written by :meth:`save` (safetensors, no pickle)."""
+        from safetensors.torch import load_file
+
+        folder = Path(path)
+        try:
+            config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+            state = load_file(str(folder / "model.safetensors"))
+        except (OSError, ValueError) as exc:
+            raise ArtefactError(f"{folder}: not a saved GenerativeInversion ({exc})") from exc
+        if config.get("type") != "GenerativeInversion" or config.get("version") != _SAVE_VERSION:
+            raise ArtefactError(f"{folder}: config.json is not a GenerativeInversion v{_SAVE_VERSION} artefact")
+        params = dict(config["params"], device=device, random_state=random_state)
+        self = cls(**params)
+        self.vocab_ = TokenVocabulary(self.tokenizer, config["vocabulary"])
+        self.dim_ = int(config["dim"])
+        self.history_ = config.get("history", [])
+        model = _build_decoder(self.dim_, len(self.vocab_), self._config())
+        model.load_state_dict(state)
+        self.model_ = model.to(_device(device)).eval()
+        self._sample_seed_ = self._seed()
+        return self
+
+
+_PARAMS = ("tokenizer", "embedding_size", "hidden_size", "num_layers", "dropout", "word_dropout", "max_length", "epochs",
+           "batch_size", "learning_rate", "validation_share", "patience", "sensitive_weight", "n_samples",
+           "temperature", "threshold", "show_progress")
+
+
+def _check_unit_interval(value: Any, name: str, *, upper_open: bool) -> float:
+    """A float in [0, 1) (or [0, 1])."""
+    out = check_probability(value, name, open_interval=False)
+    if upper_open and out >= 1.0:
+        raise InvalidParameterError(name, "a number in [0, 1)", value)
+    return out
