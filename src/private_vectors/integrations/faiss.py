@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_int
+from .._validation import check_int, check_texts
 from ..embedding import PrivateEmbedding, check_config_compatible
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
@@ -126,11 +126,15 @@ class PrivateFaissIndex:
     # -- verbs --------------------------------------------------------------------------------
     def add_texts(self, texts: Sequence[str], ids: Sequence[int] | None = None) -> list[int]:
         """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing."""
-        Z = self._prepare(self.embedding.embed_array(list(texts) if not isinstance(texts, str) else texts))
+        texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
+        Z = self._prepare(self.embedding.embed_array(texts))
         if ids is None:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
-            id_arr = np.asarray(list(ids), dtype=np.int64)
+            try:
+                id_arr = np.asarray(list(ids), dtype=np.int64)
+            except (TypeError, ValueError) as exc:  # strings, None, ragged lists
+                raise InvalidTypeError("ids", f"{len(Z)} integer ids", ids) from exc
             if id_arr.shape != (len(Z),):
                 raise InvalidParameterError("ids", f"{len(Z)} integer ids", ids)
             if len(set(id_arr.tolist())) != len(id_arr) or any(int(i) in self.texts for i in id_arr):
@@ -156,8 +160,7 @@ class PrivateFaissIndex:
         Scores: inner product (``ip``/``cosine``, higher is closer) or squared L2 (``l2``, lower).
         """
         k = check_int(k, "k", minimum=1)
-        Q = self._prepare(self.embedding.embed_query_array(list(queries) if not isinstance(queries, str)
-                                                           else queries))
+        Q = self._prepare(self.embedding.embed_query_array(check_texts(queries, "queries")))
         if self._index is None or len(self) == 0:
             return np.zeros((len(Q), 0), dtype=np.float32), np.zeros((len(Q), 0), dtype=np.int64)
         return self._index.search(Q, min(k, len(self)))
