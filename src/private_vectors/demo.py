@@ -1,45 +1,60 @@
 """``private-vectors demo``: the day-one job on the embedded defaults.
 
-Encodes a few built-in sentences with the default model, perturbs them with the
-chosen mechanism and prints how similarities and retrieval change.
+Stores a few built-in notes in a local persistent Chroma collection through
+``PrivateEmbedding(concept="PII", eps=10)``, runs queries against the perturbed index next to
+a clean baseline, and prints the privacy report.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 
 import numpy as np
 
 SENTENCES = [
     "Maria Lopez booked a flight to Madrid for Monday.",
-    "The patient reported a persistent cough and mild fever.",
-    "Call John Smith at 555-0199 about the invoice.",
-    "Quarterly revenue grew by twelve percent.",
-    "The hiking trail closes after heavy snowfall.",
+    "The patient John Smith reported a persistent cough and mild fever.",
+    "Call Aisha Khan at 555-0199 about the unpaid invoice.",
+    "Quarterly revenue of the Springfield branch grew by twelve percent.",
+    "The hiking trail near Lake Tahoe closes after heavy snowfall.",
+    "Emma Wilson, 42 Elm Street, asked for a refund of her train ticket.",
 ]
 QUERIES = ["travel plans to Spain", "symptoms of a respiratory infection", "company earnings report"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = sub.add_parser("demo", help="run the day-one example on the default model")
+    p = sub.add_parser("demo", help="run the day-one example: private Chroma collection, queries, privacy report")
     p.add_argument("--eps", type=float, default=10.0, help="privacy parameter (per 1/sqrt(n) of L2)")
     p.add_argument("--model", default=None, help="sentence-transformers name or path (default: packaged MiniLM)")
+    p.add_argument("--concept", default="PII", help="concept to hide (built-in name or folder), or 'none'")
+    p.add_argument("--mechanism", default=None, help="mahalanobis (default with a concept), laplace, ...")
+    p.add_argument("--path", default=None, help="Chroma folder (default: a new temporary folder)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from .encoders import load_encoder
-    from .mechanisms import LaplaceMechanism
+    import chromadb
 
-    enc = load_encoder(args.model)
-    docs = enc.encode(SENTENCES)
-    mech = LaplaceMechanism(epsilon=args.eps, unit=1 / np.sqrt(enc.dim))
-    noisy = mech.perturb(docs)
-    q = enc.encode(QUERIES)
+    from .embedding import PrivateEmbedding
+
+    concept = None if str(args.concept).lower() == "none" else args.concept
+    ef = PrivateEmbedding(concept=concept, eps=args.eps, model=args.model, mechanism=args.mechanism)
+    path = args.path or tempfile.mkdtemp(prefix="private-vectors-demo-")
+    client = chromadb.PersistentClient(path=path)
+    col = client.get_or_create_collection("demo", embedding_function=ef)
+    ids = [f"doc-{i}" for i in range(len(SENTENCES))]
+    col.upsert(ids=ids, documents=SENTENCES)
+    print(f"stored {col.count()} documents in {path} (collection 'demo', space {ef.space}) through {ef!r}")
+
+    stored = np.asarray(col.get(ids=ids, include=["embeddings"])["embeddings"], dtype=np.float64)
+    clean = np.asarray(ef.encoder.encode(SENTENCES), dtype=np.float64)
+    print(f"mean distance stored vs clean vector: {np.linalg.norm(stored - clean, axis=1).mean():.3f}")
+    res = col.query(query_texts=QUERIES, n_results=1)
+    q_clean = np.asarray(ef.encoder.encode(QUERIES), dtype=np.float64)
     for qi, query in enumerate(QUERIES):
-        clean_top = SENTENCES[int(np.argmax(docs @ q[qi]))]
-        noisy_top = SENTENCES[int(np.argmax(noisy @ q[qi]))]
-        print(f"query: {query!r}\n  clean top: {clean_top}\n  noisy top: {noisy_top}")
-    print(json.dumps(mech.describe(dim=enc.dim), indent=2))
+        clean_top = SENTENCES[int(np.argmax(clean @ q_clean[qi]))]
+        print(f"query: {query!r}\n  clean index top:   {clean_top}\n  private index top: {res['documents'][qi][0]}")
+    print(json.dumps(ef.privacy_report(SENTENCES), indent=2))
     return 0

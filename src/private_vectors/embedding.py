@@ -123,9 +123,7 @@ def _load_concept(concept: Any, encoder: Any) -> Any:
         return None
     if hasattr(concept, "mechanism") and hasattr(concept, "reference"):
         return concept
-    if isinstance(concept, dict):  # a persisted reference
-        concept = concept.get("path") or concept.get("name") or concept
-    if not isinstance(concept, (str, os.PathLike)):
+    if not isinstance(concept, (str, os.PathLike, dict)):  # dict: a persisted reference (hash checked)
         raise InvalidTypeError("concept", "None, a built-in concept name, a fitted-concept folder or a FittedConcept",
                                concept)
     try:
@@ -571,7 +569,7 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
 
 def _concept_identity(ref: Any) -> Any:
     if isinstance(ref, dict):
-        return ref.get("fingerprint") or ref.get("name") or _canonical(ref).decode()
+        return ref.get("sha256") or ref.get("fingerprint") or ref.get("name") or _canonical(ref).decode()
     return ref
 
 
