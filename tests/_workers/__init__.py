@@ -1,0 +1,1 @@
+"""Helpers and subprocess scripts of the reliability tests (tests/test_reliability_*.py)."""
