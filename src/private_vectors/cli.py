@@ -53,6 +53,9 @@ def _registrations() -> list[Register]:
     from .concepts.cli import register as register_concept
 
     regs.append(register_concept)
+    from .bench.cli import register as register_bench
+
+    regs.append(register_bench)
     return regs
 
 

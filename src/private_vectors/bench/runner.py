@@ -1,0 +1,243 @@
+"""The grid runner: mechanisms × ε × seeds × data sets → JSON lines.
+
+Each line holds the configuration of one cell (data set, mechanism, ε, seed, backend), its
+metrics (utility, leakage and confidence per attacker), the git commit, package versions
+and timings. :mod:`private_vectors.bench.report` turns the lines into tables and plots.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import platform
+import subprocess
+import time
+from collections.abc import Callable
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ..attacks import MLCAttacker, NearestNeighbourAttacker
+from ..datasets import (
+    SensitiveDataset,
+    load_beir,
+    load_ddxplus,
+    load_presidio_pii,
+    load_sts,
+    sensitive_tokens,
+)
+from ..encoders import load_encoder
+from .cache import CachingEncoder
+from .tasks import LeakageSet, Task
+
+__all__ = ["MECHANISM_SPECS", "build_tasks", "make_embedding", "run_benchmark"]
+
+INF = float("inf")
+
+MECHANISM_SPECS: dict[str, dict[str, Any]] = {
+    "none": {"mechanism": "none"},
+    "laplace": {"mechanism": "laplace"},
+    "purkayastha": {"mechanism": "purkayastha"},
+    "gaussian": {"mechanism": "gaussian"},
+    "sparse-diagonal": {"estimator": "mask", "mechanism": "mahalanobis"},
+    "concept-subspace": {"estimator": "subspace", "mechanism": "mahalanobis"},
+    "concept-subspace+qt": {"estimator": "subspace", "mechanism": "mahalanobis", "query_transform": "auto"},
+}
+"""Grid rows. Concept rows fit the data set's concept with the given estimator
+(``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform."""
+
+
+# --------------------------------------------------------------------------- environment
+def git_sha(root: Path | None = None) -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, check=True,
+                              cwd=root or Path(__file__).parent).stdout.strip()
+    except Exception:
+        return "unknown"
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for pkg in ("private-vectors", "torch", "numpy", "chromadb", "faiss-cpu", "sentence-transformers"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "absent"
+    return out
+
+
+# --------------------------------------------------------------------------- data
+def _leak_from_texts(name: str, texts: list[str], ids: list[str]) -> tuple[LeakageSet, list[str]]:
+    toks, method = sensitive_tokens(texts)
+    return LeakageSet(name, SensitiveDataset(name, texts, toks, method)), ids
+
+
+def build_tasks(cfg: dict[str, Any]) -> list[Task]:
+    """Load and subsample the configured data sets (paths under ``cfg["data_root"]``)."""
+    root = Path(cfg["data_root"])
+    seed = int(cfg.get("data_seed", 0))
+    pii_cfg = cfg.get("pii", {})
+    pii = load_presidio_pii(root / pii_cfg.get("path", "pii/synth_dataset_v2.json")).subset(pii_cfg.get("n"), seed)
+    tasks = []
+    for d in cfg["datasets"]:
+        kind, name = d["kind"], d["name"]
+        concept = d.get("concept", "PII")
+        if kind == "retrieval":
+            ds = load_beir(root / d["path"], name=name).subset(n_queries=d.get("n_queries"),
+                                                                n_docs=d.get("n_docs"), seed=seed)
+            if d.get("leakage", "pii") == "pii":
+                t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=LeakageSet("presidio-pii", pii))
+            else:  # the documents themselves, tokens from spaCy or the fallback
+                ids = list(ds.corpus)[: d.get("n_leak", 1000)]
+                leak, lids = _leak_from_texts(name, [ds.corpus[i] for i in ids], ids)
+                t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=leak, leakage_in_store=False,
+                         meta={"leak_ids": lids})
+        elif kind == "sts":
+            ds_sts = load_sts(name, root / "sts").subset(d.get("n_pairs"), seed)
+            uniq = list(dict.fromkeys(ds_sts.sentences1 + ds_sts.sentences2))
+            leak, _ = _leak_from_texts(name, uniq, [])
+            t = Task(name, kind, "pearson", sts=ds_sts, leakage=leak, leakage_in_store=False)
+        elif kind == "ddxplus":
+            data = load_ddxplus(root / d.get("path", "medical/pri-ddxplus/test.json")).subset(d.get("n"), seed)
+            t = Task(name, kind, "ndcg@10 (masked→full)", leakage=LeakageSet(name, data), leakage_in_store=False)
+            concept = d.get("concept", "medical")
+        else:
+            raise ValueError(f"dataset kind {kind!r}: expected retrieval, sts or ddxplus")
+        t.meta["concept"] = concept
+        t.meta["token_source"] = t.leakage.data.token_source if t.leakage else None
+        tasks.append(t)
+    return tasks
+
+
+# --------------------------------------------------------------------------- embeddings
+_CONCEPTS: dict[tuple[str, str, str], Any] = {}
+
+
+def fitted_concept(concept: str, estimator: str, encoder: Any, cfg: dict[str, Any]) -> Any:
+    """Fit (once per process) ``concept`` with ``estimator`` for ``encoder``."""
+    key = (concept, estimator, encoder.model_id)
+    if key not in _CONCEPTS:
+        from ..concepts import fit_concept
+
+        kwargs = dict(cfg.get("concept_fit", {}).get(estimator, {}))
+        kwargs.setdefault("show_progress", False)
+        _CONCEPTS[key] = fit_concept(concept, encoder, estimator=estimator, **kwargs)
+    return _CONCEPTS[key]
+
+
+def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept: str,
+                   cfg: dict[str, Any]) -> Any:
+    """The PrivateEmbedding of one grid cell (seeded: benchmark only)."""
+    from ..embedding import PrivateEmbedding
+
+    spec = dict(MECHANISM_SPECS[mechanism])
+    est = spec.pop("estimator", None)
+    fitted = fitted_concept(concept, est, encoder, cfg) if est else None
+    return PrivateEmbedding(concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
+                            mechanism=spec["mechanism"], query_transform=spec.get("query_transform", "none"),
+                            random_state=seed)
+
+
+def _attackers(cfg: dict[str, Any]) -> dict[str, Callable[[int], Any]]:
+    acfg = cfg.get("attackers", {"mlc": {}, "nn": {}})
+    out: dict[str, Callable[[int], Any]] = {}
+    if "mlc" in acfg:
+        kw = dict(acfg["mlc"] or {})
+        out["mlc"] = lambda s, kw=kw: MLCAttacker(random_state=s, **kw)
+    if "nn" in acfg:
+        kw2 = dict(acfg["nn"] or {})
+        out["nn"] = lambda s, kw2=kw2: NearestNeighbourAttacker(**kw2)
+    return out
+
+
+def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
+    """(mechanism, ε) cells: ε = ∞ is the clean row ("none"); "none" runs only at ∞."""
+    eps_list = [INF if str(e).lower() in ("inf", "infinity", "∞") else float(e) for e in cfg["epsilons"]]
+    cells = []
+    for m in cfg["mechanisms"]:
+        if m not in MECHANISM_SPECS:
+            raise ValueError(f"mechanism {m!r}: expected one of {sorted(MECHANISM_SPECS)}")
+        for e in eps_list:
+            if (m == "none") == math.isinf(e):
+                cells.append((m, e))
+    return cells
+
+
+# --------------------------------------------------------------------------- the run
+def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = True,
+                  encoder: Any = None) -> Path:
+    """Run the grid of ``cfg`` and write ``results.jsonl`` (+ the report) under ``out_dir``.
+
+    Args:
+        cfg: the configuration (see ``benchmarks/configs/*.json``).
+        out_dir: output folder (created).
+        progress: tqdm bars.
+        encoder: an encoder object overriding ``cfg["model"]`` (tests).
+
+    Returns:
+        The path of the JSON-lines file.
+    """
+    import torch
+
+    t_start = time.time()
+    if cfg.get("torch_threads"):
+        torch.set_num_threads(int(cfg["torch_threads"]))
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    lines_path = out / "results.jsonl"
+    base = encoder if encoder is not None else load_encoder(cfg.get("model"))
+    enc = CachingEncoder(base, cache_dir=cfg.get("cache_dir"))
+    tasks = build_tasks(cfg)
+    t0 = time.time()
+    for t in tqdm(tasks, desc="encode corpora", disable=not progress):
+        enc.warm(t.texts())
+    encode_s = time.time() - t0
+    attackers = _attackers(cfg)
+    cells = grid(cfg)
+    seeds = [int(s) for s in cfg.get("seeds", [0])]
+    backends = cfg.get("backends", ["chroma"])
+    meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
+            "model": enc.model_id, "dim": enc.dim}
+    skipped: dict[str, str] = {}
+    n_done = 0
+    with lines_path.open("w", encoding="utf-8") as fh:
+        bar = tqdm(total=len(cells) * len(seeds) * len(tasks) * len(backends), desc="grid", disable=not progress)
+        # seeds outermost and ε = 10 first: a run cut short still has every mechanism at the
+        # reference ε, then the other ε values, for complete seeds
+        order = sorted(cells, key=lambda c: (c[1] != 10.0, math.isinf(c[1]), c[1]))
+        for seed in seeds:
+            for mech, eps in order:
+                for task in tasks:
+                    for backend in backends:
+                        bar.update(1)
+                        key = f"{mech}/{task.meta['concept']}"
+                        if key in skipped:
+                            continue
+                        t1 = time.time()
+                        try:
+                            ef = make_embedding(mech, eps, seed, enc, task.meta["concept"], cfg)
+                        except Exception as exc:  # concept package or artefact missing: say so
+                            skipped[key] = f"{type(exc).__name__}: {exc}"
+                            continue
+                        sts_tf = None
+                        if mech.endswith("+qt") and task.kind == "sts":
+                            sts_tf = ef.query_transform.apply  # both sides stored: transform both
+                        metrics = task.run(ef, attackers, seed=seed, backend=backend, sts_transform=sts_tf)
+                        rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
+                               "token_source": task.meta["token_source"], "concept": task.meta["concept"],
+                               "mechanism": mech, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
+                               "backend": backend, **metrics, "seconds": round(time.time() - t1, 2)}
+                        fh.write(json.dumps(rec) + "\n")
+                        fh.flush()
+                        n_done += 1
+        bar.close()
+    summary = {**meta, "cells_run": n_done, "skipped": skipped, "encode_seconds": round(encode_s, 1),
+               "texts_encoded": enc.encoded, "total_seconds": round(time.time() - t_start, 1),
+               "config_full": cfg}
+    (out / "run.json").write_text(json.dumps(summary, indent=2, default=str))
+    from .report import write_report
+
+    write_report(lines_path, out)
+    return lines_path
