@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index",
 KINDS = ("flat", "ivf", "hnsw")
 INDEX_FILE = "index.faiss"
 SIDECAR = "private_vectors.json"
+_TMP = ".tmp"  # suffix of a save in progress (see PrivateFaissIndex.save)
 FORMAT = "private_vectors.faiss/1"
 
 
@@ -187,22 +189,35 @@ class PrivateFaissIndex:
 
     # -- persistence --------------------------------------------------------------------------
     def save(self, folder: str | Path) -> Path:
-        """Write ``index.faiss`` + ``private_vectors.json`` into ``folder`` (no pickle)."""
+        """Write ``index.faiss`` + ``private_vectors.json`` into ``folder`` (no pickle).
+
+        Crash-safe: both files are written to ``*.tmp`` and synced first, then moved into place
+        index first; :meth:`load` finishes or discards an interrupted save. A failure or a kill
+        at any point leaves the previous save or this one — never an unreadable folder.
+        """
         faiss = _faiss()
         path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
         if self._index is None:
             raise ArtefactError("the index is empty; add texts before saving")
-        faiss.write_index(self._cpu_index(), str(path / INDEX_FILE))
+        index_tmp, sidecar_tmp = path / (INDEX_FILE + _TMP), path / (SIDECAR + _TMP)
+        for stale in (index_tmp, sidecar_tmp):
+            stale.unlink(missing_ok=True)
+        faiss.write_index(self._cpu_index(), str(index_tmp))
+        _fsync(index_tmp)
         sidecar = {
             "format": FORMAT,
             "embedding": self.embedding.get_config(),
             "kind": self.kind, "space": self.space, "metric": self.metric, "dim": self.dim,
             "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
-            "store_texts": self.store_texts, "next_id": self._next_id,
+            "store_texts": self.store_texts, "next_id": self._next_id, "ntotal": len(self),
             "texts": {str(i): t for i, t in self.texts.items()},
         }
-        (path / SIDECAR).write_text(json.dumps(sidecar, ensure_ascii=False))
+        sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
+        _fsync(sidecar_tmp)
+        os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
+        os.replace(sidecar_tmp, path / SIDECAR)
+        _fsync(path)
         return path
 
     @classmethod
@@ -216,6 +231,7 @@ class PrivateFaissIndex:
         """
         faiss = _faiss()
         path = Path(folder)
+        _recover_interrupted_save(path)
         try:
             sidecar = json.loads((path / SIDECAR).read_text())
         except (OSError, ValueError) as exc:
@@ -234,6 +250,9 @@ class PrivateFaissIndex:
             raise ArtefactError(f"{path / INDEX_FILE}: not a readable FAISS index ({exc})") from exc
         if index.d != self.dim:
             raise ArtefactError(f"{path / INDEX_FILE}: dimension {index.d}, the embedding gives {self.dim}")
+        if int(sidecar.get("ntotal", index.ntotal)) != int(index.ntotal):
+            raise ArtefactError(f"{path / INDEX_FILE} holds {index.ntotal} vectors, {SIDECAR} expects "
+                                f"{sidecar.get('ntotal')}: the two files come from different saves")
         if self.use_gpu:  # pragma: no cover
             self._gpu_res = faiss.StandardGpuResources()
             index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
@@ -241,6 +260,35 @@ class PrivateFaissIndex:
         self.texts = {int(i): t for i, t in sidecar.get("texts", {}).items()}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
         return self
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file (or a directory entry) to disk; best effort where the OS refuses."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - e.g. directories on some platforms
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _recover_interrupted_save(path: Path) -> None:
+    """Finish or discard a :meth:`PrivateFaissIndex.save` that was interrupted.
+
+    ``index.faiss.tmp`` still present: the save stopped before its index was moved into place,
+    so the previous pair is intact — drop the temporaries. Only ``private_vectors.json.tmp``
+    present: the new index is in place and its (synced) sidecar is complete — move it in.
+    """
+    index_tmp, sidecar_tmp = path / (INDEX_FILE + _TMP), path / (SIDECAR + _TMP)
+    if index_tmp.exists():
+        index_tmp.unlink()
+        sidecar_tmp.unlink(missing_ok=True)
+    elif sidecar_tmp.exists():
+        os.replace(sidecar_tmp, path / SIDECAR)
 
 
 def build_index(texts: Sequence[str], embedding: PrivateEmbedding, *, kind: str = "flat",
