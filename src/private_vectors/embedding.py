@@ -55,6 +55,7 @@ CHROMA_NAME = "private_vectors"
 KEY_ENV = "PRIVATE_VECTORS_KEY"
 MECHANISMS = ("mahalanobis", "laplace", "purkayastha", "gaussian", "none")
 QUERY_POLICIES = ("clean", "noised", "keyed")
+DEFAULT_EPS = 10.0
 GAUSSIAN_DELTA = 1e-5
 GAUSSIAN_SENSITIVITY = 2.0  # max L2 distance between unit vectors
 DEFAULT_SPACE = "ip"
@@ -143,7 +144,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         concept: what to hide: a built-in concept name (``"PII"``, ``"person"``, ``"location"``,
             ``"datetime"``, ``"demographic"``, ``"medical"``), a fitted-concept folder, a
             ``FittedConcept``, or None (no concept: spherical noise).
-        eps: ε per ``unit`` of distance (default 10), finite and > 0.
+        eps: ε per ``unit`` of distance (default 10), finite and > 0. For a CAPE/TextCrafter
+            folder: overrides the artefact's own ε when given (default: the artefact's); for a
+            ``Mechanism`` instance: ignored (the instance's ε is recorded).
         model: the encoder: None (packaged all-MiniLM-L6-v2), a sentence-transformers name or
             local path, ``"fake"``/``"fake:<dim>"``, an encoder object or a callable.
         mechanism: ``"mahalanobis"`` (default with a concept), ``"laplace"`` (default without),
@@ -166,7 +169,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self,
         *,
         concept: Any = None,
-        eps: float = 10.0,
+        eps: float | None = None,
         model: Any = None,
         mechanism: Any = None,
         query: str = "clean",
@@ -177,12 +180,13 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         unit: float | None = None,
         space: str = DEFAULT_SPACE,
     ) -> None:
-        self.eps = check_positive_finite(eps, "eps")
+        self._eps_given = eps is not None
+        self.eps = DEFAULT_EPS if eps is None else check_positive_finite(eps, "eps")
         self._key = _key_bytes(key)
         self._key_source = "none" if self._key is None else ("parameter" if key is not None else "env")
         self._random = resolve_random_state(random_state)
         self.query = self._check_choice(query, "query", QUERY_POLICIES)
-        self.query_eps = self.eps if query_eps is None else check_positive_finite(query_eps, "query_eps")
+        query_eps = None if query_eps is None else check_positive_finite(query_eps, "query_eps")
         self.query_transform_kind = self._check_choice(query_transform, "query_transform", QUERY_TRANSFORMS)
         self.space = self._check_choice(space, "space", SPACES)
         if self.query == "keyed" and self._key is None:
@@ -194,9 +198,12 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if self.concept is not None and hasattr(self.concept, "check_encoder"):
             self.concept.check_encoder(self.encoder)
         self._mechanism_ref, self.mechanism = self._build_mechanism(mechanism, self.eps)
+        own_eps = getattr(self.mechanism, "epsilon", None)
+        if not isinstance(self._mechanism_ref, str) and isinstance(own_eps, (int, float)) and own_eps > 0:
+            self.eps = float(own_eps)  # instances and learned folders: record the ε actually used
         self.out_dim = int(self.mechanism.output_dim(self.dim))
-        self._query_mechanism = (self._build_mechanism(self._mechanism_ref_for_query(), self.query_eps)[1]
-                                 if self.query != "clean" else None)
+        self.query_eps = self.eps if query_eps is None else query_eps
+        self._query_mechanism = self._build_query_mechanism() if self.query != "clean" else None
         subspace = self.concept.noise_subspace() if self.concept is not None and hasattr(
             self.concept, "noise_subspace") else None
         self.query_transform = build_query_transform(self.query_transform_kind, self.mechanism, subspace=subspace)
@@ -212,11 +219,13 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             raise InvalidParameterError(name, f"one of {tuple(choices)}", value)
         return value
 
-    def _mechanism_ref_for_query(self) -> Any:
-        ref = self._mechanism_ref
-        if isinstance(ref, str):
-            return ref
-        return "laplace"  # learned encoders / instances: query noise is spherical Laplace
+    def _build_query_mechanism(self) -> Mechanism:
+        """The query's own noise: the documents' mechanism family at ``query_eps``; spherical
+        Laplace (unit 1/√out_dim) in the output space of learned encoders and instances."""
+        if isinstance(self._mechanism_ref, str):
+            return self._build_mechanism(self._mechanism_ref, self.query_eps)[1]
+        return LaplaceMechanism(epsilon=self.query_eps, unit=1.0 / math.sqrt(self.out_dim), dim=self.out_dim,
+                                random_state=self._random)
 
     def _build_mechanism(self, mechanism: Any, eps: float) -> tuple[Any, Mechanism]:
         """(JSON-safe reference, mechanism instance) for ``mechanism``."""
@@ -233,7 +242,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                 raise ModelNotAvailableError("learned encoders (CAPE/TextCrafter) are not available in this "
                                              "version: private_vectors.encoders.load_learned is missing")
             path = Path(mechanism).resolve()
-            mech = load_learned(path)
+            kind = json.loads((path / "config.json").read_text()).get("type")
+            # CAPE's ε is an inference parameter (Laplace 2/ε); TextCrafter's noise is its radius
+            mech = load_learned(path, epsilon=eps) if self._eps_given and kind == "cape" else load_learned(path)
             digest = hashlib.sha256((path / "config.json").read_bytes()).hexdigest()[:16]
             return {"type": "learned", "path": str(path), "config_sha256": digest}, mech
         if isinstance(mechanism, os.PathLike):
