@@ -47,14 +47,16 @@ def test_interface():
 def test_mlc_learns_planted_signal_and_drops_under_noise(data):
     Xtr, ktr, Xte, kte = data
     clean = MLCAttacker(random_state=0).fit(Xtr, ktr).evaluate(Xte, kte)
-    # chance: a name is 1 of 10 and a city 1 of 6, so an uninformed attacker stays below 0.5
+    # chance: two guesses among 16 tokens; an uninformed attacker recovers ~ 0.15-0.25
     assert clean["leakage"] > 0.8
     assert clean["confidence"] > 0.8
     noisy_mech = LaplaceMechanism(epsilon=2.0, random_state=0)  # noise norm ≈ 32 >> 1
     noisy = MLCAttacker(random_state=0).fit(noisy_mech.perturb(Xtr), ktr)
     res = noisy.evaluate(noisy_mech.perturb(Xte), kte)
-    assert res["leakage"] < 0.2
+    assert res["leakage"] < 0.4
     assert res["confidence"] < 0.35
+    strict = MLCAttacker(random_state=0, rule="threshold").fit(noisy_mech.perturb(Xtr), ktr)
+    assert strict.evaluate(noisy_mech.perturb(Xte), kte)["leakage"] < 0.2
     probs, vocab = noisy.predict_proba(Xte[:3])
     assert probs.shape == (3, len(vocab)) and set(vocab) == set(NAMES) | set(CITIES)
 
@@ -62,7 +64,7 @@ def test_mlc_learns_planted_signal_and_drops_under_noise(data):
 def test_nearest_neighbour_inverts_clean_vectors(data):
     Xtr, ktr, Xte, kte = data
     clean = NearestNeighbourAttacker(k=3).fit(Xtr, ktr).evaluate(Xte, kte)
-    assert clean["leakage"] > 0.35  # chance (2 of 3 random neighbours share a name) < 0.1
+    assert clean["leakage"] > 0.4  # fillers dominate the fake vectors; chance ~ 0.15
     mech = LaplaceMechanism(epsilon=2.0, random_state=1)
     noisy = NearestNeighbourAttacker(k=3).fit(mech.perturb(Xtr), ktr).evaluate(mech.perturb(Xte), kte)
     assert noisy["leakage"] < clean["leakage"] - 0.2

@@ -63,15 +63,25 @@ def test_ndcg_missing_query_counts_zero_and_bad_k():
 def test_leakage_and_confidence_hand_made():
     truth = [["alice", "paris"], ["bob"], ["alice"]]
     probs = [{"alice": 0.9, "paris": 0.2, "bob": 0.99}, {"bob": 0.5}, {}]
-    # recovered: alice (0.9), bob (0.5 >= 0.5); not paris (0.2), not alice in 3rd (0)
+    # threshold rule: alice (0.9) and bob (0.5 >= 0.5) recovered; paris (0.2) and the last alice (0) not
+    assert leakage(truth, probs, rule="threshold") == pytest.approx(2 / 4)
+    assert leakage(truth, probs, rule="threshold", threshold=0.6) == pytest.approx(1 / 4)
+    # top-k rule: sentence 1 has k=2 -> guesses {bob, alice}: alice yes, paris no; bob yes; {} -> no
     assert leakage(truth, probs) == pytest.approx(2 / 4)
-    assert leakage(truth, probs, threshold=0.6) == pytest.approx(1 / 4)
+    # a low-probability token that the attacker ranks first counts under top-k only
+    low = [{"paris": 0.2, "rome": 0.1}]
+    assert leakage([["paris"]], low) == 1.0
+    assert leakage([["paris"]], low, rule="threshold") == 0.0
+    assert leakage([["rome"]], low) == 0.0
     assert confidence(truth, probs) == pytest.approx((0.9 + 0.2 + 0.5 + 0.0) / 4)
     # repeated tokens count as separate instances
+    assert leakage([["x", "x", "y"]], [{"x": 1.0}], rule="threshold") == pytest.approx(2 / 3)
     assert leakage([["x", "x", "y"]], [{"x": 1.0}]) == pytest.approx(2 / 3)
     assert math.isnan(leakage([[]], [{}]))
     with pytest.raises(InvalidParameterError):
         leakage(truth, probs[:2])
+    with pytest.raises(InvalidParameterError):
+        leakage(truth, probs, rule="best")
 
 
 def test_correlations():

@@ -4,7 +4,8 @@
   as ``trec_eval``'s ``ndcg_cut`` (linear gains, log2 discount, ties broken by document id
   descending) so it agrees with ``pytrec_eval`` / ``ir-measures``.
 * :func:`leakage` — SPARSE paper eq. 13: the share of sensitive token instances of the
-  victim sentences that the attacker recovers (probability ≥ threshold).
+  victim sentences that the attacker recovers (in its top-k guesses, or probability ≥ a
+  threshold).
 * :func:`confidence` — SPARSE paper eq. 14: the mean probability the attacker assigns to
   those sensitive token instances.
 * :func:`pearson`, :func:`spearman` — STS utility (correlation of similarities with gold
@@ -87,27 +88,54 @@ def _instance_probs(
     return np.asarray(values, dtype=np.float64)
 
 
+def _recovered_top_k(toks: Sequence[str], probs: Mapping[str, float]) -> list[bool]:
+    k = len(set(toks))
+    if k == 0:
+        return []
+    ranked = sorted(probs.items(), key=lambda kv: (-float(kv[1]), kv[0]))
+    top = {t for t, p in ranked[:k] if float(p) > 0}
+    return [t in top for t in toks]
+
+
 def leakage(
     token_lists: Sequence[Sequence[str]],
     probabilities: Sequence[Mapping[str, float]],
     *,
+    rule: str = "top-k",
     threshold: float = 0.5,
 ) -> float:
     """Share of sensitive token instances recovered (SPARSE paper, eq. 13).
 
-    Leakage = Σ_s Σ_{t ∈ T(s)} 1[p_s(t) ≥ threshold] / Σ_s |T(s)|, where T(s) are the
-    sensitive token instances of victim sentence s and p_s(t) the attacker's probability.
+    Leakage = Σ_s Σ_{t ∈ T(s)} 1[t recovered from s] / Σ_s |T(s)|, where T(s) are the
+    sensitive token instances of victim sentence s (repeats count).
+
+    "Recovered" follows ``rule``:
+
+    * ``"top-k"`` (default): t is among the attacker's k_s highest-probability guesses for s,
+      k_s = the number of distinct sensitive tokens of s (ties broken alphabetically; a
+      probability of 0 is never a guess). Threshold-free, so a rare token that an attacker
+      ranks first still counts, as in the multi-label inversion evaluation of Song &
+      Raghunathan (2020).
+    * ``"threshold"``: the attacker's probability for t is ≥ ``threshold``.
 
     Args:
-        token_lists: the true sensitive tokens of each victim sentence (repeats count).
+        token_lists: the true sensitive tokens of each victim sentence.
         probabilities: per sentence, the attacker's {token: probability}; absent = 0.
-        threshold: probability at which a token counts as recovered.
+        rule: ``"top-k"`` or ``"threshold"``.
+        threshold: probability at which a token counts as recovered (``rule="threshold"``).
 
     Returns:
         A share in [0, 1]; NaN when there are no sensitive token instances.
     """
-    p = _instance_probs(token_lists, probabilities)
-    return float(np.mean(p >= threshold)) if p.size else float("nan")
+    if rule == "threshold":
+        p = _instance_probs(token_lists, probabilities)
+        return float(np.mean(p >= threshold)) if p.size else float("nan")
+    if rule != "top-k":
+        raise InvalidParameterError("rule", "'top-k' or 'threshold'", rule)
+    _instance_probs(token_lists, probabilities)  # length check
+    hits = [h for toks, probs in zip(token_lists, probabilities, strict=True)
+            for h in _recovered_top_k(toks, probs)]
+    return float(np.mean(hits)) if hits else float("nan")
 
 
 def confidence(

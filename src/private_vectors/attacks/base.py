@@ -68,13 +68,19 @@ class Attacker(abc.ABC):
     """Base class of the inversion attackers (MLC, nearest-neighbour, generative).
 
     Args:
-        threshold: probability at or above which a token counts as recovered for the
-            leakage metric (paper eq. 13); default 0.5.
+        rule: when a token counts as recovered for the leakage metric (paper eq. 13):
+            ``"top-k"`` (default: among the attacker's k_s best guesses, k_s = the sentence's
+            number of distinct sensitive tokens) or ``"threshold"``.
+        threshold: probability at or above which a token counts as recovered under
+            ``rule="threshold"``; default 0.5.
     """
 
     name: ClassVar[str] = "attacker"
 
-    def __init__(self, *, threshold: float = 0.5) -> None:
+    def __init__(self, *, rule: str = "top-k", threshold: float = 0.5) -> None:
+        if rule not in ("top-k", "threshold"):
+            raise InvalidParameterError("rule", "'top-k' or 'threshold'", rule)
+        self.rule = rule
         self.threshold = check_probability(threshold, "threshold", open_interval=False)
 
     # -- the contract ------------------------------------------------------------------
@@ -94,7 +100,7 @@ class Attacker(abc.ABC):
         truth = check_token_lists(token_lists, mat.shape[0])
         probs = self._truth_probabilities(mat, truth)
         return {
-            "leakage": leakage(truth, probs, threshold=self.threshold),
+            "leakage": leakage(truth, probs, rule=self.rule, threshold=self.threshold),
             "confidence": confidence(truth, probs),
             "n_victims": float(mat.shape[0]),
             "n_token_instances": float(sum(len(t) for t in truth)),
@@ -102,7 +108,8 @@ class Attacker(abc.ABC):
 
     # -- helpers for subclasses ----------------------------------------------------------
     def _truth_probabilities(self, vectors: np.ndarray, truth: list[list[str]]) -> list[dict[str, float]]:
-        """Probabilities :meth:`evaluate` scores; subclasses may restrict them to the true tokens."""
+        """Probabilities :meth:`evaluate` scores; subclasses may restrict them to the true tokens
+        plus each sentence's top-k guesses (all the leakage rules need)."""
         return self.token_probabilities(vectors)
 
     @staticmethod
@@ -117,4 +124,4 @@ class Attacker(abc.ABC):
             raise InvalidParameterError("attacker", "a fitted attacker (call fit first)", self)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(threshold={self.threshold})"
+        return f"{type(self).__name__}(rule={self.rule!r}, threshold={self.threshold})"

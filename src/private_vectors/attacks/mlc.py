@@ -37,7 +37,7 @@ class MLCAttacker(Attacker):
         lr: Adam learning rate.
         min_count: tokens seen fewer times in training are left out of the vocabulary.
         patience: early stopping on a 10% validation split (epochs without improvement).
-        threshold: probability counted as "recovered" for leakage.
+        rule, threshold: when a token counts as recovered (see :class:`Attacker`).
         random_state: int seed for initialisation and batching (benchmarks), or None.
         progress: show a tqdm bar over epochs.
     """
@@ -53,11 +53,12 @@ class MLCAttacker(Attacker):
         lr: float = 2e-3,
         min_count: int = 1,
         patience: int = 5,
+        rule: str = "top-k",
         threshold: float = 0.5,
         random_state: int | None = None,
         progress: bool = False,
     ) -> None:
-        super().__init__(threshold=threshold)
+        super().__init__(rule=rule, threshold=threshold)
         self.hidden = tuple(check_int(h, "hidden", minimum=1) for h in hidden)
         self.epochs = check_int(epochs, "epochs", minimum=1)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
@@ -157,4 +158,11 @@ class MLCAttacker(Attacker):
     def _truth_probabilities(self, vectors: np.ndarray, truth: list[list[str]]) -> list[dict[str, float]]:
         probs, vocab = self.predict_proba(vectors)
         index = {t: i for i, t in enumerate(vocab)}
-        return [{t: float(probs[r, index[t]]) for t in toks if t in index} for r, toks in enumerate(truth)]
+        out = []
+        for r, toks in enumerate(truth):
+            k = len(set(toks))
+            top = np.argpartition(-probs[r], k - 1)[:k] if 0 < k <= len(vocab) else np.arange(len(vocab))
+            row = {vocab[i]: float(probs[r, i]) for i in top}
+            row.update({t: float(probs[r, index[t]]) for t in toks if t in index})
+            out.append(row)
+        return out

@@ -29,13 +29,14 @@ class NearestNeighbourAttacker(Attacker):
         k: neighbours consulted per victim vector.
         temperature: softmax temperature over the neighbours' cosine similarities; ``inf``
             (default) weighs the k neighbours equally.
-        threshold: probability counted as "recovered" for leakage.
+        rule, threshold: when a token counts as recovered (see :class:`Attacker`).
     """
 
     name = "nn"
 
-    def __init__(self, *, k: int = 5, temperature: float = float("inf"), threshold: float = 0.5) -> None:
-        super().__init__(threshold=threshold)
+    def __init__(self, *, k: int = 5, temperature: float = float("inf"), rule: str = "top-k",
+                 threshold: float = 0.5) -> None:
+        super().__init__(rule=rule, threshold=threshold)
         self.k = check_int(k, "k", minimum=1)
         self.temperature = check_positive_finite(temperature, "temperature", allow_inf=True)
 
