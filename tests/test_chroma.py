@@ -177,3 +177,28 @@ def test_real_chroma_server(tmp_path):
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def test_rebuild_in_the_same_process_returns_the_live_function(tmp_path):
+    pe = PrivateEmbedding(model="fake", eps=12, random_state=3)
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    client.create_collection("notes", embedding_function=pe)
+    assert client.get_collection("notes").configuration["embedding_function"] is pe
+
+
+def test_unrebuildable_function_fails_loudly_on_reopen_instead_of_falling_back(tmp_path):
+    import gc
+
+    from private_vectors.mechanisms import LaplaceMechanism
+
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    pe = PrivateEmbedding(model="fake", mechanism=LaplaceMechanism(epsilon=50.0, unit=0.125))
+    client.create_collection("notes", embedding_function=pe).add(ids=["a"], documents=["first note"])
+    del pe
+    gc.collect()
+    with pytest.raises(ConfigMismatchError, match="cannot be rebuilt"):
+        chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes")
+    # passing the same function explicitly works
+    again = PrivateEmbedding(model="fake", mechanism=LaplaceMechanism(epsilon=50.0, unit=0.125))
+    col = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=again)
+    assert col.query(query_texts=["first note"], n_results=1)["ids"][0] == ["a"]

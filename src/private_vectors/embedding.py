@@ -22,6 +22,7 @@ import json
 import math
 import os
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self.query_transform = build_query_transform(self.query_transform_kind, self.mechanism, subspace=subspace)
         self._context: bytes | None = None
         self._context_lock = threading.Lock()
+        with _BUILD_LOCK:  # a rebuild of this exact config in this process returns this object
+            _LIVE[_canonical(self.get_config())] = self
 
     # -- construction helpers -----------------------------------------------------------------
     @staticmethod
@@ -324,9 +327,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     def build_from_config(config: dict[str, Any]) -> PrivateEmbedding:
         """Rebuild from :meth:`get_config` (the key comes from ``PRIVATE_VECTORS_KEY``)."""
         PrivateEmbedding.validate_config(config)
-        cache_key = _canonical(config) + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
-        with _BUILD_LOCK:
-            cached = _BUILD_CACHE.get(cache_key)
+        canonical = _canonical(config)
+        cache_key = canonical + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
+        with _BUILD_LOCK:  # Chroma rebuilds on every config read: never refit or reload twice
+            cached = _LIVE.get(canonical) or _BUILD_CACHE.get(cache_key)
         if cached is not None:
             return cached
         mech = config["mechanism"]
@@ -585,7 +589,8 @@ def _concept_identity(ref: Any) -> Any:
 
 
 _BUILD_CACHE: dict[bytes, PrivateEmbedding] = {}
-_BUILD_LOCK = threading.Lock()
+_LIVE: weakref.WeakValueDictionary[bytes, PrivateEmbedding] = weakref.WeakValueDictionary()
+_BUILD_LOCK = threading.RLock()
 
 if _CHROMA_BASES:
     from .integrations.chroma import register as _register_chroma

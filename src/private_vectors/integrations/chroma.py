@@ -63,6 +63,15 @@ def _check_against_persisted(embedding_function: Any, persisted: Any) -> None:
         return
     if isinstance(embedding_function, PrivateEmbedding):
         check_config_compatible(persisted.get("config") or {}, embedding_function.get_config())
+        return
+    # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
+    # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
+    try:
+        PrivateEmbedding.build_from_config(persisted.get("config") or {})
+    except Exception as exc:
+        raise ConfigMismatchError(
+            f"this collection was written by a PrivateEmbedding that cannot be rebuilt here ({exc}); "
+            "fix the cause or pass the same PrivateEmbedding explicitly") from exc
 
 
 def check_collection(collection: Any, embedding_function: Any) -> None:
