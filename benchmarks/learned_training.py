@@ -1,0 +1,306 @@
+"""Train CAPE and TextCrafter on the default model, time them, evaluate, optionally ship them.
+
+Embeds the training texts once (cached as .npy outside the repository), then times
+``fit`` of each learned encoder on this machine and writes
+``benchmarks/results/learned_training.md``. With ``--save-artefacts`` the trained models
+become the package's pre-trained artefacts under
+``src/private_vectors/data/learned/all-MiniLM-L6-v2/{cape,textcrafter}/``.
+
+Tasks (documented in the README):
+
+* CAPE — Pri-DDXPlus vignettes (``question_init``, test + dev): task y = diagnosis
+  (``correct_answer``, 16 classes); private attribute z = sex × age band (<18, 18–44,
+  45–64, 65+), which the vignettes state explicitly ("A 46-year-old male …").
+* TextCrafter — PII: presidio-research synthetic sentences (label 1 if they have spans)
+  plus Faker-generated PII sentences; plain: STS-B train sentences; plain sentences in
+  which ``private_vectors.pii`` finds PII are relabelled (paper eqs. 5–8).
+
+Usage (from the project root)::
+
+    .venv/bin/python benchmarks/learned_training.py --save-artefacts
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = ROOT.parent / "shared" / "data"
+DEFAULT_OUT = ROOT / "src" / "private_vectors" / "data" / "learned" / "all-MiniLM-L6-v2"
+DEFAULT_RESULTS = ROOT / "benchmarks" / "results" / "learned_training.md"
+AGE_BANDS = ((0, 18, "<18"), (18, 45, "18-44"), (45, 65, "45-64"), (65, 200, "65+"))
+
+
+def age_band(age: int) -> str:
+    for lo, hi, name in AGE_BANDS:
+        if lo <= age < hi:
+            return name
+    return "65+"
+
+
+def load_ddxplus(data: Path) -> tuple[list[str], list[str], list[str]]:
+    texts, y, z = [], [], []
+    for split in ("test", "dev"):
+        with open(data / "medical" / "pri-ddxplus" / f"{split}.json", encoding="utf-8") as fh:
+            for line in fh:
+                if line.strip():
+                    r = json.loads(line)
+                    texts.append(r["question_init"])
+                    y.append(r["correct_answer"])
+                    z.append(f"{r['sex']}/{age_band(int(r['age']))}")
+    return texts, y, z
+
+
+def load_pii_sets(data: Path, n_plain: int, n_faker: int, seed: int) -> tuple[list[str], np.ndarray]:
+    from private_vectors.pii import synthetic_pii_sentences
+
+    rows = json.loads((data / "pii" / "synth_dataset_v2.json").read_text(encoding="utf-8"))
+    texts = [" ".join(r["full_text"].split()) for r in rows]
+    labels = [1 if r["spans"] else 0 for r in rows]
+    texts += synthetic_pii_sentences(n_faker, seed=seed)
+    labels += [1] * n_faker
+    plain: list[str] = []
+    with open(data / "sts" / "STSBenchmark" / "sts-train.csv", encoding="utf-8") as fh:
+        for r in csv.reader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if len(r) >= 7:
+                plain.extend([r[5], r[6]])
+    plain = sorted(set(p.strip() for p in plain if p.strip()))
+    pick = np.random.default_rng(seed).choice(len(plain), size=min(n_plain, len(plain)), replace=False)
+    texts += [plain[i] for i in sorted(pick)]
+    labels += [0] * len(pick)
+    return texts, np.asarray(labels, dtype=np.int64)
+
+
+def embed_cached(encoder, texts: list[str], cache: Path, tag: str) -> tuple[np.ndarray, float, bool]:
+    key = hashlib.sha256(("\n".join(texts) + encoder.model_id).encode()).hexdigest()[:16]
+    path = cache / f"{tag}-{key}.npy"
+    if path.exists():
+        return np.load(path), 0.0, True
+    start = time.perf_counter()
+    emb = encoder.encode(texts)
+    seconds = time.perf_counter() - start
+    cache.mkdir(parents=True, exist_ok=True)
+    np.save(path, emb)
+    return emb, seconds, False
+
+
+def split(m: int, seed: int, test_share: float = 0.2) -> tuple[np.ndarray, np.ndarray]:
+    order = np.random.default_rng(seed).permutation(m)
+    k = round(m * test_share)
+    return np.sort(order[k:]), np.sort(order[:k])
+
+
+def probe_accuracy(train_X: np.ndarray, train_y: list, test_X: np.ndarray, test_y: list) -> float:
+    """Accuracy of a fresh logistic-regression attacker (sklearn) trained on stored vectors."""
+    from sklearn.linear_model import LogisticRegression
+
+    clf = LogisticRegression(max_iter=2000)
+    clf.fit(train_X, train_y)
+    return float(clf.score(test_X, test_y))
+
+
+def run_cape(X, y, z, tr, te, args, encoder) -> tuple[object, dict]:
+    from private_vectors.encoders import CapeEncoder
+
+    y, z = np.asarray(y), np.asarray(z)
+    res: dict = {"n_train": len(tr), "n_test": len(te), "n_task_classes": len(set(y)), "n_private_classes": len(set(z))}
+    res["majority_z"] = float(np.mean(z[te] == max(set(z[tr]), key=list(z[tr]).count)))
+    res["probe_z_clean"] = probe_accuracy(X[tr], z[tr], X[te], z[te])
+    res["probe_y_clean"] = probe_accuracy(X[tr], y[tr], X[te], y[te])
+    models = {}
+    for lam in (args.cape_lambda, 0.0):
+        start = time.perf_counter()
+        model = CapeEncoder(epsilon=args.cape_epsilon, out_dim=args.cape_out_dim, lambda_adv=lam,
+                            epochs=args.cape_epochs, random_state=args.seed, show_progress=True)
+        model.fit(X[tr], y[tr], z[tr], encoder=encoder if lam == args.cape_lambda else None)
+        seconds = time.perf_counter() - start
+        rng = np.random.default_rng(args.seed + 1)
+        P_tr, P_te = model.perturb(X[tr], rng=rng), model.perturb(X[te], rng=rng)
+        res[f"lambda={lam:g}"] = {
+            "fit_seconds": round(seconds, 2),
+            "task_head_accuracy_test": float(np.mean(model.predict_task(X[te], rng=rng) == y[te])),
+            "probe_y_private": probe_accuracy(P_tr, y[tr], P_te, y[te]),
+            "probe_z_private": probe_accuracy(P_tr, z[tr], P_te, z[te]),
+            "probe_z_projection_no_noise": probe_accuracy(model.transform_query(X[tr]), z[tr],
+                                                          model.transform_query(X[te]), z[te]),
+        }
+        models[lam] = model
+    return models[args.cape_lambda], res
+
+
+def run_textcrafter(X, labels, texts, tr, te, args, encoder) -> tuple[object, dict]:
+    from private_vectors.encoders import TextCrafter
+    from private_vectors.encoders.textcrafter import relabel_pii
+
+    start = time.perf_counter()
+    fixed, flipped = relabel_pii(texts, labels)
+    relabel_seconds = time.perf_counter() - start
+    radius = TextCrafter.radius_from_eps(args.tc_eps, X.shape[1])
+    start = time.perf_counter()
+    model = TextCrafter(radius=radius, epochs=args.tc_epochs, random_state=args.seed, show_progress=True)
+    model.fit(X[tr], fixed[tr], encoder=encoder)
+    seconds = time.perf_counter() - start
+    rng = np.random.default_rng(args.seed + 2)
+    clf = model.pii_classifier_
+    pii_te = te[fixed[te] == 1]
+    adv = np.asarray(model.perturb(X[pii_te], rng=rng), dtype=np.float64)
+    iso = X[pii_te] + radius * _unit_rows(rng.standard_normal(adv.shape))
+    cos = lambda A, B: float(np.mean(np.sum(A * B, 1) / np.linalg.norm(A, axis=1) / np.linalg.norm(B, axis=1)))  # noqa: E731
+    res = {
+        "n_texts": len(texts), "n_pii_after_relabel": int(fixed.sum()), "relabelled_plain_to_pii": flipped,
+        "relabel_seconds": round(relabel_seconds, 2), "radius": radius, "eps": args.tc_eps,
+        "n_train": len(tr), "n_test": len(te), "fit_seconds": round(seconds, 2),
+        "pii_classifier_seconds": model.training_["pii_classifier_seconds"],
+        "pii_classifier_test_accuracy": clf.score(X[te], fixed[te]),
+        "p_pii_clean (PII test sentences)": float(np.mean(clf.predict_proba(X[pii_te]))),
+        "p_pii_textcrafter": float(np.mean(clf.predict_proba(adv))),
+        "p_pii_isotropic_same_radius": float(np.mean(clf.predict_proba(iso))),
+        "cosine_to_clean_textcrafter": cos(adv, X[pii_te]),
+        "cosine_to_clean_isotropic": cos(iso, X[pii_te]),
+        "max_norm_error": float(np.max(np.abs(np.linalg.norm(adv - X[pii_te], axis=1) - radius))),
+        "first_epoch": model.history_[0], "last_epoch": model.history_[-1],
+    }
+    return model, res
+
+
+def _unit_rows(G: np.ndarray) -> np.ndarray:
+    return G / np.linalg.norm(G, axis=1, keepdims=True)
+
+
+def write_markdown(path: Path, info: dict) -> None:
+    c, t = info["cape"], info["textcrafter"]
+    lam = f"lambda={info['args']['cape_lambda']:g}"
+    lines = [
+        "# Training time and sanity figures of the learned encoders (CAPE, TextCrafter)",
+        "",
+        f"Command: `{info['command']}`",
+        "",
+        f"Machine: {info['machine']}; torch {info['torch']} on {info['device']}; torch threads during fit: 1 "
+        "(the heads are tiny; see `small_model_threads`). The machine is shared with other jobs, so times are "
+        "upper bounds.",
+        "",
+        "Encoder: all-MiniLM-L6-v2 (384-d), embeddings computed once and cached "
+        f"(embedding time: CAPE texts {info['embed_seconds']['cape']} s, TextCrafter texts "
+        f"{info['embed_seconds']['textcrafter']} s; 0 = read from cache).",
+        "",
+        "## Training time (fit only, on cached embeddings)",
+        "",
+        "| encoder | training rows | epochs | fit time (s) |",
+        "|---|---|---|---|",
+        f"| CAPE (λ={info['args']['cape_lambda']:g}, ε={info['args']['cape_epsilon']:g}, out_dim={info['args']['cape_out_dim']}) "
+        f"| {c['n_train']} | {info['args']['cape_epochs']} | {c[lam]['fit_seconds']} |",
+        f"| CAPE without adversary (λ=0) | {c['n_train']} | {info['args']['cape_epochs']} | {c['lambda=0']['fit_seconds']} |",
+        f"| TextCrafter (PII classifier + k-means + REINFORCE, radius {t['radius']:.4f}) | {t['n_train']} | "
+        f"{info['args']['tc_epochs']} | {t['fit_seconds']} (of which PII classifier {t['pii_classifier_seconds']}) |",
+        "",
+        "## CAPE on Pri-DDXPlus (task = diagnosis, private attribute z = sex × age band)",
+        "",
+        f"{c['n_train']} train / {c['n_test']} test vignettes, {c['n_task_classes']} diagnoses, "
+        f"{c['n_private_classes']} private classes. Probes are fresh logistic regressions trained on the stored vectors "
+        "of the train split and scored on the test split (an attacker who knows the attribute for some records).",
+        "",
+        "| vectors | probe acc. on diagnosis y | probe acc. on private z | task head acc. |",
+        "|---|---|---|---|",
+        f"| clean embeddings | {c['probe_y_clean']:.3f} | {c['probe_z_clean']:.3f} | – |",
+        f"| CAPE λ=0 (noise only) | {c['lambda=0']['probe_y_private']:.3f} | {c['lambda=0']['probe_z_private']:.3f} "
+        f"| {c['lambda=0']['task_head_accuracy_test']:.3f} |",
+        f"| CAPE {lam.replace('lambda', 'λ')} (noise + adversary) | {c[lam]['probe_y_private']:.3f} | {c[lam]['probe_z_private']:.3f} "
+        f"| {c[lam]['task_head_accuracy_test']:.3f} |",
+        f"| majority class of z | – | {c['majority_z']:.3f} | – |",
+        "",
+        f"Projection without noise (the query space): probe on z {c['lambda=0']['probe_z_projection_no_noise']:.3f} (λ=0) vs "
+        f"{c[lam]['probe_z_projection_no_noise']:.3f} ({lam.replace('lambda', 'λ')}).",
+        "",
+        "## TextCrafter (PII vs plain sentences)",
+        "",
+        f"{t['n_texts']} texts; {t['relabelled_plain_to_pii']} plain sentences relabelled as PII by `private_vectors.pii` "
+        f"({t['relabel_seconds']} s); {t['n_pii_after_relabel']} PII after relabelling. eps {t['eps']:g} in the project's "
+        f"unit (1/√n of L2) = radius {t['radius']:.4f}.",
+        "",
+        "| figure | value |",
+        "|---|---|",
+        f"| PII classifier p_Φ accuracy (held-out) | {t['pii_classifier_test_accuracy']:.3f} |",
+        f"| mean p_Φ on held-out PII sentences, clean | {t['p_pii_clean (PII test sentences)']:.3f} |",
+        f"| … after TextCrafter | {t['p_pii_textcrafter']:.3f} |",
+        f"| … after isotropic noise of the same radius | {t['p_pii_isotropic_same_radius']:.3f} |",
+        f"| mean cosine to clean, TextCrafter | {t['cosine_to_clean_textcrafter']:.3f} |",
+        f"| mean cosine to clean, isotropic | {t['cosine_to_clean_isotropic']:.3f} |",
+        f"| max abs(‖f_adv − f₀‖ − radius) | {t['max_norm_error']:.2e} |",
+        f"| mean reward, first → last epoch | {t['first_epoch']['reward']:.4f} → {t['last_epoch']['reward']:.4f} |",
+        "",
+        "p_Φ is the classifier the policy was trained against (white-box for the policy), so the drop in p_Φ shows "
+        "the policy learned its objective; it is not an independent privacy measurement — the attack benchmarks are.",
+        "",
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "private_vectors" / "learned_training")
+    ap.add_argument("--results", type=Path, default=DEFAULT_RESULTS)
+    ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where --save-artefacts writes")
+    ap.add_argument("--save-artefacts", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--cape-epsilon", type=float, default=10.0)
+    ap.add_argument("--cape-out-dim", type=int, default=128)
+    ap.add_argument("--cape-lambda", type=float, default=1.0)
+    ap.add_argument("--cape-epochs", type=int, default=30)
+    ap.add_argument("--tc-eps", type=float, default=10.0, help="project eps; radius = eps/sqrt(n)")
+    ap.add_argument("--tc-epochs", type=int, default=30)
+    ap.add_argument("--n-plain", type=int, default=2500)
+    ap.add_argument("--n-faker", type=int, default=600)
+    args = ap.parse_args(argv)
+
+    import torch
+
+    from private_vectors.encoders import load_encoder
+
+    if not args.data.exists():
+        print(f"data folder {args.data} not found", file=sys.stderr)
+        return 2
+    encoder = load_encoder(None)
+    cape_texts, y, z = load_ddxplus(args.data)
+    tc_texts, labels = load_pii_sets(args.data, args.n_plain, args.n_faker, args.seed)
+    Xc, sec_c, _ = embed_cached(encoder, cape_texts, args.cache_dir, "ddxplus")
+    Xt, sec_t, _ = embed_cached(encoder, tc_texts, args.cache_dir, "pii")
+    Xc, Xt = Xc.astype(np.float64), Xt.astype(np.float64)
+
+    tr, te = split(len(cape_texts), args.seed)
+    cape, cape_res = run_cape(Xc, y, z, tr, te, args, encoder)
+    tr2, te2 = split(len(tc_texts), args.seed)
+    tc, tc_res = run_textcrafter(Xt, labels, tc_texts, tr2, te2, args, encoder)
+
+    info = {
+        "command": ".venv/bin/python benchmarks/learned_training.py" + (" " + " ".join(argv if argv is not None else sys.argv[1:])).rstrip(),
+        "machine": f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPU cores, load average "
+                   f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end",
+        "torch": torch.__version__, "device": cape.device,
+        "embed_seconds": {"cape": round(sec_c, 1), "textcrafter": round(sec_t, 1)},
+        "args": vars(args) | {"data": str(args.data), "cache_dir": str(args.cache_dir), "results": str(args.results),
+                              "out": str(args.out)},
+        "cape": cape_res, "textcrafter": tc_res,
+    }
+    print(json.dumps({k: info[k] for k in ("embed_seconds", "cape", "textcrafter")}, indent=2, default=str))
+    write_markdown(args.results, info)
+    if args.save_artefacts:
+        cape.save(args.out / "cape")
+        tc.save(args.out / "textcrafter")
+        print(f"saved artefacts under {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
