@@ -67,16 +67,16 @@ def test_leakage_and_confidence_hand_made():
     assert leakage(truth, probs, rule="threshold") == pytest.approx(2 / 4)
     assert leakage(truth, probs, rule="threshold", threshold=0.6) == pytest.approx(1 / 4)
     # top-k rule: sentence 1 has k=2 -> guesses {bob, alice}: alice yes, paris no; bob yes; {} -> no
-    assert leakage(truth, probs) == pytest.approx(2 / 4)
+    assert leakage(truth, probs, rule="top-k") == pytest.approx(2 / 4)
     # a low-probability token that the attacker ranks first counts under top-k only
     low = [{"paris": 0.2, "rome": 0.1}]
-    assert leakage([["paris"]], low) == 1.0
+    assert leakage([["paris"]], low, rule="top-k") == 1.0
     assert leakage([["paris"]], low, rule="threshold") == 0.0
-    assert leakage([["rome"]], low) == 0.0
+    assert leakage([["rome"]], low, rule="top-k") == 0.0
     assert confidence(truth, probs) == pytest.approx((0.9 + 0.2 + 0.5 + 0.0) / 4)
     # repeated tokens count as separate instances
     assert leakage([["x", "x", "y"]], [{"x": 1.0}], rule="threshold") == pytest.approx(2 / 3)
-    assert leakage([["x", "x", "y"]], [{"x": 1.0}]) == pytest.approx(2 / 3)
+    assert leakage([["x", "x", "y"]], [{"x": 1.0}], rule="top-k") == pytest.approx(2 / 3)
     assert math.isnan(leakage([[]], [{}]))
     with pytest.raises(InvalidParameterError):
         leakage(truth, probs[:2])

@@ -101,7 +101,7 @@ def leakage(
     token_lists: Sequence[Sequence[str]],
     probabilities: Sequence[Mapping[str, float]],
     *,
-    rule: str = "top-k",
+    rule: str = "threshold",
     threshold: float = 0.5,
 ) -> float:
     """Share of sensitive token instances recovered (SPARSE paper, eq. 13).
@@ -111,12 +111,12 @@ def leakage(
 
     "Recovered" follows ``rule``:
 
-    * ``"top-k"`` (default): t is among the attacker's k_s highest-probability guesses for s,
+    * ``"top-k"`` (what the attackers of :mod:`private_vectors.attacks` use by default): t is among the attacker's k_s highest-probability guesses for s,
       k_s = the number of distinct sensitive tokens of s (ties broken alphabetically; a
       probability of 0 is never a guess). Threshold-free, so a rare token that an attacker
       ranks first still counts, as in the multi-label inversion evaluation of Song &
       Raghunathan (2020).
-    * ``"threshold"``: the attacker's probability for t is ≥ ``threshold``.
+    * ``"threshold"`` (this function's default): the attacker's probability for t is ≥ ``threshold``.
 
     Args:
         token_lists: the true sensitive tokens of each victim sentence.
