@@ -10,19 +10,25 @@ from .base import CANARY_SENTENCES, Encoder, fingerprint, fingerprints_match, l2
 from .function import CallableEncoder
 from .fake import FakeEncoder
 from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder, default_model_path
+from .cape import CapeEncoder
+from .learned import load_learned
+from .textcrafter import TextCrafter
 
 __all__ = [
     "CANARY_SENTENCES",
     "DEFAULT_MODEL",
     "CallableEncoder",
+    "CapeEncoder",
     "Encoder",
     "FakeEncoder",
     "SentenceTransformerEncoder",
+    "TextCrafter",
     "default_model_path",
     "fingerprint",
     "fingerprints_match",
     "l2_normalize",
     "load_encoder",
+    "load_learned",
 ]
 
 _CACHE: dict[tuple[str, bool], Encoder] = {}
