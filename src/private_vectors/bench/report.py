@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["aggregate", "equal_utility", "load_lines", "write_report"]
+__all__ = ["aggregate", "equal_utility", "load_lines", "merge_and_report", "write_report"]
 
 ORDER = ["none", "laplace", "purkayastha", "gaussian", "sparse-diagonal", "concept-subspace",
          "concept-subspace+qt", "cape", "textcrafter"]
@@ -193,3 +193,24 @@ def write_report(lines_path: str | Path, out_dir: str | Path) -> dict[str, Path]
     for p in pareto_plots(lines, out):
         files[p.stem] = p
     return files
+
+
+def merge_and_report(inputs: list[str | Path], out_dir: str | Path) -> dict[str, Path]:
+    """Concatenate several runs' JSON lines into ``out_dir/results_merged.jsonl`` and report on it."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    merged = out / "results_merged.jsonl"
+    with merged.open("w", encoding="utf-8") as fh:
+        for p in inputs:
+            for rec in load_lines(p):
+                fh.write(json.dumps(rec) + "\n")
+    return write_report(merged, out)
+
+
+if __name__ == "__main__":  # python -m private_vectors.bench.report OUT_DIR RUN1.jsonl [RUN2.jsonl ...]
+    import sys
+
+    if len(sys.argv) < 3:
+        raise SystemExit("usage: python -m private_vectors.bench.report OUT_DIR RESULTS.jsonl [MORE.jsonl ...]")
+    for name, path in merge_and_report(sys.argv[2:], sys.argv[1]).items():
+        print(f"{name}: {path}")

@@ -44,9 +44,13 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "sparse-diagonal": {"estimator": "mask", "mechanism": "mahalanobis"},
     "concept-subspace": {"estimator": "subspace", "mechanism": "mahalanobis"},
     "concept-subspace+qt": {"estimator": "subspace", "mechanism": "mahalanobis", "query_transform": "auto"},
+    "cape": {"learned": "cape"},
+    "textcrafter": {"learned": "textcrafter"},
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
-(``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform."""
+(``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform.
+``cape``/``textcrafter`` load the packaged learned artefacts (``encoders.load_learned``) with
+ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit)."""
 
 
 # --------------------------------------------------------------------------- environment
@@ -133,6 +137,13 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
     from ..embedding import PrivateEmbedding
 
     spec = dict(MECHANISM_SPECS[mechanism])
+    if "learned" in spec:
+        from ..encoders.learned import load_learned
+
+        kind = spec["learned"]
+        over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}
+        mech = load_learned(kind, random_state=seed, **over)
+        return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=seed)
     est = spec.pop("estimator", None)
     fitted = fitted_concept(concept, est, encoder, cfg) if est else None
     return PrivateEmbedding(concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
