@@ -258,6 +258,7 @@ class LearnedMechanism(Mechanism):
     _load_overrides: ClassVar[tuple[str, ...]] = ("random_state", "device")
 
     encoder_fingerprint_: dict[str, Any] | None
+    n_features_in_: int | None
 
     def _init_learned(self) -> None:
         self.encoder_fingerprint_ = None
@@ -286,7 +287,7 @@ class LearnedMechanism(Mechanism):
             ConfigMismatchError: dimension or canary embeddings differ.
         """
         self._require_fitted()
-        if int(encoder.dim) != int(self.n_features_in_):
+        if int(encoder.dim) != int(self.n_features_in_ or 0):
             raise ConfigMismatchError(f"{self.name} artefact expects {self.n_features_in_}-d embeddings, "
                                       f"encoder {encoder.model_id!r} gives {encoder.dim}-d")
         if self.encoder_fingerprint_ is None:
@@ -304,7 +305,7 @@ class LearnedMechanism(Mechanism):
             "type": self.name,
             "format_version": FORMAT_VERSION,
             "params": self.get_params(),
-            "n_features_in": int(self.n_features_in_),
+            "n_features_in": int(self.n_features_in_ or 0),
             "encoder_fingerprint": self.encoder_fingerprint_,
             "training": self.training_,
         }
