@@ -151,7 +151,8 @@ def _word_lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     try:
         addr = importlib.import_module("faker.providers.address.en_US").Provider
         for name in list(addr.countries) + list(addr.states):
-            places.update(w for w in str(name).split() if w[:1].isupper())
+            name = str(name).split(",")[0].split("(")[0].strip()
+            places.add(name)  # multi-word names ("Solomon Islands") match as whole runs only
     except (ImportError, AttributeError):
         pass
     keep = lambda s: frozenset(w for w in s if len(w) > 1 and w[0].isupper() and w not in _STOP)  # noqa: E731
@@ -290,7 +291,7 @@ class PIIDetector:
                 found.append(PIISpan("LOCATION", start, end, w, 0.6 if sentence_start else 0.7))
             elif len(run) == 1 and (w in first or w in last) and not sentence_start:
                 found.append(PIISpan("PERSON", start, end, w, 0.6))
-            elif len(run) >= 2 and all(x in places for x in run):
+            elif len(run) >= 2 and " ".join(run) in places:
                 found.append(PIISpan("LOCATION", start, end, text[start:end], 0.7))
             i = j
         for m in _NAME_CUE.finditer(text):
