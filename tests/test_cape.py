@@ -203,3 +203,41 @@ def test_packaged_artefact_for_the_default_model() -> None:
     assert model.encoder_fingerprint_ is not None and model.encoder_fingerprint_["dim"] == 384
     with pytest.raises(ConfigMismatchError):
         model.check_encoder(FakeEncoder(dim=384))  # same size, another encoder
+
+
+def test_learned_helpers_adam_threads_and_dispatch(tmp_path) -> None:
+    import torch
+
+    from private_vectors.encoders.learned import Adam, clip_grad_norm, small_model_threads
+
+    target = torch.tensor([3.0, -2.0, 0.5])
+    w = torch.zeros(3, requires_grad=True)
+    opt = Adam([w], lr=0.1)
+    for _ in range(300):
+        opt.zero_grad()
+        ((w - target) ** 2).sum().backward()
+        opt.step()
+    torch.testing.assert_close(w.detach(), target, atol=1e-2, rtol=0)
+    w.grad = torch.full((3,), 10.0)
+    assert clip_grad_norm([w], 1.0) == pytest.approx(10 * np.sqrt(3), rel=1e-5)
+    assert float(w.grad.norm()) == pytest.approx(1.0, rel=1e-5)
+    before = torch.get_num_threads()
+    with small_model_threads():
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with pytest.raises(ArtefactError):
+        load_learned("no-such-artefact-folder")
+    with pytest.raises(InvalidTypeError):
+        load_learned(42)  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_packaged_artefacts_match_the_default_encoder() -> None:
+    from private_vectors.encoders import load_encoder
+
+    enc = load_encoder(None)
+    for kind in ("cape", "textcrafter"):
+        model = load_learned(kind)
+        model.check_encoder(enc)  # canary embeddings agree
+        X = enc.encode(["Maria Lopez lives at 42 Elm Street.", "The weather is nice today."])
+        assert model.perturb(X).shape[0] == 2
