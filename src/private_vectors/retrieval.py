@@ -174,11 +174,9 @@ def noise_directions(mechanism: Mechanism) -> tuple[np.ndarray, np.ndarray, floa
         return None
     n = int(mechanism.dim or 0)
     scale2 = (n + 1) * (mechanism.unit / mechanism.epsilon) ** 2
-    if mechanism.form == "subspace":
-        V = mechanism.basis
-        a, b = mechanism._ab
-        return np.full(V.shape[1], a * scale2), V, b * scale2
     vals, vecs = mechanism.principal_directions()
+    if mechanism.form == "subspace":  # k directions of V at variance a; all others share b
+        return np.asarray(vals) * scale2, np.asarray(vecs), float(mechanism.floor_variance) * scale2
     return np.asarray(vals) * scale2, np.asarray(vecs), None
 
 
