@@ -118,7 +118,7 @@ class FittedConcept:
 
         if self.estimator == "mask":
             return MahalanobisMechanism(epsilon=epsilon, sigma=self.mask, unit=unit, random_state=random_state)
-        return MahalanobisMechanism.from_subspace(epsilon=epsilon, basis=self.basis, share=self.share, unit=unit,
+        return MahalanobisMechanism.from_subspace(epsilon=epsilon, basis=self.basis, share=float(self.share or 0.9), unit=unit,
                                                   random_state=random_state)
 
     def noise_subspace(self) -> np.ndarray:
@@ -202,7 +202,7 @@ class FittedConcept:
         path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
         tensors = {"mask": self.mask} if self.mask is not None else {"basis": self.basis}
-        save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},  # type: ignore[arg-type]
+        save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
                   str(path / WEIGHTS_FILE), metadata={"format": FORMAT, "name": self.name})
         cfg = self.to_config()
         cfg["weights_sha256"] = _sha256_file(path / WEIGHTS_FILE)
@@ -295,6 +295,8 @@ def fit_concept(concept: Concept | str, encoder: Any = None, estimator: Any = "s
         neg = enc.encode(pairs.negative)
     else:
         pos, neg = embeddings
+    weights: dict[str, Any]
+    extra: dict[str, Any]
     if isinstance(est, SparseMask):
         est.fit(pos, neg)
         kind, weights = "mask", {"mask": est.mask_}

@@ -25,7 +25,7 @@ from ..errors import InvalidParameterError
 __all__ = ["register"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: Any) -> None:
     """Add the ``concept`` command group to the CLI."""
     p = sub.add_parser("concept", help="list built-in concepts; fit a concept for a model or from your data")
     csub = p.add_subparsers(dest="concept_command", required=True)

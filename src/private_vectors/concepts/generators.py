@@ -13,9 +13,10 @@ No network and no ``shared/`` data are needed.
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -42,10 +43,10 @@ def generic_templates() -> tuple[str, ...]:
 
 
 # -- slot pools ------------------------------------------------------------------------------
-def _fakers(seed: int) -> list[object]:
+def _fakers(seed: int) -> list[Any]:
     from faker import Faker
 
-    out = []
+    out: list[Any] = []
     for i, loc in enumerate(LOCALES):
         f = Faker(loc)
         f.seed_instance(seed * 131 + i)
@@ -53,7 +54,7 @@ def _fakers(seed: int) -> list[object]:
     return out
 
 
-def _draw(fakers: list[object], rng: np.random.Generator, method: str, size: int,
+def _draw(fakers: list[Any], rng: np.random.Generator, method: str, size: int,
           english_only: bool = False) -> list[str]:
     pool: list[str] = []
     tries = 0
@@ -71,13 +72,13 @@ def _ages(rng: np.random.Generator, size: int) -> list[str]:
     return [forms[int(rng.integers(len(forms)))].format(int(rng.integers(1, 96))) for _ in range(size)]
 
 
-def _dates(fakers: list[object], rng: np.random.Generator, size: int) -> list[str]:
+def _dates(fakers: list[Any], rng: np.random.Generator, size: int) -> list[str]:
     patterns = ("%B %d, %Y", "%d %B %Y", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%B %Y", "%b %d")
     f = fakers[0]
-    return [f.date(pattern=patterns[int(rng.integers(len(patterns)))]) for _ in range(size)]  # type: ignore[attr-defined]
+    return [str(f.date(pattern=patterns[int(rng.integers(len(patterns)))])) for _ in range(size)]
 
 
-def _pool_builders() -> dict[str, Callable[[list[object], np.random.Generator, int], list[str]]]:
+def _pool_builders() -> dict[str, Callable[[list[Any], np.random.Generator, int], list[str]]]:
     return {
         "name": lambda f, r, n: _draw(f, r, "name", n),
         "first_name": lambda f, r, n: _draw(f, r, "first_name", n),
@@ -95,7 +96,7 @@ def _pool_builders() -> dict[str, Callable[[list[object], np.random.Generator, i
         "weekday": lambda f, r, n: _draw(f, r, "day_of_week", min(n, 7), english_only=True),
         "month": lambda f, r, n: _draw(f, r, "month_name", min(n, 12), english_only=True),
         "date": lambda f, r, n: _dates(f, r, n),
-        "time": lambda f, r, n: [f[0].time(pattern="%H:%M") for _ in range(n)],  # type: ignore[attr-defined]
+        "time": lambda f, r, n: [str(f[0].time(pattern="%H:%M")) for _ in range(n)],
         "gender": lambda f, r, n: list(word_list("demographic_terms")),
         "age": lambda f, r, n: _ages(r, n),
         "disease": lambda f, r, n: list(word_list("medical_diseases")),
@@ -219,7 +220,7 @@ BUILTIN_TEMPLATES: dict[str, tuple[str, ...]] = {
 """Templates of each built-in concept; ``{slot}`` names the value pool."""
 
 
-def fill_template(template: str, values: dict[str, Callable[[], str]]) -> tuple[str, list[tuple[int, int]], list[str]]:
+def fill_template(template: str, values: Mapping[str, Callable[[], str]]) -> tuple[str, list[tuple[int, int]], list[str]]:
     """Fill ``{slot}`` fields one by one, recording each inserted value's character span."""
     out: list[str] = []
     spans: list[tuple[int, int]] = []
@@ -253,7 +254,9 @@ def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 20
     builders = _pool_builders()
     fakers = _fakers(random_state) if fields - {"gender", "age", "disease", "symptom"} else []
     pools = {f: builders[f](fakers, rng, pool_size) for f in sorted(fields)}
-    pickers = {f: (lambda p=p: p[int(rng.integers(len(p)))]) for f, p in pools.items()}
+    pickers: dict[str, Callable[[], str]] = {
+        f: (lambda p=p: p[int(rng.integers(len(p)))]) for f, p in pools.items()  # type: ignore[misc]
+    }
     made = 0
     while made < n:
         template = templates[int(rng.integers(len(templates)))]

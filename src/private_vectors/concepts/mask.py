@@ -253,7 +253,7 @@ class SparseMask:
         def inference_mask() -> Any:
             return (torch.sigmoid(log_alpha) * (XI - GAMMA) + GAMMA).clamp(0.0, 1.0)
 
-        best = (math.inf, None)
+        best: tuple[float, Any] = (math.inf, None)
         stale = 0
         self.history_: list[dict[str, float]] = []
         bar = tqdm(range(self.max_epochs), desc="SPARSE mask", unit="epoch", disable=not self.show_progress)

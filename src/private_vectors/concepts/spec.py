@@ -190,7 +190,7 @@ class Concept:
             for _ in range(n or default_size):
                 tok = toks[int(rng.integers(len(toks)))]
                 template = templates[int(rng.integers(len(templates)))]
-                text, spans, removed = generators.fill_template(template.replace("{}", "{x}"), {"x": lambda t=tok: t})
+                text, spans, removed = generators.fill_template(template.replace("{}", "{x}"), {"x": _const(tok)})
                 yield text, remove_spans(text, spans), tuple(removed)
 
         return cls(name, source=generic, spec=spec, default_size=default_size)
@@ -295,6 +295,10 @@ class Concept:
                         e.text for e in ents)
 
         return cls(name, source=source, spec=spec)
+
+
+def _const(value: str) -> Callable[[], str]:
+    return lambda: value
 
 
 def load_spacy(model: str | None = None) -> Any:

@@ -13,8 +13,9 @@ Three ways to estimate V (n, k):
   direction and the value-specific ones both count. When there are fewer usable classes than
   k, the remaining directions come from the PCA of the differences projected off those found.
 * ``"probe"``: a linear attribute probe — ridge regression of the one-hot removed value on
-  the centred Φ(s); V = the top-k left singular vectors of its weight matrix (n, classes),
-  padded like above. These are the directions a linear attacker reads values from.
+  the centred Φ(s) (filters W, (n, classes)); V = the top-k left singular vectors of its
+  activation patterns A = Cov(Φ)·W (Haufe et al. 2014, NeuroImage 87), i.e. the directions in
+  which the values are encoded (raw filters are dominated by estimation noise), padded like above.
 * ``"pca"``: top-k right singular vectors of the (uncentred) differences dᵢ — needs no groups.
 """
 
@@ -171,6 +172,7 @@ class ConceptSubspace:
         Y -= Y.mean(axis=0)
         C = X.T @ X / X.shape[0]
         lam = self.ridge * float(np.trace(C)) / C.shape[0]
-        W = np.linalg.solve(C + lam * np.eye(C.shape[0]), X.T @ Y / X.shape[0])  # (n, classes)
-        V, _ = _top_right(W.T, k)
+        W = np.linalg.solve(C + lam * np.eye(C.shape[0]), X.T @ Y / X.shape[0])  # (n, classes) filters
+        A = C @ W  # activation patterns (Haufe et al. 2014): where the attribute is encoded
+        V, _ = _top_right(A.T, k)
         return V
