@@ -241,3 +241,18 @@ def test_packaged_artefacts_match_the_default_encoder() -> None:
         model.check_encoder(enc)  # canary embeddings agree
         X = enc.encode(["Maria Lopez lives at 42 Elm Street.", "The weather is nice today."])
         assert model.perturb(X).shape[0] == 2
+
+
+def test_seeded_training_is_reproducible_and_leaves_global_rng_alone(toy) -> None:
+    import torch
+
+    X, y, z = toy
+    torch.manual_seed(123)
+    expected_next = torch.rand(1)
+    torch.manual_seed(123)
+    a = CapeEncoder(epsilon=4.0, out_dim=8, hidden_dim=16, epochs=2, random_state=7).fit(X, y, z)
+    assert torch.equal(torch.rand(1), expected_next)  # training draws from its own generator
+    b = CapeEncoder(epsilon=4.0, out_dim=8, hidden_dim=16, epochs=2, random_state=7).fit(X, y, z)
+    c = CapeEncoder(epsilon=4.0, out_dim=8, hidden_dim=16, epochs=2, random_state=8).fit(X, y, z)
+    np.testing.assert_array_equal(a.transform_query(X[:5]), b.transform_query(X[:5]))
+    assert not np.allclose(a.transform_query(X[:5]), c.transform_query(X[:5]))

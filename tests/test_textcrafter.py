@@ -192,3 +192,17 @@ def test_packaged_artefact_for_the_default_model() -> None:
     assert np.max(np.abs(np.sum(step * v, axis=1))) <= TOL
     with pytest.raises(ConfigMismatchError):
         model.check_encoder(FakeEncoder(dim=384))
+
+
+def test_seeded_training_is_reproducible_and_leaves_global_rng_alone(toy) -> None:
+    import torch
+
+    X, y = toy
+    torch.manual_seed(5)
+    expected_next = torch.rand(1)
+    torch.manual_seed(5)
+    a = _make(1).fit(X, y)
+    assert torch.equal(torch.rand(1), expected_next)
+    b = _make(1).fit(X, y)
+    for key in ("mu", "sigma", "v"):
+        np.testing.assert_array_equal(a.policy(X[:4])[key], b.policy(X[:4])[key])

@@ -292,7 +292,12 @@ class CapeEncoder(LearnedMechanism):
         adv_opt = Adam(module.adversary.parameters(), lr=self.lr)
         Xt = torch.as_tensor(mat, dtype=torch.float32)
         yt, zt = torch.as_tensor(yi), torch.as_tensor(zi)
-        lap = torch.distributions.Laplace(0.0, SENSITIVITY / (self.train_epsilon or self.epsilon))
+        train_scale = SENSITIVITY / (self.train_epsilon or self.epsilon)
+
+        def lap(shape: Any) -> torch.Tensor:  # Laplace as a difference of exponentials, seeded generator
+            e = -torch.log1p(-torch.rand((2, *shape), generator=gen))
+            return (train_scale * (e[0] - e[1])).to(self.device)
+
         self.history_ = []
         start = time.perf_counter()
         for epoch in tqdm(range(self.epochs), desc="CAPE", disable=not self.show_progress):
@@ -302,7 +307,7 @@ class CapeEncoder(LearnedMechanism):
                 idx = order[lo:lo + self.batch_size]
                 xb, yb, zb = Xt[idx].to(self.device), yt[idx].to(self.device), zt[idx].to(self.device)
                 h = module.project(xb)
-                noise = lap.sample(h.shape).to(self.device)  # fresh Laplace noise for every input
+                noise = lap(h.shape)  # fresh Laplace noise for every input
                 x_tilde = h + noise
                 task_logits = module.task(x_tilde)
                 adv_logits = module.adversary(module.reverse(x_tilde, self.lambda_adv))
@@ -314,7 +319,7 @@ class CapeEncoder(LearnedMechanism):
                 opt.step()
                 for _ in range(self.adversary_steps - 1):  # extra adversary-only updates (inner max)
                     with torch.no_grad():
-                        x_fixed = module.project(xb) + lap.sample(h.shape).to(self.device)
+                        x_fixed = module.project(xb) + lap(h.shape)
                     extra = nnf.cross_entropy(module.adversary(x_fixed), zb)
                     adv_opt.zero_grad()
                     extra.backward()
