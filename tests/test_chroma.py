@@ -48,7 +48,7 @@ def test_registered_under_stable_name():
     assert known_embedding_functions[CHROMA_NAME] is PrivateEmbedding
     pe = PrivateEmbedding(model="fake")
     assert pe.name() == CHROMA_NAME and not pe.is_legacy()
-    assert pe.default_space() == "ip" and pe.supported_spaces()[0] == "ip"
+    assert pe.default_space() == "cosine" and pe.supported_spaces()[0] == "cosine"
 
 
 def test_documents_are_stored_perturbed_and_queries_work(tmp_path):
@@ -60,7 +60,7 @@ def test_documents_are_stored_perturbed_and_queries_work(tmp_path):
     clean = pe.encoder.encode(DOCS)
     dist = np.linalg.norm(stored - clean, axis=1)
     assert np.all(dist > 0.1) and dist.mean() == pytest.approx(0.2, rel=0.3)  # E = 64·(1/8)/40
-    assert col.configuration_json["hnsw"]["space"] == "ip"
+    assert col.configuration_json["hnsw"]["space"] == "cosine"
     res = col.query(query_texts=["cough fever patient"], n_results=1)
     assert res["ids"][0][0] == "d1"
 

@@ -91,7 +91,8 @@ def test_default_mechanism_is_mahalanobis_with_concept_laplace_without():
     assert PrivateEmbedding(model="fake").mechanism.name == "laplace"
     pe = PrivateEmbedding(model="fake", concept=StubConcept())
     assert pe.mechanism.name == "mahalanobis"
-    assert pe.query_transform.name == "project"
+    assert pe.query_transform.name == "wiener" and pe.space == "ip"
+    assert PrivateEmbedding(model="fake").space == "cosine"  # spherical noise: measured best
     with pytest.raises(InvalidParameterError, match="concept"):
         PrivateEmbedding(model="fake", mechanism="mahalanobis")
 
@@ -241,7 +242,7 @@ def test_privacy_report_contents():
     assert rep["expected_noise_norm"] > 0 and rep["typical_inter_document_distance"] > 0
     assert rep["indistinguishability_radius"] == pytest.approx(1 / 80)
     assert "subspace of rank 8" in rep["directions"]["shape"]
-    assert rep["query_transform"]["query_transform"] == "project"
+    assert rep["query_transform"]["query_transform"] == "wiener"
     assert "post-processing" in rep["query_transform"]["note"]
     assert rep["randomness"].startswith("secure") and "re-ingesting" in rep["warning"]
     assert len(rep["noisiest_dimensions"]) == 5

@@ -42,7 +42,7 @@ def test_chroma_native_example(tmp_path):
     assert "== stored 8 documents" in out
     assert "cough and mild fever" in _after(out, "'who has a persistent cough and fever?'")
     rep = _report(out)
-    assert rep["epsilon"] == 40 and rep["mechanism"] == "laplace" and rep["space"] == "ip"
+    assert rep["epsilon"] == 40 and rep["mechanism"] == "laplace" and rep["space"] == "cosine"
     assert "same configuration as the writer: True" in out
     assert (tmp_path / "store").is_dir()
 
@@ -53,7 +53,7 @@ def test_langchain_rag_example_with_a_concept(tmp_path):
     assert "A: According to the notes: Patient John Smith" in block
     rep = _report(out)
     assert rep["mechanism"] == "mahalanobis" and rep["concept"]["name"] == "PII"
-    assert rep["query_transform"]["query_transform"] == "project"
+    assert rep["query_transform"]["query_transform"] == "wiener" and rep["space"] == "ip"
 
 
 @pytest.mark.parametrize("kind", ["hnsw"])

@@ -65,7 +65,7 @@ def test_chroma_store_sets_space_and_refuses_drift(tmp_path):
     pe = PrivateEmbedding(model="fake", eps=20)
     store = chroma_store(pe, collection_name="notes", persist_directory=str(tmp_path))
     store.add_texts(DOCS)
-    assert store._collection.configuration_json["hnsw"]["space"] == "ip"
+    assert store._collection.configuration_json["hnsw"]["space"] == "cosine"
     assert store._collection.configuration_json["embedding_function"]["name"] == "private_vectors"
     again = chroma_store(PrivateEmbedding(model="fake", eps=20), collection_name="notes",
                          persist_directory=str(tmp_path))

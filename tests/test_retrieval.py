@@ -67,11 +67,11 @@ def test_projected_queries_recover_clean_rankings_with_a_planted_subspace():
     assert _overlap(top_k(build_query_transform("project", mech).apply(Q), X, 10), projected) >= 0.5
 
 
-def test_auto_picks_projection_for_subspace_wiener_for_diagonal_identity_for_spherical():
+def test_auto_picks_wiener_for_non_spherical_sigma_identity_for_spherical():
     rng = np.random.default_rng(0)
     V, _ = np.linalg.qr(rng.standard_normal((N, K)))
     sub = MahalanobisMechanism.from_subspace(epsilon=10, basis=V, unit=0.125)
-    assert isinstance(build_query_transform("auto", sub), ProjectionTransform)
+    assert isinstance(build_query_transform("auto", sub), WienerTransform)
     mask = np.zeros(N)
     mask[:8] = 1
     diag = MahalanobisMechanism(epsilon=10, sigma=mask, unit=0.125)
@@ -154,7 +154,7 @@ def test_transform_never_touches_stored_vectors():
         if kind == "none":
             np.testing.assert_allclose(q, clean_q, atol=1e-6)
         else:
-            assert np.abs(q @ concept.basis).max() < (1e-5 if kind in ("project", "auto") else 0.2)
+            assert np.abs(q @ concept.basis).max() < (1e-5 if kind == "project" else 0.2)
             assert np.linalg.norm(q) == pytest.approx(1.0, rel=1e-4)
     for kind in ("project", "wiener", "auto"):
         np.testing.assert_array_equal(stored[kind], stored["none"])
@@ -164,6 +164,6 @@ def test_transform_applies_after_query_noise():
     from tests.test_embedding import StubConcept
 
     concept = StubConcept(dim=64, k=8)
-    pe = PrivateEmbedding(model="fake", concept=concept, eps=10, query="noised", query_eps=5)
+    pe = PrivateEmbedding(model="fake", concept=concept, eps=10, query="noised", query_eps=5, query_transform="project")
     q = np.asarray(pe.embed_query("cough fever"))
     assert np.abs(q @ concept.basis).max() < 1e-5  # the noised query is projected afterwards

@@ -47,7 +47,7 @@ from .mechanisms import (
     PurkayasthaMechanism,
 )
 from .random import keyed_stream, resolve_random_state
-from .retrieval import QUERY_TRANSFORMS, SPACES, build_query_transform
+from .retrieval import QUERY_TRANSFORMS, SPACES, IdentityTransform, build_query_transform
 
 __all__ = ["CHROMA_NAME", "DEFAULT_SPACE", "KEY_ENV", "MECHANISMS", "QUERY_POLICIES", "PrivateEmbedding"]
 
@@ -60,7 +60,8 @@ DEFAULT_EPS = 10.0
 GAUSSIAN_DELTA = 1e-5
 GAUSSIAN_SENSITIVITY = 2.0  # max L2 distance between unit vectors
 DEFAULT_SPACE = "ip"
-"""Collection space for perturbed documents; measured in benchmarks/results/space.md."""
+"""Space with a noise-aware query transform (concept noise); spherical noise uses ``"cosine"``.
+Measured in benchmarks/results/space.md; L2 is worst in both cases."""
 CONFIG_VERSION = 1
 # fields whose change alters what the stored vectors mean: a reopened collection must agree
 DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed")
@@ -162,8 +163,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         random_state: None (secure, OS entropy per call) or an int / Generator (tests only;
             never persisted).
         unit: distance unit of ε (default 1/√n; radians for Purkayastha).
-        space: collection space: ``"ip"`` (default, measured best for perturbed documents),
-            ``"cosine"`` or ``"l2"``.
+        space: collection space ``"ip"``, ``"cosine"`` or ``"l2"``. Default (measured on
+            SciFact, benchmarks/results/space.md): ``"ip"`` when the query transform is
+            noise-aware (concept noise: dividing by ‖z‖ would rescale scores by the random
+            noise norm), ``"cosine"`` for spherical mechanisms; L2 is worst in both cases.
     """
 
     def __init__(
@@ -179,7 +182,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         key: Any = None,
         random_state: Any = None,
         unit: float | None = None,
-        space: str = DEFAULT_SPACE,
+        space: str | None = None,
     ) -> None:
         self._eps_given = eps is not None
         self.eps = DEFAULT_EPS if eps is None else check_positive_finite(eps, "eps")
@@ -189,7 +192,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self.query = self._check_choice(query, "query", QUERY_POLICIES)
         query_eps = None if query_eps is None else check_positive_finite(query_eps, "query_eps")
         self.query_transform_kind = self._check_choice(query_transform, "query_transform", QUERY_TRANSFORMS)
-        self.space = self._check_choice(space, "space", SPACES)
+        space = None if space is None else self._check_choice(space, "space", SPACES)
         if self.query == "keyed" and self._key is None:
             raise InvalidParameterError("key", f"a secret (parameter or env {KEY_ENV}) for query='keyed'", None)
         self.encoder = load_encoder(model)
@@ -208,6 +211,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         subspace = self.concept.noise_subspace() if self.concept is not None and hasattr(
             self.concept, "noise_subspace") else None
         self.query_transform = build_query_transform(self.query_transform_kind, self.mechanism, subspace=subspace)
+        if space is None:
+            space = "cosine" if isinstance(self.query_transform, IdentityTransform) else DEFAULT_SPACE
+        self.space: str = space
         self._context: bytes | None = None
         self._context_lock = threading.Lock()
         with _BUILD_LOCK:  # a rebuild of this exact config in this process returns this object
@@ -349,7 +355,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         ef = PrivateEmbedding(
             concept=concept, eps=config["eps"], model=enc_cfg, mechanism=mech, query=config.get("query", "clean"),
             query_eps=config.get("query_eps"), query_transform=config.get("query_transform", "auto"),
-            unit=config["unit"], space=config.get("space", DEFAULT_SPACE),
+            unit=config["unit"], space=config.get("space"),
         )
         ef._expected_keyed = bool(config.get("keyed"))
         ef._expected_key_id = config.get("key_id")
