@@ -97,7 +97,15 @@ class MLCAttacker(Attacker):
         gen = torch.Generator().manual_seed(seed)
         torch.manual_seed(seed)
         dev = _device()
-        self.model_ = self._build(X.shape[1], Y.shape[1]).to(dev)
+        self.model_ = self._build(X.shape[1], Y.shape[1])
+        # start from the prior: output biases = logit of each token's training frequency, so the
+        # attacker begins at the no-vector baseline and training only has to learn what the
+        # vectors add (with thousands of rare tokens, early stopping otherwise halts before the
+        # biases have even learned the frequencies)
+        freq = np.clip(Y.mean(axis=0), 1e-4, 1 - 1e-4)
+        with torch.no_grad():
+            self.model_[-1].bias.copy_(torch.from_numpy(np.log(freq / (1 - freq)).astype(np.float32)))
+        self.model_ = self.model_.to(dev)
         Xt, Yt = torch.from_numpy(X.astype(np.float32)), torch.from_numpy(Y)
         perm = torch.randperm(len(Xt), generator=gen)
         n_val = max(1, len(Xt) // 10) if len(Xt) >= 20 else 0

@@ -120,61 +120,77 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
                        if d == dataset and b == backend and mm == m and f"leakage_{a}" in v and "utility" in v]
                 leak = _interp_leakage(pts, target)
                 rng = (min(p[0] for p in pts), max(p[0] for p in pts)) if pts else (math.nan, math.nan)
+                bound = False
+                if math.isnan(leak) and pts and target < rng[0]:
+                    # even its strongest ε keeps more utility than the target: its leakage at equal
+                    # utility is at most its leakage there (more noise leaks less)
+                    leak, bound = min(pts)[1], True
                 rows.append({"dataset": dataset, "backend": backend, "attacker": a, "mechanism": m,
                              "target_utility": target, "leakage": leak, "laplace_leakage": ref_leak,
                              "ratio": leak / ref_leak if ref_leak and not math.isnan(leak) else math.nan,
-                             "utility_range": rng})
+                             "upper_bound": bound, "utility_range": rng})
     return rows
 
 
 def equal_utility_markdown(lines: list[dict[str, Any]]) -> str:
     rows = equal_utility(lines)
     parts = ["Leakage (×100) of each mechanism interpolated at the utility Laplace reaches at ε = 10, and "
-             "its ratio to Laplace's leakage there (goal: ≤ 0.5). 'n/a' = the mechanism's ε grid never "
-             "reaches that utility (its utility range is shown).\n",
+             "its ratio to Laplace's leakage there (goal: ≤ 0.5). '≤' = even the mechanism's strongest ε keeps "
+             "more utility than the target, so its leakage there bounds it from above; 'n/a' = its grid never "
+             "reaches the target utility (its utility range is shown).\n",
              "| data set | attacker | mechanism | target utility | leakage | ratio vs Laplace | utility range |",
              "|---|---|---|---|---|---|---|"]
     for r in rows:
-        leak = "n/a" if math.isnan(r["leakage"]) else f"{100 * r['leakage']:.2f}"
-        ratio = "n/a" if math.isnan(r["ratio"]) else f"{r['ratio']:.2f}×"
+        le = "≤ " if r.get("upper_bound") else ""
+        leak = "n/a" if math.isnan(r["leakage"]) else f"{le}{100 * r['leakage']:.2f}"
+        ratio = "n/a" if math.isnan(r["ratio"]) else f"{le}{r['ratio']:.2f}×"
         lo, hi = r["utility_range"]
         parts.append(f"| {r['dataset']} | {r['attacker']} | {r['mechanism']} | {100 * r['target_utility']:.2f} | "
                      f"{leak} | {ratio} | {100 * lo:.1f}–{100 * hi:.1f} |")
     return "\n".join(parts) + "\n"
 
 
-def pareto_plots(lines: list[dict[str, Any]], out_dir: Path, attacker: str = "mlc") -> list[Path]:
+def pareto_plots(lines: list[dict[str, Any]], out_dir: Path) -> list[Path]:
+    """One PNG per data set: a leakage-vs-utility panel per attacker (the prior baseline, when
+    measured, as a dashed line), one line per mechanism, points labelled with ε."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     agg = aggregate(lines)
+    attackers = [a for a in _attackers(lines) if a != "prior"]
     paths = []
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
-        fig, ax = plt.subplots(figsize=(6.4, 4.8))
-        for m in ORDER:
-            pts = sorted((e, v["utility"][0], v.get(f"leakage_{attacker}", (math.nan,))[0])
-                         for (d, b, mm, e), v in agg.items() if d == dataset and b == backend and mm == m
-                         and "utility" in v)
-            if not pts:
-                continue
-            xs, ys = [p[1] for p in pts], [p[2] for p in pts]
-            ax.plot(xs, ys, marker="o" if m != "none" else "*", markersize=10 if m == "none" else 5,
-                    label=m, linestyle="-" if m != "none" else "")
-            for e, x, y in pts:
-                ax.annotate("∞" if math.isinf(e) else f"{e:g}", (x, y), fontsize=7, xytext=(3, 3),
-                            textcoords="offset points")
-        ax.set_xlabel("utility (" + next(r.get("utility_metric", "utility") for r in lines
-                                         if r["dataset"] == dataset) + ")")
-        ax.set_ylabel(f"leakage ({attacker.upper()} attacker)")
-        ax.set_title(f"{dataset}: leakage vs utility (labels: ε)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
+        fig, axes = plt.subplots(1, len(attackers), figsize=(5.5 * len(attackers), 4.6), squeeze=False)
+        metric = next(r.get("utility_metric", "utility") for r in lines if r["dataset"] == dataset)
+        for ax, attacker in zip(axes[0], attackers, strict=True):
+            for m in ORDER:
+                pts = sorted((e, v["utility"][0], v.get(f"leakage_{attacker}", (math.nan,))[0])
+                             for (d, b, mm, e), v in agg.items() if d == dataset and b == backend and mm == m
+                             and "utility" in v)
+                if not pts:
+                    continue
+                xs, ys = [p[1] for p in pts], [p[2] for p in pts]
+                ax.plot(xs, ys, marker="o" if m != "none" else "*", markersize=12 if m == "none" else 5,
+                        label=m, linestyle="-" if m != "none" else "")
+                for e, x, y in pts:
+                    ax.annotate("∞" if math.isinf(e) else f"{e:g}", (x, y), fontsize=7, xytext=(3, 3),
+                                textcoords="offset points")
+            prior = [v["leakage_prior"][0] for (d, b, _m, _e), v in agg.items()
+                     if d == dataset and b == backend and "leakage_prior" in v]
+            if prior:
+                ax.axhline(float(np.mean(prior)), color="grey", linestyle="--", linewidth=1,
+                           label="prior (no vector)")
+            ax.set_xlabel(f"utility ({metric})")
+            ax.set_ylabel(f"leakage ({attacker} attacker, top-k)")
+            ax.set_title(f"{dataset}: {attacker} (labels: ε)")
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
         fig.tight_layout()
         suffix = "" if backend == "chroma" else f"_{backend}"
         path = out_dir / f"pareto_{dataset}{suffix}.png"
-        fig.savefig(path, dpi=110)
+        fig.savefig(path, dpi=100)
         plt.close(fig)
         paths.append(path)
     return paths

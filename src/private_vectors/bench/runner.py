@@ -19,7 +19,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..attacks import MLCAttacker, NearestNeighbourAttacker
+from ..attacks import MLCAttacker, NearestNeighbourAttacker, PriorAttacker
 from ..datasets import (
     SensitiveDataset,
     load_beir,
@@ -160,6 +160,9 @@ def _attackers(cfg: dict[str, Any]) -> dict[str, Callable[[int], Any]]:
     if "nn" in acfg:
         kw2 = dict(acfg["nn"] or {})
         out["nn"] = lambda s, kw2=kw2: NearestNeighbourAttacker(**kw2)
+    if "prior" in acfg:
+        kw3 = dict(acfg["prior"] or {})
+        out["prior"] = lambda s, kw3=kw3: PriorAttacker(**kw3)
     return out
 
 
