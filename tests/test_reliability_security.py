@@ -174,6 +174,7 @@ def test_key_not_in_logs_exceptions_or_chroma_files(tmp_path, debug_logs):
     scan_tree(path, "the Chroma persist dir")
 
 
+@pytest.mark.slow  # two child processes (~10-25 s here); the in-process scans above run by default
 def test_key_not_in_files_written_by_another_process(tmp_path):
     """Ingest and reopen in a child process with the key in the environment; scan what it wrote."""
     path = tmp_path / "chroma"
