@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import lru_cache
 from typing import Any
 
@@ -367,6 +368,9 @@ _PLAIN_TEMPLATES = (
 )
 
 
+_FIRST_DATE, _LAST_DATE = date(1930, 1, 1), date(2010, 12, 31)  # fixed range: seeded output never depends on today
+
+
 def synthetic_pii_sentences(n: int, *, seed: int | None = None, locale: str = "en_US") -> list[str]:
     """``n`` sentences each containing PII (names, e-mails, phones, cards, addresses…), from Faker.
 
@@ -385,7 +389,8 @@ def synthetic_pii_sentences(n: int, *, seed: int | None = None, locale: str = "e
         template = _PII_TEMPLATES[i % len(_PII_TEMPLATES)] if seed is None else fake.random_element(_PII_TEMPLATES)
         out.append(template.format(
             name=fake.name(), email=fake.email(), phone=fake.phone_number(), street=fake.street_address(),
-            city=fake.city(), country=fake.country(), card=fake.credit_card_number(), date=fake.date(),
+            city=fake.city(), country=fake.country(), card=fake.credit_card_number(),
+            date=fake.date_between_dates(_FIRST_DATE, _LAST_DATE).isoformat(),
             ssn=fake.ssn(), iban=fake.iban(), ip=fake.ipv4()))
     return out
 
