@@ -311,7 +311,10 @@ def test_corrupt_or_truncated_artefacts_refused(fitted: FittedConcept, tmp_path:
         FittedConcept.load(missing)
 
 
-def test_builtin_on_the_fly_for_unknown_model(caplog: pytest.LogCaptureFixture) -> None:
+def test_builtin_on_the_fly_for_unknown_model(caplog: pytest.LogCaptureFixture, tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "location").mkdir()  # a same-named folder does not hijack the built-in name
     enc = FakeEncoder(dim=40)
     with caplog.at_level(logging.WARNING):
         fc = load_concept("location", enc)

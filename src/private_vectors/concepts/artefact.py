@@ -371,7 +371,8 @@ def load_concept(ref: Any, encoder: Any = None, *, estimator: str | None = None)
     Args:
         ref: a built-in name (:data:`BUILTIN_CONCEPTS`, case-insensitive: the shipped artefact
             when one exists for this encoder, else a subspace fitted on the fly from the built-in
-            generator, with a logged warning), a folder saved by :meth:`FittedConcept.save`, a
+            generator, with a logged warning; a name wins over a same-named folder, write
+            ``./PII`` for the folder), a folder saved by :meth:`FittedConcept.save`, a
             :class:`FittedConcept`, or a dict from :meth:`FittedConcept.reference` (its hash is checked).
         encoder: the encoder in use (anything ``load_encoder`` accepts; None = default model).
         estimator: for a built-in name only: ``"subspace"`` or ``"mask"`` instead of the
@@ -399,11 +400,10 @@ def load_concept(ref: Any, encoder: Any = None, *, estimator: str | None = None)
             raise ConfigMismatchError(f"concept {target!r}: content hash {fc.content_sha256()[:12]}… differs from "
                                       f"the recorded {str(want)[:12]}… (the artefact changed since the config was written)")
         return fc
-    if isinstance(ref, os.PathLike) or (isinstance(ref, str) and (os.sep in ref or Path(ref).is_dir())):
-        path = Path(ref)
-        if not path.is_dir() and isinstance(ref, str) and ref.strip().lower() in {b.lower() for b in BUILTIN_CONCEPTS}:
-            return _builtin_for(canonical_builtin(ref), enc, estimator)
-        fc = FittedConcept.load(path)
+    if isinstance(ref, str) and ref.strip().lower() in {b.lower() for b in BUILTIN_CONCEPTS}:
+        return _builtin_for(canonical_builtin(ref), enc, estimator)  # a built-in name wins over a same-named folder
+    if isinstance(ref, os.PathLike) or (isinstance(ref, str) and (os.sep in ref or "/" in ref or Path(ref).is_dir())):
+        fc = FittedConcept.load(Path(ref))
         fc.check_encoder(enc)
         return fc
     if isinstance(ref, str):
