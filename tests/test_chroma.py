@@ -202,3 +202,20 @@ def test_unrebuildable_function_fails_loudly_on_reopen_instead_of_falling_back(t
     again = PrivateEmbedding(model="fake", mechanism=LaplaceMechanism(epsilon=50.0, unit=0.125))
     col = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=again)
     assert col.query(query_texts=["first note"], n_results=1)["ids"][0] == ["a"]
+
+
+def test_reopen_with_a_builtin_concept_in_a_new_process(tmp_path):
+    pe = PrivateEmbedding(model="fake", concept="PII", eps=10)
+    col = chromadb.PersistentClient(path=str(tmp_path)).create_collection("notes", embedding_function=pe)
+    col.add(ids=IDS, documents=DOCS)
+    out = _run(f"""
+        import json, chromadb, private_vectors
+        col = chromadb.PersistentClient(path={str(tmp_path)!r}).get_collection("notes")
+        ef = col.configuration["embedding_function"]
+        print(json.dumps({{"concept": ef.get_config()["concept"], "mechanism": ef.mechanism.name,
+                          "transform": ef.query_transform.name, "space": ef.space,
+                          "n": len(col.query(query_texts=["cough fever"], n_results=2)["ids"][0])}}))
+    """)
+    got = json.loads(out.strip().splitlines()[-1])
+    assert got["concept"]["sha256"] == pe.get_config()["concept"]["sha256"]
+    assert (got["mechanism"], got["transform"], got["space"], got["n"]) == ("mahalanobis", "wiener", "ip", 2)
