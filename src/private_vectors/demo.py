@@ -24,7 +24,7 @@ SENTENCES = [
 QUERIES = ["travel plans to Spain", "symptoms of a respiratory infection", "company earnings report"]
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("demo", help="run the day-one example: private Chroma collection, queries, privacy report")
     p.add_argument("--eps", type=float, default=10.0, help="privacy parameter (per 1/sqrt(n) of L2)")
     p.add_argument("--model", default=None, help="sentence-transformers name or path (default: packaged MiniLM)")
@@ -52,9 +52,10 @@ def run(args: argparse.Namespace) -> int:
     clean = np.asarray(ef.encoder.encode(SENTENCES), dtype=np.float64)
     print(f"mean distance stored vs clean vector: {np.linalg.norm(stored - clean, axis=1).mean():.3f}")
     res = col.query(query_texts=QUERIES, n_results=1)
+    top_docs = res["documents"] or [[""] for _ in QUERIES]
     q_clean = np.asarray(ef.encoder.encode(QUERIES), dtype=np.float64)
     for qi, query in enumerate(QUERIES):
         clean_top = SENTENCES[int(np.argmax(clean @ q_clean[qi]))]
-        print(f"query: {query!r}\n  clean index top:   {clean_top}\n  private index top: {res['documents'][qi][0]}")
+        print(f"query: {query!r}\n  clean index top:   {clean_top}\n  private index top: {top_docs[qi][0]}")
     print(json.dumps(ef.privacy_report(SENTENCES), indent=2))
     return 0

@@ -70,7 +70,7 @@ try:  # optional integrations: subclass their protocols when installed
     from chromadb.api.types import Documents as _Documents
     from chromadb.api.types import EmbeddingFunction as _ChromaEF
 
-    _CHROMA_BASES: tuple[type, ...] = (_ChromaEF[_Documents],)  # type: ignore[index]
+    _CHROMA_BASES: tuple[type, ...] = (_ChromaEF[_Documents],)
 except Exception:  # pragma: no cover - chromadb not installed
     _CHROMA_BASES = ()
 try:

@@ -43,7 +43,7 @@ def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langcha
     except ImportError as exc:  # pragma: no cover
         raise ModelNotAvailableError("langchain-chroma is not installed: pip install 'private-vectors[langchain]'") \
             from exc
-    configuration = dict(kwargs.pop("collection_configuration", None) or {})
+    configuration: Any = dict(kwargs.pop("collection_configuration", None) or {})
     configuration.setdefault("hnsw", {"space": embedding.space})
     configuration.setdefault("embedding_function", embedding)
     store = Chroma(collection_name=collection_name, embedding_function=embedding,
