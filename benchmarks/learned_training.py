@@ -82,15 +82,22 @@ def load_pii_sets(data: Path, n_plain: int, n_faker: int, seed: int) -> tuple[li
 
 
 def embed_cached(encoder, texts: list[str], cache: Path, tag: str) -> tuple[np.ndarray, float, bool]:
+    """Embeddings of ``texts`` from the cache, or computed (and timed) once and cached.
+
+    Returns (embeddings, seconds the embedding took when it was computed, read-from-cache flag).
+    """
     key = hashlib.sha256(("\n".join(texts) + encoder.model_id).encode()).hexdigest()[:16]
     path = cache / f"{tag}-{key}.npy"
+    meta = path.with_suffix(".json")
     if path.exists():
-        return np.load(path), 0.0, True
+        seconds = json.loads(meta.read_text())["seconds"] if meta.exists() else float("nan")
+        return np.load(path), seconds, True
     start = time.perf_counter()
     emb = encoder.encode(texts)
     seconds = time.perf_counter() - start
     cache.mkdir(parents=True, exist_ok=True)
     np.save(path, emb)
+    meta.write_text(json.dumps({"seconds": seconds, "n_texts": len(texts)}))
     return emb, seconds, False
 
 
@@ -118,24 +125,27 @@ def run_cape(X, y, z, tr, te, args, encoder) -> tuple[object, dict]:
     res["probe_z_clean"] = probe_accuracy(X[tr], z[tr], X[te], z[te])
     res["probe_y_clean"] = probe_accuracy(X[tr], y[tr], X[te], y[te])
     models = {}
-    for lam in (args.cape_lambda, 0.0):
-        start = time.perf_counter()
-        model = CapeEncoder(epsilon=args.cape_epsilon, out_dim=args.cape_out_dim, lambda_adv=lam,
-                            epochs=args.cape_epochs, random_state=args.seed, show_progress=True)
-        model.fit(X[tr], y[tr], z[tr], encoder=encoder if lam == args.cape_lambda else None)
-        seconds = time.perf_counter() - start
-        rng = np.random.default_rng(args.seed + 1)
-        P_tr, P_te = model.perturb(X[tr], rng=rng), model.perturb(X[te], rng=rng)
-        res[f"lambda={lam:g}"] = {
-            "fit_seconds": round(seconds, 2),
-            "task_head_accuracy_test": float(np.mean(model.predict_task(X[te], rng=rng) == y[te])),
-            "probe_y_private": probe_accuracy(P_tr, y[tr], P_te, y[te]),
-            "probe_z_private": probe_accuracy(P_tr, z[tr], P_te, z[te]),
-            "probe_z_projection_no_noise": probe_accuracy(model.transform_query(X[tr]), z[tr],
-                                                          model.transform_query(X[te]), z[te]),
-        }
-        models[lam] = model
-    return models[args.cape_lambda], res
+    for eps in (args.cape_epsilon, args.cape_epsilon_high):
+        for lam in (args.cape_lambda, 0.0):
+            start = time.perf_counter()
+            model = CapeEncoder(epsilon=eps, out_dim=args.cape_out_dim, lambda_adv=lam,
+                                epochs=args.cape_epochs, random_state=args.seed, show_progress=True)
+            shipped = eps == args.cape_epsilon and lam == args.cape_lambda
+            model.fit(X[tr], y[tr], z[tr], encoder=encoder if shipped else None)
+            seconds = time.perf_counter() - start
+            rng = np.random.default_rng(args.seed + 1)
+            P_tr, P_te = model.perturb(X[tr], rng=rng), model.perturb(X[te], rng=rng)
+            res[f"eps={eps:g},lambda={lam:g}"] = {
+                "fit_seconds": round(seconds, 2),
+                "task_head_accuracy_test": float(np.mean(model.predict_task(X[te], rng=rng) == y[te])),
+                "adversary_head_accuracy_test": float(np.mean(model.predict_private(X[te], rng=rng) == z[te])),
+                "probe_y_private": probe_accuracy(P_tr, y[tr], P_te, y[te]),
+                "probe_z_private": probe_accuracy(P_tr, z[tr], P_te, z[te]),
+                "probe_z_projection_no_noise": probe_accuracy(model.transform_query(X[tr]), z[tr],
+                                                              model.transform_query(X[te]), z[te]),
+            }
+            models[(eps, lam)] = model
+    return models[(args.cape_epsilon, args.cape_lambda)], res
 
 
 def run_textcrafter(X, labels, texts, tr, te, args, encoder) -> tuple[object, dict]:
@@ -177,9 +187,42 @@ def _unit_rows(G: np.ndarray) -> np.ndarray:
     return G / np.linalg.norm(G, axis=1, keepdims=True)
 
 
+def _cached_note(info: dict, key: str) -> str:
+    return " (measured in an earlier run, read from the cache in this one)" if info["embed_cached"][key] else ""
+
+
+def _cape_reading(c: dict, a: dict) -> str:
+    """A plain-language reading of the CAPE table, computed from its numbers."""
+    lo0, lo1 = c[f"eps={a['cape_epsilon']:g},lambda=0"], c[f"eps={a['cape_epsilon']:g},lambda={a['cape_lambda']:g}"]
+    hi0 = c[f"eps={a['cape_epsilon_high']:g},lambda=0"]
+    hi1 = c[f"eps={a['cape_epsilon_high']:g},lambda={a['cape_lambda']:g}"]
+    chance = 1.0 / c["n_private_classes"]
+    return (
+        f"Reading: at ε={a['cape_epsilon']:g} a fresh probe recovers z with accuracy {lo0['probe_z_private']:.3f} "
+        f"(λ=0) / {lo1['probe_z_private']:.3f} (λ={a['cape_lambda']:g}) against a majority rate of {c['majority_z']:.3f}: "
+        f"the noise does most of the hiding, and the adversary changes task-head accuracy from "
+        f"{lo0['task_head_accuracy_test']:.3f} to {lo1['task_head_accuracy_test']:.3f}. "
+        f"At ε={a['cape_epsilon_high']:g} (little noise) the gradient-reversal adversary drives CAPE's own adversary head "
+        f"from {hi0['adversary_head_accuracy_test']:.3f} to {hi1['adversary_head_accuracy_test']:.3f} "
+        f"({'below' if hi1['adversary_head_accuracy_test'] < chance else 'above'} the uniform rate {chance:.3f}), "
+        f"while a freshly trained probe on the stored vectors gets {hi1['probe_z_private']:.3f} vs "
+        f"{hi0['probe_z_private']:.3f} without the adversary: adversarial training hides z from the adversary it "
+        "trains against, not necessarily from a new one (cf. Elazar & Goldberg 2018)."
+    )
+
+
 def write_markdown(path: Path, info: dict) -> None:
     c, t = info["cape"], info["textcrafter"]
-    lam = f"lambda={info['args']['cape_lambda']:g}"
+    a = info["args"]
+    main = f"eps={a['cape_epsilon']:g},lambda={a['cape_lambda']:g}"
+    main0 = f"eps={a['cape_epsilon']:g},lambda=0"
+    rows = []
+    for eps in (a["cape_epsilon"], a["cape_epsilon_high"]):
+        for lam in (0.0, a["cape_lambda"]):
+            r = c[f"eps={eps:g},lambda={lam:g}"]
+            rows.append(f"| CAPE ε={eps:g}, λ={lam:g} | {r['probe_y_private']:.3f} | {r['probe_z_private']:.3f} | "
+                        f"{r['probe_z_projection_no_noise']:.3f} | {r['task_head_accuracy_test']:.3f} | "
+                        f"{r['adversary_head_accuracy_test']:.3f} |")
     lines = [
         "# Training time and sanity figures of the learned encoders (CAPE, TextCrafter)",
         "",
@@ -189,38 +232,38 @@ def write_markdown(path: Path, info: dict) -> None:
         "(the heads are tiny; see `small_model_threads`). The machine is shared with other jobs, so times are "
         "upper bounds.",
         "",
-        "Encoder: all-MiniLM-L6-v2 (384-d), embeddings computed once and cached "
-        f"(embedding time: CAPE texts {info['embed_seconds']['cape']} s, TextCrafter texts "
-        f"{info['embed_seconds']['textcrafter']} s; 0 = read from cache).",
+        "Encoder: all-MiniLM-L6-v2 (384-d). Texts are embedded once and cached (.npy outside the repository); "
+        f"embedding took {info['embed_seconds']['cape']} s for the {c['n_train'] + c['n_test']} CAPE texts"
+        f"{_cached_note(info, 'cape')} and {info['embed_seconds']['textcrafter']} s for the {t['n_texts']} "
+        f"TextCrafter texts{_cached_note(info, 'textcrafter')}.",
         "",
         "## Training time (fit only, on cached embeddings)",
         "",
         "| encoder | training rows | epochs | fit time (s) |",
         "|---|---|---|---|",
-        f"| CAPE (λ={info['args']['cape_lambda']:g}, ε={info['args']['cape_epsilon']:g}, out_dim={info['args']['cape_out_dim']}) "
-        f"| {c['n_train']} | {info['args']['cape_epochs']} | {c[lam]['fit_seconds']} |",
-        f"| CAPE without adversary (λ=0) | {c['n_train']} | {info['args']['cape_epochs']} | {c['lambda=0']['fit_seconds']} |",
-        f"| TextCrafter (PII classifier + k-means + REINFORCE, radius {t['radius']:.4f}) | {t['n_train']} | "
-        f"{info['args']['tc_epochs']} | {t['fit_seconds']} (of which PII classifier {t['pii_classifier_seconds']}) |",
+        f"| CAPE (λ={a['cape_lambda']:g}, ε={a['cape_epsilon']:g}, out_dim={a['cape_out_dim']}) — shipped "
+        f"| {c['n_train']} | {a['cape_epochs']} | {c[main]['fit_seconds']} |",
+        f"| CAPE without adversary (λ=0) | {c['n_train']} | {a['cape_epochs']} | {c[main0]['fit_seconds']} |",
+        f"| TextCrafter (PII classifier + k-means + REINFORCE, radius {t['radius']:.4f}) — shipped | {t['n_train']} | "
+        f"{a['tc_epochs']} | {t['fit_seconds']} (of which PII classifier {t['pii_classifier_seconds']}) |",
         "",
         "## CAPE on Pri-DDXPlus (task = diagnosis, private attribute z = sex × age band)",
         "",
         f"{c['n_train']} train / {c['n_test']} test vignettes, {c['n_task_classes']} diagnoses, "
         f"{c['n_private_classes']} private classes. Probes are fresh logistic regressions trained on the stored vectors "
-        "of the train split and scored on the test split (an attacker who knows the attribute for some records).",
+        "of the train split and scored on the test split (an attacker who knows the attribute for some records); "
+        "the adversary head is CAPE's own, trained jointly.",
         "",
-        "| vectors | probe acc. on diagnosis y | probe acc. on private z | task head acc. |",
-        "|---|---|---|---|",
-        f"| clean embeddings | {c['probe_y_clean']:.3f} | {c['probe_z_clean']:.3f} | – |",
-        f"| CAPE λ=0 (noise only) | {c['lambda=0']['probe_y_private']:.3f} | {c['lambda=0']['probe_z_private']:.3f} "
-        f"| {c['lambda=0']['task_head_accuracy_test']:.3f} |",
-        f"| CAPE {lam.replace('lambda', 'λ')} (noise + adversary) | {c[lam]['probe_y_private']:.3f} | {c[lam]['probe_z_private']:.3f} "
-        f"| {c[lam]['task_head_accuracy_test']:.3f} |",
-        f"| majority class of z | – | {c['majority_z']:.3f} | – |",
+        "| vectors | probe y (stored) | probe z (stored) | probe z (projection, no noise) | task head | adversary head |",
+        "|---|---|---|---|---|---|",
+        f"| clean embeddings | {c['probe_y_clean']:.3f} | {c['probe_z_clean']:.3f} | – | – | – |",
+        *rows,
+        f"| majority class of z | – | {c['majority_z']:.3f} | – | – | – |",
         "",
-        f"Projection without noise (the query space): probe on z {c['lambda=0']['probe_z_projection_no_noise']:.3f} (λ=0) vs "
-        f"{c[lam]['probe_z_projection_no_noise']:.3f} ({lam.replace('lambda', 'λ')}).",
+        _cape_reading(c, a),
         "",
+    ]
+    lines += [
         "## TextCrafter (PII vs plain sentences)",
         "",
         f"{t['n_texts']} texts; {t['relabelled_plain_to_pii']} plain sentences relabelled as PII by `private_vectors.pii` "
@@ -257,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cape-epsilon", type=float, default=10.0)
     ap.add_argument("--cape-out-dim", type=int, default=128)
     ap.add_argument("--cape-lambda", type=float, default=1.0)
+    ap.add_argument("--cape-epsilon-high", type=float, default=1000.0,
+                    help="a second, low-noise ε evaluated (not shipped) to show the adversary's effect")
     ap.add_argument("--cape-epochs", type=int, default=30)
     ap.add_argument("--tc-eps", type=float, default=10.0, help="project eps; radius = eps/sqrt(n)")
     ap.add_argument("--tc-epochs", type=int, default=30)
@@ -274,8 +319,8 @@ def main(argv: list[str] | None = None) -> int:
     encoder = load_encoder(None)
     cape_texts, y, z = load_ddxplus(args.data)
     tc_texts, labels = load_pii_sets(args.data, args.n_plain, args.n_faker, args.seed)
-    Xc, sec_c, _ = embed_cached(encoder, cape_texts, args.cache_dir, "ddxplus")
-    Xt, sec_t, _ = embed_cached(encoder, tc_texts, args.cache_dir, "pii")
+    Xc, sec_c, cached_c = embed_cached(encoder, cape_texts, args.cache_dir, "ddxplus")
+    Xt, sec_t, cached_t = embed_cached(encoder, tc_texts, args.cache_dir, "pii")
     Xc, Xt = Xc.astype(np.float64), Xt.astype(np.float64)
 
     tr, te = split(len(cape_texts), args.seed)
@@ -289,6 +334,7 @@ def main(argv: list[str] | None = None) -> int:
                    f"{', '.join(f'{x:.1f}' for x in os.getloadavg())} at the end",
         "torch": torch.__version__, "device": cape.device,
         "embed_seconds": {"cape": round(sec_c, 1), "textcrafter": round(sec_t, 1)},
+        "embed_cached": {"cape": cached_c, "textcrafter": cached_t},
         "args": vars(args) | {"data": str(args.data), "cache_dir": str(args.cache_dir), "results": str(args.results),
                               "out": str(args.out)},
         "cape": cape_res, "textcrafter": tc_res,
