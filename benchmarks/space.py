@@ -61,7 +61,8 @@ def main() -> int:
     p.add_argument("--dataset", default="retrieval/scifact")
     p.add_argument("--eps", type=float, nargs="+", default=[5, 10, 20, 40])
     p.add_argument("--rank", type=int, default=64)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the document subset")
+    p.add_argument("--noise-seed", type=int, default=None, help="seed of the noise (default: --seed)")
     p.add_argument("--n-docs", type=int, default=None,
                    help="subset: every judged document plus random distractors up to this many")
     p.add_argument("--cache", default=None, help="folder to cache embeddings (.npy)")
@@ -75,7 +76,8 @@ def main() -> int:
     enc = load_encoder(None)
     dids, qids = list(ds.corpus), list(ds.queries)
     t0 = time.time()
-    cache = Path(args.cache) if args.cache else None
+    noise_seed = args.seed if args.noise_seed is None else args.noise_seed
+    cache = Path(args.cache) / f"{ds.name}-{args.n_docs}-{args.seed}" if args.cache else None
     if cache and (cache / "docs.npy").exists():
         X, Q = np.load(cache / "docs.npy"), np.load(cache / "queries.npy")
     else:
@@ -91,8 +93,9 @@ def main() -> int:
     unit = 1 / math.sqrt(n)
     lines = [f"# Collection space for perturbed documents ({ds.name}, {len(dids)} docs, {len(qids)} queries)",
              "", f"Command: `.venv/bin/python benchmarks/space.py --data {args.data} --dataset {args.dataset}"
-             f"{' --n-docs ' + str(args.n_docs) if args.n_docs else ''}{' --out ' + args.out if args.out else ''}`", "",
-             f"Model all-MiniLM-L6-v2 (n={n}), unit 1/sqrt(n), seed {args.seed}, clean queries; NDCG@10. "
+             f"{' --n-docs ' + str(args.n_docs) if args.n_docs else ''}"
+             f"{' --noise-seed ' + str(noise_seed) if args.noise_seed is not None else ''}{' --out ' + args.out if args.out else ''}`", "",
+             f"Model all-MiniLM-L6-v2 (n={n}), unit 1/sqrt(n), subset seed {args.seed}, noise seed {noise_seed}, clean queries; NDCG@10. "
              f"Concept subspace: rank {args.rank} PCA of Phi(s) - Phi(R(s)) on the presidio PII set, 90% of the "
              f"trace. Encoding took {t_enc:.0f} s.", ""]
     clean = {sp: ndcg_at_k(run_query_scores(Q, X, sp, qids, dids), ds.qrels) for sp in ("ip", "cosine", "l2")}
@@ -104,9 +107,9 @@ def main() -> int:
     lines.append(f"| none (clean) | — | project (rank {args.rank}) | {pc['ip']:.3f} | {pc['cosine']:.3f} | "
                  f"{pc['l2']:.3f} |")
     for eps in args.eps:
-        mechs = {"laplace": LaplaceMechanism(epsilon=eps, unit=unit, random_state=args.seed),
+        mechs = {"laplace": LaplaceMechanism(epsilon=eps, unit=unit, random_state=noise_seed),
                  "concept subspace": MahalanobisMechanism.from_subspace(epsilon=eps, basis=V, share=0.9, unit=unit,
-                                                                        random_state=args.seed)}
+                                                                        random_state=noise_seed)}
         for name, mech in mechs.items():
             Z = mech.perturb(X).astype(np.float64)
             kinds = ["none"] if name == "laplace" else ["none", "project", "wiener"]
