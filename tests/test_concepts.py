@@ -179,6 +179,18 @@ def test_sparse_mask_recovers_planted_dimensions() -> None:
         SparseMask().fit(pos, neg[:10])
 
 
+def test_sparse_mask_seeded_fits_are_identical() -> None:
+    import torch
+
+    rng = np.random.default_rng(1)
+    pos = rng.standard_normal((200, 16))
+    neg = pos + 0.3 * rng.standard_normal((200, 16))
+    first = SparseMask(random_state=7, show_progress=False, max_epochs=2).fit(pos, neg).mask_
+    torch.rand(5)  # the global torch RNG moving on must not matter
+    second = SparseMask(random_state=7, show_progress=False, max_epochs=2).fit(pos, neg).mask_
+    np.testing.assert_array_equal(first, second)
+
+
 def _planted_subspace(seed: int = 0, n: int = 64, k: int = 5, m: int = 1200, values: int = 40):
     rng = np.random.default_rng(seed)
     U, _ = np.linalg.qr(rng.standard_normal((n, k)))

@@ -224,11 +224,12 @@ class SparseMask:
 
         layers: list[Any] = []
         width = n
-        for h in self.hidden:
-            layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
-            width = h
-        layers.append(torch.nn.Linear(width, 1))
-        torch.manual_seed(seed)
+        with torch.random.fork_rng(devices=[]):  # seeded init without touching the global RNG
+            torch.manual_seed(seed)
+            for h in self.hidden:
+                layers += [torch.nn.Linear(width, h), torch.nn.ReLU()]
+                width = h
+            layers.append(torch.nn.Linear(width, 1))
         mlp = torch.nn.Sequential(*layers).to(device)
         log_alpha = torch.nn.Parameter(
             self.log_alpha_init + 0.01 * torch.randn(n, generator=gen).to(device))
