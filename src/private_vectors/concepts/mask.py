@@ -24,6 +24,12 @@ n gates. λ = 0 keeps every useful dimension; λ ≈ 0.1–1 keeps a few. The va
 depend on the data-set size or the embedding dimension.
 
 At inference the mask is deterministic: m = clip(σ(log α)(ξ − γ) + γ, 0, 1).
+
+Choices the paper leaves open: inputs are standardised per dimension with the training
+pairs' statistics before gating (so gates compete on information, not on coordinate scale;
+a closed gate then feeds the mean value); gates get their own, larger Adam step
+(``gate_learning_rate``); early stopping watches the validation loss (BCE with the
+inference mask + penalty) on held-out *pairs*; on CPU the fit runs with one torch thread.
 """
 
 from __future__ import annotations
