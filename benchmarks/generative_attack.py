@@ -76,7 +76,7 @@ def attacker_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {"tokenizer": "wordpiece", "embedding_size": 128, "hidden_size": 256, "num_layers": 1,
             "dropout": 0.1, "word_dropout": 0.0, "epochs": args.epochs, "batch_size": 32,
             "learning_rate": 3e-3, "validation_share": 0.1, "patience": 3, "n_samples": 10,
-            "temperature": 1.0, "threshold": 0.5, "show_progress": not args.no_progress}
+            "temperature": 1.0, "rule": "threshold", "threshold": 0.5, "show_progress": not args.no_progress}
 
 
 def grid(encoder: Any) -> tuple[list[dict[str, Any]], str]:
@@ -300,7 +300,7 @@ def markdown(rows: list[dict[str, Any]], meta: dict[str, Any], command: str) -> 
     lines += ["", f"Concept rows: {meta['concept']}."]
     lines += ["", "Examples (victim sentence → greedy reconstruction):", ""]
     for r in rows:
-        if r["mechanism"].startswith("none") or r["epsilon"] == 10.0:
+        if r["examples"] and (r["mechanism"].startswith("none") or r["epsilon"] == 10.0):
             lines.append(f"- {r['mechanism']}, ε = {eps(r['epsilon'])}:")
             lines += [f"  - `{t[:90]}` → `{g[:90]}`" for t, g in r["examples"]]
     return "\n".join(lines) + "\n"

@@ -67,6 +67,23 @@ def test_clean_vectors_are_inverted_well_above_chance(clean_attack: GenerativeIn
     assert clean_attack.reconstruction_f1(data["te_X"], data["te_text"]) >= 0.8
 
 
+def test_top_k_rule_counts_true_tokens_among_competing_guesses(clean_attack: GenerativeInversion,
+                                                                data: dict) -> None:
+    X, truth = data["te_X"][:16], data["te_tok"][:16]
+    probs = clean_attack._truth_probabilities(X, truth)
+    assert all(set(t) <= set(p) for t, p in zip(truth, probs, strict=True))
+    assert any(len(p) > len(t) for t, p in zip(truth, probs, strict=True))  # other sampled words compete
+    rule = clean_attack.rule
+    try:
+        clean_attack.rule = "top-k"
+        top_k = clean_attack.evaluate(X, truth)["leakage"]
+        clean_attack.rule = "threshold"
+        threshold = clean_attack.evaluate(X, truth)["leakage"]
+    finally:
+        clean_attack.rule = rule
+    assert top_k >= 0.6 and threshold >= 0.6
+
+
 def test_heavy_laplace_noise_stops_the_attack(clean_attack: GenerativeInversion, data: dict) -> None:
     clean = clean_attack.evaluate(data["te_X"], data["te_tok"])
     mech = LaplaceMechanism(epsilon=1.0, unit=1 / math.sqrt(64), random_state=1)  # noise norm ≈ 8 ≫ 1

@@ -21,9 +21,10 @@ Sensitive tokens are scored the same way as for the other attackers: each gets a
 probability — the share of ``n_samples`` ancestral samples from the decoder (temperature
 ``temperature``) that contain the token as whole word(s) — and leakage/confidence follow
 the SPARSE paper's eq. 13/14 (share of sensitive token instances recovered; mean
-probability assigned to them). A token counts as recovered when that probability
-reaches ``threshold`` (0.5 by default, the threshold the MLC attacker uses); the share of
-tokens found in the greedy reconstruction (GEIA's own criterion) is reported alongside.
+probability assigned to them). A token counts as recovered when it is among the
+sentence's k_s most probable words (``rule="top-k"``, the project's default for every
+attacker) or when its probability reaches ``threshold`` (``rule="threshold"``); the share
+of tokens found in the greedy reconstruction (GEIA's own criterion) is reported alongside.
 """
 
 from __future__ import annotations
@@ -207,7 +208,10 @@ class GenerativeInversion(Attacker):
             ``token_lists`` are given to :meth:`fit` (1 = plain GEIA objective).
         n_samples: samples per vector used for token probabilities.
         temperature: sampling temperature for token probabilities.
-        threshold: probability at which a sensitive token counts as recovered.
+        rule: when a token counts as recovered for leakage (see :class:`Attacker`):
+            ``"top-k"`` (default, like the other attackers: among the sentence's k_s most
+            probable words, k_s = its number of distinct sensitive tokens) or ``"threshold"``.
+        threshold: probability at which a sensitive token counts as recovered (``rule="threshold"``).
         device: torch device; default CUDA when available, else CPU.
         random_state: None (fresh OS entropy) or an int seed (tests/benchmarks only).
         show_progress: tqdm progress bars.
@@ -233,6 +237,7 @@ class GenerativeInversion(Attacker):
         sensitive_weight: float = 1.0,
         n_samples: int = 10,
         temperature: float = 1.0,
+        rule: str = "top-k",
         threshold: float = 0.5,
         device: str | None = None,
         random_state: Any = None,
@@ -255,7 +260,7 @@ class GenerativeInversion(Attacker):
         self.sensitive_weight = check_positive_finite(sensitive_weight, "sensitive_weight")
         self.n_samples = check_int(n_samples, "n_samples", minimum=1)
         self.temperature = check_positive_finite(temperature, "temperature")
-        super().__init__(threshold=threshold)
+        super().__init__(rule=rule, threshold=threshold)
         if device is not None and not isinstance(device, str):
             raise InvalidTypeError("device", "None or a torch device string", device)
         self.device = device
@@ -293,11 +298,12 @@ class GenerativeInversion(Attacker):
         Args:
             vectors: (m, n) vectors as the attacker reads them (perturbed, in the paper's setting).
             sentences: the m sentences they encode.
-            token_lists: optional sensitive tokens per sentence; only used when
-                ``sensitive_weight`` ≠ 1 (their units get that loss weight).
+            token_lists: optional sensitive tokens per sentence: they define the attacker's
+                guesses for the top-k rule and, when ``sensitive_weight`` ≠ 1, get that loss weight.
 
         Returns:
-            self, with ``model_``, ``vocab_``, ``dim_`` and ``history_`` (per-epoch losses).
+            self, with ``model_``, ``vocab_``, ``dim_``, ``history_`` (per-epoch losses) and
+            ``sensitive_vocabulary_`` (words labelled sensitive in ``token_lists``, or None).
         """
         import torch
 
@@ -321,6 +327,9 @@ class GenerativeInversion(Attacker):
             history = self._train(model, X, ids, weights, device, np.random.default_rng(seed))
         model.eval()
         self.model_, self.vocab_, self.dim_, self.history_ = model, vocab, X.shape[1], history
+        self.sensitive_vocabulary_ = (None if token_lists is None else
+                                      {normalize_token(w) for toks in token_lists for t in toks
+                                       for w in vocab.join(vocab.split(t)).split()} - {""})
         self._sample_seed_ = seed
         return self
 
@@ -489,20 +498,36 @@ class GenerativeInversion(Attacker):
         punctuation.
         """
         self._check_fitted()
-        out = []
-        for samples in self._samples(self._vectors(vectors)):
-            counts: dict[str, int] = {}
-            for s in samples:
-                for word in {normalize_token(w) for w in self.vocab_.join(s).split()} - {""}:
-                    counts[word] = counts.get(word, 0) + 1
-            out.append({w: c / len(samples) for w, c in counts.items()})
-        return out
+        return [self._word_shares(samples) for samples in self._samples(self._vectors(vectors))]
+
+    def _word_shares(self, samples: list[list[str]]) -> dict[str, float]:
+        counts: dict[str, int] = {}
+        for s in samples:
+            for word in {normalize_token(w) for w in self.vocab_.join(s).split()} - {""}:
+                counts[word] = counts.get(word, 0) + 1
+        return {w: c / len(samples) for w, c in counts.items()}
 
     def _truth_probabilities(self, vectors: np.ndarray, truth: list[list[str]]) -> list[dict[str, float]]:
-        """Probability of each true token: the share of samples containing its units as whole words."""
+        """Probability of each true token (the share of samples containing its units as whole
+        words) plus, for the top-k rule, the other words of the samples as competing guesses:
+        those the attacker saw labelled sensitive in its training ``token_lists`` (every word
+        when it was fitted without them), so template words do not count as guesses, as for
+        the MLC attacker whose outputs are its sensitive vocabulary. Words spelling a true
+        token are not counted twice."""
         self._check_fitted()
         samples = self._samples(self._vectors(vectors))
-        return [{t: self._share_containing(smp, t) for t in toks} for smp, toks in zip(samples, truth, strict=True)]
+        out = []
+        for smp, toks in zip(samples, truth, strict=True):
+            probs = {t: self._share_containing(smp, t) for t in toks}
+            if self.rule == "top-k":
+                spelled = {tuple(self.vocab_.split(t)) for t in toks}
+                known = self.sensitive_vocabulary_
+                for word, p in self._word_shares(smp).items():
+                    if (word not in probs and tuple(self.vocab_.split(word)) not in spelled
+                            and (known is None or word in known)):
+                        probs[word] = p
+            out.append(probs)
+        return out
 
     def evaluate(self, vectors: Any, token_lists: Sequence[Sequence[str]]) -> dict[str, float]:
         """Leakage (eq. 13) and confidence (eq. 14) from the sampled probabilities, plus
@@ -516,7 +541,7 @@ class GenerativeInversion(Attacker):
         hits = [float(_contains(g, self.vocab_.split(t), self.vocab_)) for g, toks in zip(greedy, truth, strict=True)
                 for t in toks]
         return {
-            "leakage": leakage(truth, probs, threshold=self.threshold),
+            "leakage": leakage(truth, probs, rule=self.rule, threshold=self.threshold),
             "confidence": confidence(truth, probs),
             "greedy_leakage": float(np.mean(hits)) if hits else float("nan"),
             "n_victims": float(X.shape[0]),
@@ -553,7 +578,9 @@ class GenerativeInversion(Attacker):
         folder.mkdir(parents=True, exist_ok=True)
         params = {k: getattr(self, k) for k in _PARAMS}
         config = {"type": "GenerativeInversion", "version": _SAVE_VERSION, "params": params,
-                  "dim": self.dim_, "vocabulary": self.vocab_.itos[3:], "history": self.history_}
+                  "dim": self.dim_, "vocabulary": self.vocab_.itos[3:], "history": self.history_,
+                  "sensitive_vocabulary": (None if self.sensitive_vocabulary_ is None
+                                           else sorted(self.sensitive_vocabulary_))}
         (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
         save_file(state, str(folder / "model.safetensors"))
@@ -577,6 +604,8 @@ class GenerativeInversion(Attacker):
         self.vocab_ = TokenVocabulary(self.tokenizer, config["vocabulary"])
         self.dim_ = int(config["dim"])
         self.history_ = config.get("history", [])
+        known = config.get("sensitive_vocabulary")
+        self.sensitive_vocabulary_ = None if known is None else set(known)
         model = _build_decoder(self.dim_, len(self.vocab_), self._config())
         model.load_state_dict(state)
         self.model_ = model.to(_device(device)).eval()
@@ -586,7 +615,7 @@ class GenerativeInversion(Attacker):
 
 _PARAMS = ("tokenizer", "embedding_size", "hidden_size", "num_layers", "dropout", "word_dropout", "max_length", "epochs",
            "batch_size", "learning_rate", "validation_share", "patience", "sensitive_weight", "n_samples",
-           "temperature", "threshold", "show_progress")
+           "temperature", "rule", "threshold", "show_progress")
 
 
 def _check_unit_interval(value: Any, name: str, *, upper_open: bool) -> float:
