@@ -71,3 +71,26 @@ def test_nearest_neighbour_inverts_clean_vectors(data):
     probs = NearestNeighbourAttacker(k=4).fit(Xtr, ktr).token_probabilities(Xte[:5])
     for p in probs:
         assert all(0 < v <= 1 + 1e-9 for v in p.values())
+
+
+def test_prior_attacker_ignores_vectors():
+    from private_vectors.attacks import PriorAttacker
+
+    tokens = [["a", "b"], ["a"], ["a", "c"], ["b"]]
+    att = PriorAttacker().fit(np.zeros((4, 3)), tokens)
+    assert att.frequencies_ == {"a": 0.75, "b": 0.5, "c": 0.25}
+    # same guesses whatever the vector: top-1 is "a", top-2 adds "b"
+    res = att.evaluate(np.random.default_rng(0).normal(size=(3, 3)), [["a"], ["c"], ["b", "a"]])
+    assert res["leakage"] == pytest.approx(3 / 4)
+    assert res["confidence"] == pytest.approx((0.75 + 0.25 + 0.5 + 0.75) / 4)
+
+
+def test_mlc_starts_at_the_prior():
+    # with a single epoch on uninformative vectors, the MLC still ranks frequent tokens first
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 8))
+    tokens = [["common"] + (["rare"] if i % 10 == 0 else []) for i in range(200)]
+    att = MLCAttacker(epochs=1, random_state=0).fit(X, tokens)
+    probs, vocab = att.predict_proba(rng.normal(size=(5, 8)))
+    assert np.all(probs[:, vocab.index("common")] > 0.8)
+    assert np.all(probs[:, vocab.index("rare")] < 0.3)
