@@ -307,7 +307,7 @@ class GenerativeInversion(Attacker):
         """
         import torch
 
-        X = self._vectors(vectors)
+        X = as_float_matrix(vectors, "vectors")[0].astype(np.float32)  # a refit may change n
         texts = check_texts(sentences, "sentences", allow_empty_batch=False)
         if len(texts) != X.shape[0]:
             raise InvalidParameterError("sentences", f"{X.shape[0]} sentences (one per vector)", texts)
