@@ -36,7 +36,7 @@ def _resolve_data_root(cfg: dict[str, Any], config_path: Path, override: str | N
     cfg["data_root"] = str(root.resolve())
 
 
-def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run the leakage/utility benchmark harness")
     p.add_argument("--quick", action="store_true", help="the small grid (benchmarks/configs/quick.json, ≤ 5 min)")
     p.add_argument("--config", default=None, help="a config file or a name under benchmarks/configs/")

@@ -14,6 +14,7 @@ import itertools
 import json
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], 
     groups: dict[tuple[str, str, str, float], list[dict[str, Any]]] = defaultdict(list)
     for r in lines:
         groups[(r["dataset"], r.get("backend", "chroma"), r["mechanism"], _eps(r["eps"]))].append(r)
-    out = {}
+    out: dict[tuple[str, str, str, float], dict[str, tuple[float, float, int]]] = {}
     for key, rows in groups.items():
         metrics = {k for r in rows for k, v in r.items()
                    if isinstance(v, (int, float)) and (k.startswith(("leakage_", "confidence_")) or k == "utility")}
@@ -211,7 +212,7 @@ def write_report(lines_path: str | Path, out_dir: str | Path) -> dict[str, Path]
     return files
 
 
-def merge_and_report(inputs: list[str | Path], out_dir: str | Path) -> dict[str, Path]:
+def merge_and_report(inputs: Sequence[str | Path], out_dir: str | Path) -> dict[str, Path]:
     """Concatenate several runs' JSON lines into ``out_dir/results_merged.jsonl`` and report on it."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

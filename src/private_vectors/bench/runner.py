@@ -152,18 +152,21 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
 
 
 def _attackers(cfg: dict[str, Any]) -> dict[str, Callable[[int], Any]]:
+    """Attacker factories (seed → fresh attacker) for the configured attackers."""
     acfg = cfg.get("attackers", {"mlc": {}, "nn": {}})
+    classes: dict[str, Any] = {"mlc": MLCAttacker, "nn": NearestNeighbourAttacker, "prior": PriorAttacker}
     out: dict[str, Callable[[int], Any]] = {}
-    if "mlc" in acfg:
-        kw = dict(acfg["mlc"] or {})
-        out["mlc"] = lambda s, kw=kw: MLCAttacker(random_state=s, **kw)
-    if "nn" in acfg:
-        kw2 = dict(acfg["nn"] or {})
-        out["nn"] = lambda s, kw2=kw2: NearestNeighbourAttacker(**kw2)
-    if "prior" in acfg:
-        kw3 = dict(acfg["prior"] or {})
-        out["prior"] = lambda s, kw3=kw3: PriorAttacker(**kw3)
+    for name, cls in classes.items():
+        if name in acfg:
+            out[name] = _factory(cls, dict(acfg[name] or {}), seeded=name == "mlc")
     return out
+
+
+def _factory(cls: Any, kwargs: dict[str, Any], *, seeded: bool) -> Callable[[int], Any]:
+    def make(seed: int) -> Any:
+        return cls(random_state=seed, **kwargs) if seeded else cls(**kwargs)
+
+    return make
 
 
 def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:

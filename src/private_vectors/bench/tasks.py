@@ -69,8 +69,9 @@ class VectorStore:
         if self.backend == "chroma":
             Q = self.embedding.embed_query(list(queries))
             res = self._col.query(query_embeddings=Q, n_results=k, include=["distances"])
+            distances = res["distances"] if res["distances"] is not None else []
             return [{d: -float(s) for d, s in zip(ids, dist, strict=True)}
-                    for ids, dist in zip(res["ids"], res["distances"], strict=True)]
+                    for ids, dist in zip(res["ids"], distances, strict=True)]
         scores, idx = self._index.search(list(queries), k)
         back = {v: k_ for k_, v in self._ids.items()}
         out = []
@@ -86,7 +87,8 @@ class VectorStore:
             ids = list(ids)
             for s in range(0, len(ids), 2000):
                 res = self._col.get(ids=ids[s:s + 2000], include=["embeddings"])
-                got.update(zip(res["ids"], res["embeddings"], strict=True))
+                embs = res["embeddings"] if res["embeddings"] is not None else []
+                got.update(zip(res["ids"], embs, strict=True))
             return np.asarray([got[i] for i in ids], dtype=np.float32)
         base = self._index._cpu_index()
         return np.vstack([base.reconstruct(int(self._ids[i])) for i in ids]).astype(np.float32)
