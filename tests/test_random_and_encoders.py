@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from private_vectors.encoders import CallableEncoder, FakeEncoder, fingerprint, fingerprints_match, load_encoder
+from private_vectors.encoders import (
+    CallableEncoder,
+    FakeEncoder,
+    fingerprint,
+    fingerprints_match,
+    load_encoder,
+)
 from private_vectors.errors import InvalidParameterError, InvalidTypeError
 from private_vectors.mechanisms import LaplaceMechanism
 from private_vectors.random import KeyedStream, keyed_stream, resolve_random_state

@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from . import __version__
 from .errors import PrivateVectorsError
 
-Register = Callable[[argparse._SubParsersAction], None]  # type: ignore[type-arg]
+Register = Callable[[argparse._SubParsersAction], None]
 
 
-def _register_info(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def _register_info(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="versions, default model, available mechanisms")
     p.set_defaults(func=_cmd_info)
 

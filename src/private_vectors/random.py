@@ -91,7 +91,7 @@ class KeyedStream:
         return z[:count].reshape(shape).astype(dtype, copy=False)
 
     def gamma(self, shape: float, scale: float, size: int) -> np.ndarray:
-        k = int(round(shape))
+        k = round(shape)
         if k != shape or k < 1:
             raise ValueError("KeyedStream.gamma supports integer shapes >= 1 only")
         logs = np.log(self._open_uniform((size, k)))
@@ -121,7 +121,7 @@ class _LockedGenerator:
 RandomState = int | np.random.Generator | None
 
 
-class RandomState_:
+class ResolvedRandomState:
     """Resolved ``random_state``: hands out a :class:`RandomSource` per call."""
 
     def __init__(self, random_state: Any) -> None:
@@ -146,11 +146,11 @@ class RandomState_:
         return np.random.default_rng(secrets.randbits(128))
 
 
-def resolve_random_state(random_state: Any) -> RandomState_:
+def resolve_random_state(random_state: Any) -> ResolvedRandomState:
     """Validate ``random_state`` (None, int >= 0 or numpy Generator)."""
-    if isinstance(random_state, RandomState_):
+    if isinstance(random_state, ResolvedRandomState):
         return random_state
-    return RandomState_(random_state)
+    return ResolvedRandomState(random_state)
 
 
 def keyed_stream(key: bytes, *parts: bytes) -> KeyedStream:

@@ -7,11 +7,11 @@ from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError
 from .base import CANARY_SENTENCES, Encoder, fingerprint, fingerprints_match, l2_normalize
-from .function import CallableEncoder
-from .fake import FakeEncoder
-from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder, default_model_path
 from .cape import CapeEncoder
+from .fake import FakeEncoder
+from .function import CallableEncoder
 from .learned import load_learned
+from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder, default_model_path
 from .textcrafter import TextCrafter
 
 __all__ = [
@@ -68,9 +68,9 @@ def load_encoder(model: Any = None, *, normalize: bool = True) -> Encoder:
     if isinstance(model, Encoder):
         return model
     if type(model).__name__ == "SentenceTransformer":
-        return SentenceTransformerEncoder(
-            getattr(model, "model_card_data", None) and getattr(model.model_card_data, "base_model", None)
-            or "sentence-transformer", model_object=model, normalize=normalize)
+        card = getattr(model, "model_card_data", None)
+        name = getattr(card, "base_model", None) or "sentence-transformer"
+        return SentenceTransformerEncoder(name, model_object=model, normalize=normalize)
     if callable(model):
         return CallableEncoder(model, normalize=normalize)
     raise InvalidTypeError("model", "None, a model name or path, an Encoder, a SentenceTransformer or a callable", model)

@@ -96,8 +96,8 @@ class Mechanism(abc.ABC):
         return n
 
     # -- subclass hooks --------------------------------------------------------------
-    def _check_input(self, X: np.ndarray) -> None:
-        """Extra input checks (e.g. dimension of Σ)."""
+    def _check_input(self, X: np.ndarray) -> None:  # noqa: B027 - optional hook
+        """Extra input checks (e.g. dimension of Σ); none by default."""
 
     @abc.abstractmethod
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:

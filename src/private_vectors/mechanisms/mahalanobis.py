@@ -48,6 +48,17 @@ class MahalanobisMechanism(Mechanism):
     name = "mahalanobis"
     metric = "mahalanobis"
 
+    _form: str
+    _n: int
+    _diag: np.ndarray  # diagonal form: diag(Σ)
+    _sqrt_diag: np.ndarray
+    _eig: tuple[np.ndarray, np.ndarray] | None  # dense form: eigenvalues, eigenvectors
+    _sqrt: np.ndarray  # dense form: Σ^½ (float32)
+    _basis: np.ndarray | None  # subspace form: orthonormal V
+    _basis32: np.ndarray
+    _ab: tuple[float, float]  # subspace form: variance inside / outside span V
+    _share: float
+
     def __init__(
         self,
         *,
@@ -125,7 +136,7 @@ class MahalanobisMechanism(Mechanism):
                 diag = diag * (arr.size / diag.sum())
             self._n, self._form, self._diag = arr.size, "diagonal", diag
             self._sqrt_diag = np.sqrt(diag).astype(np.float32)
-            self._eig = (diag, None)
+            self._eig = None
         elif arr.ndim == 2 and arr.shape[0] == arr.shape[1] and arr.size >= 1:
             if not np.all(np.isfinite(arr)):
                 raise InvalidParameterError("sigma", "a finite matrix", sigma)
@@ -165,6 +176,14 @@ class MahalanobisMechanism(Mechanism):
         X += radius[:, None] * self._apply_sqrt(unit_sphere(rng, m, n))
         return X
 
+    def _dense(self) -> tuple[np.ndarray, np.ndarray]:
+        assert self._eig is not None, "dense form only"
+        return self._eig
+
+    def _subspace(self) -> np.ndarray:
+        assert self._basis is not None, "subspace form only"
+        return self._basis
+
     # -- geometry, for tests, reports and query transforms ---------------------------------
     @property
     def form(self) -> str:
@@ -176,10 +195,10 @@ class MahalanobisMechanism(Mechanism):
         if self._form == "diagonal":
             return np.diag(self._diag)
         if self._form == "dense":
-            vals, vecs = self._eig  # type: ignore[misc]
+            vals, vecs = self._dense()
             return (vecs * vals) @ vecs.T
         a, b = self._ab
-        P = self._basis @ self._basis.T  # type: ignore[operator]
+        P = self._subspace() @ self._subspace().T
         return a * P + b * (np.eye(self._n) - P)
 
     def variance_diagonal(self) -> np.ndarray:
@@ -187,10 +206,10 @@ class MahalanobisMechanism(Mechanism):
         if self._form == "diagonal":
             return self._diag.copy()
         if self._form == "dense":
-            vals, vecs = self._eig  # type: ignore[misc]
+            vals, vecs = self._dense()
             return (vecs**2) @ vals
         a, b = self._ab
-        return b + (a - b) * np.sum(self._basis**2, axis=1)  # type: ignore[operator]
+        return b + (a - b) * np.sum(self._subspace() ** 2, axis=1)
 
     def principal_directions(self) -> tuple[np.ndarray, np.ndarray]:
         """Eigen-pairs of Σ, largest variance first: (values (r,), vectors (n, r)).
@@ -201,10 +220,10 @@ class MahalanobisMechanism(Mechanism):
             order = np.argsort(-self._diag)
             return self._diag[order], np.eye(self._n)[:, order]
         if self._form == "dense":
-            vals, vecs = self._eig  # type: ignore[misc]
+            vals, vecs = self._dense()
             return vals[::-1].copy(), vecs[:, ::-1].copy()
         a, _ = self._ab
-        return np.full(self._basis.shape[1], a), self._basis.copy()  # type: ignore[union-attr]
+        return np.full(self._subspace().shape[1], a), self._subspace().copy()
 
     @property
     def basis(self) -> np.ndarray | None:
@@ -224,10 +243,10 @@ class MahalanobisMechanism(Mechanism):
         if self._form == "diagonal":
             return np.sqrt(np.sum(Zm**2 / self._diag, axis=1))
         if self._form == "dense":
-            vals, vecs = self._eig  # type: ignore[misc]
+            vals, vecs = self._dense()
             return np.sqrt(np.sum((Zm @ vecs) ** 2 / vals, axis=1))
         a, b = self._ab
-        coeff = Zm @ self._basis
+        coeff = Zm @ self._subspace()
         inside = np.sum(coeff**2, axis=1)
         outside = np.sum(Zm**2, axis=1) - inside
         return np.sqrt(inside / a + np.maximum(outside, 0.0) / b)
@@ -255,7 +274,7 @@ class MahalanobisMechanism(Mechanism):
         }
         if self._form == "subspace":
             a, b = self._ab
-            info.update(subspace_rank=int(self._basis.shape[1]), trace_share=self._share,  # type: ignore[union-attr]
+            info.update(subspace_rank=int(self._subspace().shape[1]), trace_share=self._share,
                         variance_in_subspace=a, variance_outside=b)
         return info
 
