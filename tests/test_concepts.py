@@ -322,6 +322,13 @@ def test_corrupt_or_truncated_artefacts_refused(fitted: FittedConcept, tmp_path:
     with pytest.raises(ArtefactError, match="missing"):
         FittedConcept.load(missing)
 
+    wrongdim = fitted.save(tmp_path / "wrongdim")
+    cfg = json.loads((wrongdim / "config.json").read_text())
+    cfg["dim"] = cfg["dim"] + 1
+    (wrongdim / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(ArtefactError, match=r"dim="):
+        FittedConcept.load(wrongdim)
+
 
 def test_builtin_on_the_fly_for_unknown_model(caplog: pytest.LogCaptureFixture, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:

@@ -246,6 +246,9 @@ class FittedConcept:
                      config={k: v for k, v in cfg.items() if k not in known})
         except (KeyError, InvalidParameterError, InvalidTypeError) as exc:
             raise ArtefactError(f"fitted concept {path}: {cfg_path} and {w_path} are inconsistent ({exc})") from exc
+        if "dim" in cfg and cfg["dim"] != fc.dim:
+            raise ArtefactError(f"fitted concept {path}: {cfg_path} says dim={cfg['dim']!r} but its encoder "
+                                f"fingerprint and weights have dimension {fc.dim}")
         fc.source = str(path.resolve())
         return fc
 
