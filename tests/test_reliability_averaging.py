@@ -22,7 +22,6 @@ import pytest
 from _workers.counts import flush, record
 from private_vectors import PrivateEmbedding
 from private_vectors.attacks import NearestNeighbourAttacker
-from private_vectors.embedding import KEY_ENV
 
 chromadb = pytest.importorskip("chromadb")
 
@@ -33,11 +32,6 @@ TEMPLATES = ["{f} {l} moved to {c} last spring", "invoice for {f} {l} sent to th
              "{f} {l} was admitted to the clinic in {c}", "please call {f} {l} about the {c} order"]
 KS = (1, 4, 16)
 EPS = 6.0
-
-
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch):
-    monkeypatch.delenv(KEY_ENV, raising=False)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from _workers.counts import flush, record
 from private_vectors import PrivateEmbedding, cli
-from private_vectors.embedding import KEY_ENV, MECHANISMS, QUERY_POLICIES
+from private_vectors.embedding import MECHANISMS, QUERY_POLICIES
 from private_vectors.encoders import CallableEncoder
 from private_vectors.errors import (
     ArtefactError,
@@ -56,11 +56,6 @@ FAST = settings(max_examples=40, deadline=None, suppress_health_check=[HealthChe
                                                                       HealthCheck.too_slow])
 STORE = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                        HealthCheck.too_slow])
-
-
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch):
-    monkeypatch.delenv(KEY_ENV, raising=False)
 
 
 @pytest.fixture(scope="module", autouse=True)

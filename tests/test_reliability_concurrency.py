@@ -21,7 +21,6 @@ import pytest
 
 from _workers.counts import flush, record
 from private_vectors import PrivateEmbedding
-from private_vectors.embedding import KEY_ENV
 
 chromadb = pytest.importorskip("chromadb")
 
@@ -33,11 +32,6 @@ EPS = 10.0
 TEXTS = [f"patient {i} named Maria Lopez {i % 7} visited clinic {i % 11} on Monday" for i in range(BATCHES * BATCH)]
 MEAN_R = DIM * (1 / math.sqrt(DIM)) / EPS  # Gamma(n, unit/ε) mean = 0.8
 SD_R = math.sqrt(DIM) * (1 / math.sqrt(DIM)) / EPS  # 0.1
-
-
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch):
-    monkeypatch.delenv(KEY_ENV, raising=False)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -44,11 +44,6 @@ DOCS = ["Maria Lopez flew to Madrid on Monday", "the patient had a cough and fev
         "John Smith called about the unpaid invoice 4417", "the trail closes after snowfall"]
 
 
-@pytest.fixture(autouse=True)
-def _no_env_key(monkeypatch):
-    monkeypatch.delenv(KEY_ENV, raising=False)
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _report_counts():
     yield

@@ -1,0 +1,14 @@
+"""Suite-wide fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from private_vectors.embedding import KEY_ENV
+
+
+@pytest.fixture(autouse=True)
+def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees a PRIVATE_VECTORS_KEY from the developer's environment; tests that need
+    one set it themselves."""
+    monkeypatch.delenv(KEY_ENV, raising=False)
