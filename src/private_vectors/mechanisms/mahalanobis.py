@@ -264,7 +264,9 @@ class MahalanobisMechanism(Mechanism):
             "sigma_form": self._form,
             "sigma_trace": float(var.sum()),
             "noise_norm_rms": scale * float(np.sqrt(n * (n + 1) * var.sum() / n)),
+            # E‖Z‖ = E[Y]·E‖Σ^½X‖ ≤ E[Y]·√(tr Σ / n) (Jensen); tight when Σ is near-isotropic
             "expected_noise_norm": n * scale * float(np.sqrt(var.sum() / n)),
+            "expected_noise_norm_note": "upper bound E[Y]*sqrt(tr(Sigma)/n)",
             "indistinguishability_radius": scale,
             "noisiest_dimensions": [int(i) for i in top],
             "quietest_dimensions": [int(i) for i in low],
