@@ -6,16 +6,18 @@ token_lists)``, ``token_probabilities(vectors)``, ``evaluate(vectors, token_list
 * :class:`MLCAttacker` — MLP multi-label token presence (SPARSE paper, App. I.3);
 * :class:`NearestNeighbourAttacker` — k-NN against an auxiliary corpus;
 * :class:`PriorAttacker` — the no-vector baseline (most frequent training tokens);
-* ``private_vectors.attacks.generative`` — GEIA-style generative inversion (when present).
+* :class:`GenerativeInversion` — GEIA-style generative inversion (a vector-conditioned decoder).
 """
 
 from .base import Attacker, check_token_lists, normalize_token
+from .generative import GenerativeInversion
 from .mlc import MLCAttacker
 from .nearest_neighbour import NearestNeighbourAttacker
 from .prior import PriorAttacker
 
 __all__ = [
     "Attacker",
+    "GenerativeInversion",
     "MLCAttacker",
     "NearestNeighbourAttacker",
     "PriorAttacker",
