@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import as_float_matrix, check_positive_finite
+from .encoders.base import l2_normalize
 from .errors import InvalidParameterError, InvalidTypeError
 from .mechanisms import MahalanobisMechanism, Mechanism
 
@@ -249,9 +250,7 @@ def scores(Q: Any, D: Any, space: str = "ip") -> np.ndarray:
     if space == "ip":
         return Qm @ Dm.T
     if space == "cosine":
-        qn = np.linalg.norm(Qm, axis=1, keepdims=True)
-        dn = np.linalg.norm(Dm, axis=1, keepdims=True)
-        return (Qm / np.where(qn > 0, qn, 1)) @ (Dm / np.where(dn > 0, dn, 1)).T
+        return l2_normalize(Qm) @ l2_normalize(Dm).T
     if space == "l2":
         return -(np.sum(Qm**2, axis=1, keepdims=True) + np.sum(Dm**2, axis=1)[None, :] - 2 * Qm @ Dm.T)
     raise InvalidParameterError("space", f"one of {SPACES}", space)
