@@ -68,6 +68,15 @@ def test_grid_and_interpolation():
     rows = {r["mechanism"]: r for r in equal_utility(lines)}
     assert rows["laplace"]["ratio"] == pytest.approx(1.0)
     assert rows["m"]["leakage"] == pytest.approx(0.10) and rows["m"]["ratio"] == pytest.approx(1 / 3)
+    assert math.isnan(rows["m"]["excess_ratio"])  # no prior attacker in these lines
+    # with a no-vector prior at 0.06: Laplace adds 0.24 above it, m adds 0.04 → 1/6
+    prior_lines = [{**r, "leakage_prior": 0.06} for r in lines]
+    rows = {r["mechanism"]: r for r in equal_utility(prior_lines) if r["attacker"] == "mlc"}
+    assert rows["m"]["excess_ratio"] == pytest.approx(0.04 / 0.24)
+    assert rows["laplace"]["excess_ratio"] == pytest.approx(1.0)
+    # Laplace barely above the prior: nothing to rank, so no excess ratio
+    flat = [{**r, "leakage_prior": r["leakage_mlc"] - 0.005} for r in lines if r["mechanism"] == "laplace"]
+    assert all(math.isnan(r["excess_ratio"]) for r in equal_utility(flat))
 
 
 @needs_data
@@ -99,3 +108,37 @@ def test_harness_end_to_end_tiny(tmp_path):
     assert "### scifact" in table and "concept-subspace+qt" in table
     assert "| sts12 | mlc |" in (tmp_path / "equal_utility.md").read_text()
     assert (tmp_path / "pareto_ddxplus.png").stat().st_size > 1000
+
+
+@needs_data
+def test_harness_attacker_restrictions_and_qt_reuse(tmp_path):
+    cfg = {
+        "name": "tiny-attackers", "data_root": str(DATA), "seeds": [0], "epsilons": [10, "inf"],
+        "mechanisms": ["none", "laplace", "concept-subspace", "concept-subspace+qt"],
+        "attackers": {
+            "prior": {},
+            "mlc-enc": {"epochs": 2, "hidden": [16], "mechanisms": ["concept-subspace"]},
+            "generative": {"tokenizer": "word", "epochs": 1, "embedding_size": 8, "hidden_size": 16,
+                           "n_samples": 2, "mechanisms": ["laplace"], "epsilons": [10]},
+        },
+        "concept_fit": {"subspace": {"n_pairs": 200, "rank": 8}},
+        "datasets": [{"name": "ddxplus", "kind": "ddxplus", "n": 60}],
+    }
+    lines_path = run_benchmark(cfg, tmp_path, progress=False, encoder=FakeEncoder(dim=32))
+    by = {r["mechanism"]: r for r in map(json.loads, lines_path.read_text().splitlines())}
+    assert set(by) == {"none", "laplace", "concept-subspace", "concept-subspace+qt"}
+    assert "leakage_generative" in by["laplace"] and "leakage_generative" not in by["none"]
+    assert "leakage_mlc-enc" in by["concept-subspace"] and "leakage_mlc-enc" not in by["laplace"]
+    # the +qt row stores the same vectors as its base row: its attack metrics are reused, and say so
+    qt, base = by["concept-subspace+qt"], by["concept-subspace"]
+    assert qt["attacks_from"] == "concept-subspace" and "attacks_from" not in base
+    assert qt["leakage_mlc-enc"] == base["leakage_mlc-enc"] and qt["leakage_prior"] == base["leakage_prior"]
+    assert qt["utility"] != base["utility"]
+    assert "generative" in (tmp_path / "table.md").read_text()
+
+
+def test_harness_rejects_unknown_attacker():
+    from private_vectors.bench.runner import _attackers
+
+    with pytest.raises(ValueError, match="attackers"):
+        _attackers({"attackers": {"mlp": {}}})

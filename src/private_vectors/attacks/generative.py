@@ -218,6 +218,7 @@ class GenerativeInversion(Attacker):
     """
 
     name = "generative"
+    fit_needs_sentences = True
 
     def __init__(
         self,

@@ -5,6 +5,15 @@ of the attacker's vocabulary and is trained with binary cross-entropy to predict
 tokens the sentence contained (Song & Raghunathan 2020; Li et al. 2023 "GEIA" use the
 same attacker). The attacker trains on vectors perturbed with the victim's mechanism and
 ε (it knows both), so the noise is part of what it learns to see through.
+
+With ``token_encoder`` (the harness's ``mlc-enc`` attacker) the output layer is tied to
+label embeddings: the logit of token t is ``s · cos(h(v), Φ(t)) + b_t``, where h is the same
+MLP ending in a projection to the encoder's dimension and Φ(t) is the token embedded by the
+public encoder itself. A rare token (a name seen once in training) then shares what the
+network learned about every other token through Φ, which the paper's independent output
+units cannot do — the standard label-embedding trick of extreme multi-label classification
+(e.g. Weston et al. 2011, WSABIE). The attacker only needs the public model, which the
+threat model already grants it.
 """
 
 from __future__ import annotations
@@ -16,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float_matrix, check_int, check_positive_finite
+from ..errors import InvalidParameterError, InvalidTypeError
 from .base import Attacker
 
 __all__ = ["MLCAttacker"]
@@ -40,6 +50,9 @@ class MLCAttacker(Attacker):
         rule, threshold: when a token counts as recovered (see :class:`Attacker`).
         random_state: int seed for initialisation and batching (benchmarks), or None.
         progress: show a tqdm bar over epochs.
+        token_encoder: optional callable mapping a list of token strings to an (m, d) array
+            (e.g. ``encoder.encode`` of the public model): ties the output layer to these
+            label embeddings (see the module docstring). None = the paper's attacker.
     """
 
     name = "mlc"
@@ -57,6 +70,7 @@ class MLCAttacker(Attacker):
         threshold: float = 0.5,
         random_state: int | None = None,
         progress: bool = False,
+        token_encoder: Any = None,
     ) -> None:
         super().__init__(rule=rule, threshold=threshold)
         self.hidden = tuple(check_int(h, "hidden", minimum=1) for h in hidden)
@@ -67,6 +81,9 @@ class MLCAttacker(Attacker):
         self.patience = check_int(patience, "patience", minimum=1)
         self.random_state = random_state
         self.progress = progress
+        if token_encoder is not None and not callable(token_encoder):
+            raise InvalidTypeError("token_encoder", "None or a callable list[str] -> (m, d) array", token_encoder)
+        self.token_encoder = token_encoder
 
     def _build(self, n_in: int, n_out: int) -> Any:
         from torch import nn
@@ -76,8 +93,22 @@ class MLCAttacker(Attacker):
         for h in self.hidden:
             layers += [nn.Linear(width, h), nn.ReLU()]
             width = h
-        layers.append(nn.Linear(width, n_out))
-        return nn.Sequential(*layers)
+        if self.token_encoder is None:
+            layers.append(nn.Linear(width, n_out))
+            return nn.Sequential(*layers)
+        labels = self._label_embeddings(n_out)
+        layers.append(nn.Linear(width, labels.shape[1]))
+        return nn.Sequential(nn.Sequential(*layers), _tied_labels(labels))
+
+    def _label_embeddings(self, n_out: int) -> np.ndarray:
+        """Unit-norm Φ(t) for the vocabulary (a zero row when the vocabulary is empty)."""
+        if not self.vocabulary_:
+            return np.zeros((n_out, 1), np.float32)
+        E, _ = as_float_matrix(self.token_encoder(list(self.vocabulary_)), "token_encoder output")
+        if E.shape[0] != len(self.vocabulary_):
+            raise InvalidParameterError("token_encoder", f"one row per token ({len(self.vocabulary_)})", E.shape)
+        norms = np.linalg.norm(E, axis=1, keepdims=True)
+        return (E / np.where(norms > 0, norms, 1.0)).astype(np.float32)
 
     def fit(self, vectors: Any, token_lists: Sequence[Sequence[str]]) -> MLCAttacker:
         """Learn token presence from (perturbed) vectors; returns self."""
@@ -174,3 +205,29 @@ class MLCAttacker(Attacker):
             row.update({t: float(probs[r, index[t]]) for t in toks if t in index})
             out.append(row)
         return out
+
+
+def _tied_labels_module() -> Any:
+    from torch import nn
+
+    class TiedLabels(nn.Module):
+        """logit_t = s · cos(h, Φ(t)) + b_t with Φ fixed, the scale s and biases b learned."""
+
+        def __init__(self, labels: np.ndarray) -> None:
+            import torch
+
+            super().__init__()
+            self.register_buffer("labels", torch.from_numpy(labels))
+            self.scale = nn.Parameter(torch.tensor(10.0))
+            self.bias = nn.Parameter(torch.zeros(labels.shape[0]))
+
+        def forward(self, h: Any) -> Any:
+            h = nn.functional.normalize(h, dim=-1)
+            return self.scale * (h @ self.labels.T) + self.bias
+
+    return TiedLabels
+
+
+def _tied_labels(labels: np.ndarray) -> Any:
+    """A fresh tied-label output layer over the fixed label embeddings ``labels``."""
+    return _tied_labels_module()(labels)

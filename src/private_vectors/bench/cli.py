@@ -26,6 +26,16 @@ def find_config(name_or_path: str) -> Path:
                             "benchmarks/configs/)")
 
 
+def _seeds(text: str) -> list[int]:
+    """``--seeds``: ``"5"`` → [0, 1, 2, 3, 4]; ``"3,4"`` → [3, 4]."""
+    try:
+        if "," in text:
+            return [int(x) for x in text.split(",") if x.strip()]
+        return list(range(int(text)))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a count or a comma-separated list of ints, received {text!r}") from None
+
+
 def _resolve_data_root(cfg: dict[str, Any], config_path: Path, override: str | None) -> None:
     root = Path(override or cfg.get("data_root", "../shared/data"))
     if not root.is_absolute():
@@ -43,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--out", default=None, help="output folder (default benchmarks/results/<config name>)")
     p.add_argument("--data-root", default=None, help="the shared data folder (default from the config)")
     p.add_argument("--model", default=None, help="encoder override (e.g. 'fake' for a smoke run)")
-    p.add_argument("--seeds", type=int, default=None, help="number of seeds (overrides the config)")
+    p.add_argument("--seeds", type=_seeds, default=None,
+                   help="seeds overriding the config: a count ('5' = 0..4) or a list ('3,4')")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_bench)
 
@@ -57,7 +68,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     if args.model is not None:
         cfg["model"] = args.model
     if args.seeds is not None:
-        cfg["seeds"] = list(range(args.seeds))
+        cfg["seeds"] = args.seeds
     out = Path(args.out) if args.out else _REPO / "benchmarks" / "results" / cfg.get("name", path.stem)
     t0 = time.time()
     lines = run_benchmark(cfg, out, progress=not args.no_progress)

@@ -4,7 +4,8 @@
   leakage and confidence per attacker and utility, mean ± std over seeds.
 * ``equal_utility.md`` — per data set and attacker, each mechanism's leakage linearly
   interpolated (in utility, between its ε points) at the utility Laplace reaches at ε = 10,
-  and its ratio to Laplace's leakage there.
+  and its ratio to Laplace's leakage there; next to it the same ratio for the leakage
+  *above the no-vector prior* (what the stored vectors add to what a guesser knows anyway).
 * ``pareto_<dataset>.png`` — leakage vs utility, one line per mechanism, points at each ε.
 """
 
@@ -92,6 +93,10 @@ def table_markdown(lines: list[dict[str, Any]]) -> str:
     return "\n".join(parts)
 
 
+MIN_EXCESS = 0.01
+"""Laplace's leakage above the prior (share) below which the excess ratio is not reported."""
+
+
 def _interp_leakage(points: list[tuple[float, float]], target: float) -> float:
     """Leakage at ``target`` utility by linear interpolation between adjacent ε points (NaN outside)."""
     pts = sorted(points)
@@ -113,8 +118,10 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
         if ref is None or "utility" not in ref:
             continue
         target = ref["utility"][0]
+        prior = ref.get("leakage_prior", (math.nan,))[0]
         for a in _attackers(lines):
             ref_leak = ref.get(f"leakage_{a}", (math.nan,))[0]
+            ref_excess = ref_leak - prior if a != "prior" else math.nan
             for m, _ in sorted({(m, 0) for (d, b, m, _e) in agg if d == dataset and b == backend and m != "none"},
                                key=lambda k: ORDER.index(k[0]) if k[0] in ORDER else 99):
                 pts = [(v["utility"][0], v[f"leakage_{a}"][0]) for (d, b, mm, _e), v in agg.items()
@@ -129,6 +136,9 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
                 rows.append({"dataset": dataset, "backend": backend, "attacker": a, "mechanism": m,
                              "target_utility": target, "leakage": leak, "laplace_leakage": ref_leak,
                              "ratio": leak / ref_leak if ref_leak and not math.isnan(leak) else math.nan,
+                             "prior_leakage": prior,
+                             # below MIN_EXCESS Laplace leaks nothing beyond the prior: nothing to rank
+                             "excess_ratio": (leak - prior) / ref_excess if ref_excess >= MIN_EXCESS else math.nan,
                              "upper_bound": bound, "utility_range": rng})
     return rows
 
@@ -138,16 +148,23 @@ def equal_utility_markdown(lines: list[dict[str, Any]]) -> str:
     parts = ["Leakage (×100) of each mechanism interpolated at the utility Laplace reaches at ε = 10, and "
              "its ratio to Laplace's leakage there (goal: ≤ 0.5). '≤' = even the mechanism's strongest ε keeps "
              "more utility than the target, so its leakage there bounds it from above; 'n/a' = its grid never "
-             "reaches the target utility (its utility range is shown).\n",
-             "| data set | attacker | mechanism | target utility | leakage | ratio vs Laplace | utility range |",
-             "|---|---|---|---|---|---|---|"]
+             "reaches the target utility (its utility range is shown). *Excess ratio* = (leakage − prior) / "
+             "(Laplace's leakage − prior), the prior being the no-vector attacker's leakage on the same split: "
+             "the share of what the vectors add beyond a frequency guess that the mechanism still lets "
+             f"through (negative = below the prior; 'n/a' where Laplace leaks < {100 * MIN_EXCESS:.0f} points "
+             "above the prior, i.e. the attacker cannot rank mechanisms there).\n",
+             "| data set | attacker | mechanism | target utility | leakage | ratio vs Laplace | prior | "
+             "excess ratio | utility range |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         le = "≤ " if r.get("upper_bound") else ""
         leak = "n/a" if math.isnan(r["leakage"]) else f"{le}{100 * r['leakage']:.2f}"
         ratio = "n/a" if math.isnan(r["ratio"]) else f"{le}{r['ratio']:.2f}×"
+        excess = "n/a" if math.isnan(r["excess_ratio"]) else f"{le}{r['excess_ratio']:.2f}×"
+        prior = "n/a" if math.isnan(r["prior_leakage"]) else f"{100 * r['prior_leakage']:.2f}"
         lo, hi = r["utility_range"]
         parts.append(f"| {r['dataset']} | {r['attacker']} | {r['mechanism']} | {100 * r['target_utility']:.2f} | "
-                     f"{leak} | {ratio} | {100 * lo:.1f}–{100 * hi:.1f} |")
+                     f"{leak} | {ratio} | {prior} | {excess} | {100 * lo:.1f}–{100 * hi:.1f} |")
     return "\n".join(parts) + "\n"
 
 

@@ -151,15 +151,52 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
                             random_state=seed)
 
 
-def _attackers(cfg: dict[str, Any]) -> dict[str, Callable[[int], Any]]:
-    """Attacker factories (seed → fresh attacker) for the configured attackers."""
+ATTACKERS = ("mlc", "mlc-enc", "nn", "prior", "generative")
+"""Attacker names a config may list. ``mlc-enc`` is the MLC with label embeddings from the
+public encoder (:class:`~private_vectors.attacks.MLCAttacker` with ``token_encoder``);
+``generative`` the GEIA-style decoder (costly: give it a reduced grid)."""
+
+
+def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Callable[[int], Any], dict[str, Any]]]:
+    """Attacker factories (seed → fresh attacker) and where each runs.
+
+    Each entry of ``cfg["attackers"]`` holds the attacker's parameters plus two optional
+    restrictions, ``"mechanisms"`` and ``"epsilons"`` (lists): the attacker runs only on those
+    grid cells (how the costly generative attacker gets its reduced grid).
+    """
+    from ..attacks import GenerativeInversion
+
     acfg = cfg.get("attackers", {"mlc": {}, "nn": {}})
-    classes: dict[str, Any] = {"mlc": MLCAttacker, "nn": NearestNeighbourAttacker, "prior": PriorAttacker}
-    out: dict[str, Callable[[int], Any]] = {}
-    for name, cls in classes.items():
-        if name in acfg:
-            out[name] = _factory(cls, dict(acfg[name] or {}), seeded=name == "mlc")
+    unknown = sorted(set(acfg) - set(ATTACKERS))
+    if unknown:
+        raise ValueError(f"attackers: expected names among {list(ATTACKERS)}, received {unknown}")
+    out: dict[str, tuple[Callable[[int], Any], dict[str, Any]]] = {}
+    for name in ATTACKERS:
+        if name not in acfg:
+            continue
+        kwargs = dict(acfg[name] or {})
+        where = {k: kwargs.pop(k) for k in ("mechanisms", "epsilons") if k in kwargs}
+        if "epsilons" in where:
+            where["epsilons"] = [_eps_value(e) for e in where["epsilons"]]
+        if name in ("mlc", "mlc-enc"):
+            if name == "mlc-enc":
+                kwargs["token_encoder"] = encoder.encode
+            out[name] = (_factory(MLCAttacker, kwargs, seeded=True), where)
+        elif name == "generative":
+            kwargs.setdefault("show_progress", False)
+            out[name] = (_factory(GenerativeInversion, kwargs, seeded=True), where)
+        else:
+            cls = NearestNeighbourAttacker if name == "nn" else PriorAttacker
+            out[name] = (_factory(cls, kwargs, seeded=False), where)
     return out
+
+
+def _runs_on(where: dict[str, Any], mechanism: str, eps: float) -> bool:
+    """Whether an attacker with restrictions ``where`` attacks the cell (mechanism, ε)."""
+    if "mechanisms" in where and mechanism not in where["mechanisms"] and \
+            not (mechanism.endswith("+qt") and mechanism[:-3] in where["mechanisms"]):
+        return False
+    return "epsilons" not in where or eps in where["epsilons"]
 
 
 def _factory(cls: Any, kwargs: dict[str, Any], *, seeded: bool) -> Callable[[int], Any]:
@@ -169,9 +206,13 @@ def _factory(cls: Any, kwargs: dict[str, Any], *, seeded: bool) -> Callable[[int
     return make
 
 
+def _eps_value(e: Any) -> float:
+    return INF if str(e).lower() in ("inf", "infinity", "∞") else float(e)
+
+
 def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     """(mechanism, ε) cells: ε = ∞ is the clean row ("none"); "none" runs only at ∞."""
-    eps_list = [INF if str(e).lower() in ("inf", "infinity", "∞") else float(e) for e in cfg["epsilons"]]
+    eps_list = [_eps_value(e) for e in cfg["epsilons"]]
     cells = []
     for m in cfg["mechanisms"]:
         if m not in MECHANISM_SPECS:
@@ -211,7 +252,10 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     for t in tqdm(tasks, desc="encode corpora", disable=not progress):
         enc.warm(t.texts())
     encode_s = time.time() - t0
-    attackers = _attackers(cfg)
+    attackers = _attackers(cfg, enc)
+    # a "+qt" row stores exactly what its base row stores (same noise: only queries differ), so
+    # its attack metrics are the base row's: computed once, reused (`attacks_from` in the line)
+    attack_memo: dict[tuple[str, str, str, float, int], dict[str, float]] = {}
     cells = grid(cfg)
     seeds = [int(s) for s in cfg.get("seeds", [0])]
     backends = cfg.get("backends", ["chroma"])
@@ -241,11 +285,23 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         sts_tf = None
                         if mech.endswith("+qt") and task.kind == "sts":
                             sts_tf = ef.query_transform.apply  # both sides stored: transform both
-                        metrics = task.run(ef, attackers, seed=seed, backend=backend, sts_transform=sts_tf)
+                        cell_att = {n: f for n, (f, w) in attackers.items() if _runs_on(w, mech, eps)}
+                        memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
+                        reused = mech.endswith("+qt") and memo_key in attack_memo
+                        metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
+                                           sts_transform=sts_tf)
+                        attack_part = {k: v for k, v in metrics.items() if k.startswith(("leakage_", "confidence_"))}
+                        if reused:
+                            metrics.update({k: v for k, v in attack_memo[memo_key].items()
+                                            if k.split("_", 1)[1] in cell_att})
+                        elif not mech.endswith("+qt"):
+                            attack_memo[memo_key] = attack_part
                         rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
                                "token_source": task.meta["token_source"], "concept": task.meta["concept"],
                                "mechanism": mech, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
                                "backend": backend, **metrics, "seconds": round(time.time() - t1, 2)}
+                        if reused:
+                            rec["attacks_from"] = mech.removesuffix("+qt")
                         fh.write(json.dumps(rec) + "\n")
                         fh.flush()
                         n_done += 1

@@ -116,8 +116,12 @@ class LeakageSet:
 
 
 def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, Any], *, seed: int,
-           train_share: float = 0.7) -> dict[str, float]:
-    """Split into attacker-train / victim-test, fit each attacker, return its metrics."""
+           train_share: float = 0.7, texts: Sequence[str] | None = None) -> dict[str, float]:
+    """Split into attacker-train / victim-test, fit each attacker, return its metrics.
+
+    An attacker that learns from the sentences themselves (``fit_needs_sentences``, the
+    generative one) also gets the attacker-train ``texts``.
+    """
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(vectors))
     cut = round(train_share * len(vectors))
@@ -125,7 +129,12 @@ def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, An
     out: dict[str, float] = {}
     for name, make in attackers.items():
         att = make(seed)
-        att.fit(vectors[tr], [tokens[i] for i in tr])
+        if getattr(att, "fit_needs_sentences", False):
+            if texts is None:
+                raise ValueError(f"attacker {name!r} needs the sentences of the leakage set")
+            att.fit(vectors[tr], [texts[i] for i in tr], [tokens[i] for i in tr])
+        else:
+            att.fit(vectors[tr], [tokens[i] for i in tr])
         res = att.evaluate(vectors[te], [tokens[i] for i in te])
         out[f"leakage_{name}"] = res["leakage"]
         out[f"confidence_{name}"] = res["confidence"]
@@ -172,7 +181,8 @@ class Task:
             if self.leakage is not None and attackers:
                 lk = self.leakage
                 V = store.vectors(self._leak_ids())
-                out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share))
+                out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share,
+                                  texts=lk.data.texts))
             return out
         finally:
             store.close()
