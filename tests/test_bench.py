@@ -134,6 +134,14 @@ def test_harness_attacker_restrictions_and_qt_reuse(tmp_path):
     assert qt["attacks_from"] == "concept-subspace" and "attacks_from" not in base
     assert qt["leakage_mlc-enc"] == base["leakage_mlc-enc"] and qt["leakage_prior"] == base["leakage_prior"]
     assert qt["utility"] != base["utility"]
+    # ... which rests on this: with the same seed, the +qt embedding stores the very same vectors
+    from private_vectors.bench.runner import make_embedding
+
+    enc = FakeEncoder(dim=32)
+    docs = ["fever and cough since monday", "a rash on the left arm", "pain in the chest"]
+    stored = [make_embedding(m, 10.0, 3, enc, "medical", cfg).embed_documents(docs)
+              for m in ("concept-subspace", "concept-subspace+qt")]
+    np.testing.assert_array_equal(np.asarray(stored[0]), np.asarray(stored[1]))
     assert "generative" in (tmp_path / "table.md").read_text()
 
 

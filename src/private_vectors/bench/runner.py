@@ -180,6 +180,8 @@ def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Call
             where["epsilons"] = [_eps_value(e) for e in where["epsilons"]]
         if name in ("mlc", "mlc-enc"):
             if name == "mlc-enc":
+                if encoder is None:
+                    raise ValueError("attackers: 'mlc-enc' needs the encoder (its label embeddings)")
                 kwargs["token_encoder"] = encoder.encode
             out[name] = (_factory(MLCAttacker, kwargs, seeded=True), where)
         elif name == "generative":
