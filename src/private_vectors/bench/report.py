@@ -126,6 +126,8 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
                                key=lambda k: ORDER.index(k[0]) if k[0] in ORDER else 99):
                 pts = [(v["utility"][0], v[f"leakage_{a}"][0]) for (d, b, mm, _e), v in agg.items()
                        if d == dataset and b == backend and mm == m and f"leakage_{a}" in v and "utility" in v]
+                if not pts:  # this attacker did not run on this mechanism (a restricted attacker)
+                    continue
                 leak = _interp_leakage(pts, target)
                 rng = (min(p[0] for p in pts), max(p[0] for p in pts)) if pts else (math.nan, math.nan)
                 bound = False
