@@ -150,3 +150,42 @@ def test_harness_rejects_unknown_attacker():
 
     with pytest.raises(ValueError, match="attackers"):
         _attackers({"attackers": {"mlp": {}}})
+
+
+def test_adaptive_attack_takes_the_best_view():
+    from private_vectors.attacks import NearestNeighbourAttacker
+    from private_vectors.bench.tasks import attack
+
+    # the token is readable from dims 0-1; dims 2-41 carry loud noise that hides it from a
+    # cosine nearest neighbour, unless the attacker projects those dims out first
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 4, size=400)
+    centers = np.array([[1, 0], [0, 1], [-1, 0], [0, -1]], dtype=np.float32)
+    X = np.hstack([centers[labels], 5 * rng.normal(size=(400, 40))]).astype(np.float32)
+    tokens = [[f"t{k}"] for k in labels]
+
+    class DropNoise:
+        def apply(self, V):
+            V = np.array(V, copy=True)
+            V[:, 2:] = 0
+            return V
+
+    make = {"nn": lambda seed: NearestNeighbourAttacker(k=3)}
+    plain = attack(X, tokens, make, seed=0)
+    adaptive = attack(X, tokens, make, seed=0, transforms={"project": DropNoise()})
+    assert "attack_variants" not in plain
+    v = adaptive["attack_variants"]
+    assert v["nn@raw"]["leakage"] == pytest.approx(plain["leakage_nn"])
+    assert v["nn@project"]["leakage"] > 0.95 > plain["leakage_nn"] + 0.3
+    assert adaptive["leakage_nn"] == v["nn@project"]["leakage"]
+
+
+def test_adaptive_transforms_only_for_a_noise_covariance():
+    from private_vectors.bench.runner import adaptive_transforms, make_embedding
+
+    enc = FakeEncoder(dim=32)
+    cfg = {"concept_fit": {"subspace": {"n_pairs": 200, "rank": 8}}}
+    assert adaptive_transforms(make_embedding("laplace", 10.0, 0, enc, "PII", cfg), cfg) == {}
+    concept = make_embedding("concept-subspace", 10.0, 0, enc, "PII", cfg)
+    assert set(adaptive_transforms(concept, cfg)) == {"project", "wiener"}
+    assert adaptive_transforms(concept, {**cfg, "adaptive_attackers": False}) == {}

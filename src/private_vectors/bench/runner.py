@@ -193,6 +193,19 @@ def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Call
     return out
 
 
+def adaptive_transforms(embedding: Any, cfg: dict[str, Any]) -> dict[str, Any]:
+    """The public post-processings an attacker who knows the mechanism can apply (issue 7's
+    projection and Wiener transforms, from the mechanism's Σ); empty for spherical or learned
+    mechanisms, or when ``cfg["adaptive_attackers"]`` is false (default true)."""
+    from ..retrieval import _spherical, build_query_transform, noise_directions
+
+    mech = getattr(embedding, "mechanism", None)
+    if not cfg.get("adaptive_attackers", True) or mech is None or noise_directions(mech) is None \
+            or _spherical(mech):
+        return {}
+    return {kind: build_query_transform(kind, mech) for kind in ("project", "wiener")}
+
+
 def _runs_on(where: dict[str, Any], mechanism: str, eps: float) -> bool:
     """Whether an attacker with restrictions ``where`` attacks the cell (mechanism, ε)."""
     if "mechanisms" in where and mechanism not in where["mechanisms"] and \
@@ -291,11 +304,12 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
                         reused = mech.endswith("+qt") and memo_key in attack_memo
                         metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
-                                           sts_transform=sts_tf)
-                        attack_part = {k: v for k, v in metrics.items() if k.startswith(("leakage_", "confidence_"))}
+                                           sts_transform=sts_tf, attack_transforms=adaptive_transforms(ef, cfg))
+                        attack_part = {k: v for k, v in metrics.items()
+                                       if k.startswith(("leakage_", "confidence_")) or k == "attack_variants"}
                         if reused:
                             metrics.update({k: v for k, v in attack_memo[memo_key].items()
-                                            if k.split("_", 1)[1] in cell_att})
+                                            if k == "attack_variants" or k.split("_", 1)[1] in cell_att})
                         elif not mech.endswith("+qt"):
                             attack_memo[memo_key] = attack_part
                         rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,

@@ -116,29 +116,53 @@ class LeakageSet:
 
 
 def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, Any], *, seed: int,
-           train_share: float = 0.7, texts: Sequence[str] | None = None) -> dict[str, float]:
+           train_share: float = 0.7, texts: Sequence[str] | None = None,
+           transforms: dict[str, Any] | None = None) -> dict[str, Any]:
     """Split into attacker-train / victim-test, fit each attacker, return its metrics.
 
     An attacker that learns from the sentences themselves (``fit_needs_sentences``, the
     generative one) also gets the attacker-train ``texts``.
+
+    ``transforms`` (name → object with ``apply``) make the attackers *adaptive*: each attacker
+    also trains and attacks on the vectors post-processed by every transform — the public
+    noise-aware transforms derived from the mechanism's Σ, which an attacker who knows the
+    mechanism can apply as well as the querier — and reports the best of its variants as
+    ``leakage_<name>`` / ``confidence_<name>``; every variant's figures are kept under
+    ``"attack_variants"``.
     """
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(vectors))
     cut = round(train_share * len(vectors))
     tr, te = order[:cut], order[cut:]
-    out: dict[str, float] = {}
+    views = {"raw": vectors}
+    for tname, tf in (transforms or {}).items():
+        views[tname] = np.asarray(tf.apply(vectors), dtype=np.float32)
+    out: dict[str, Any] = {}
+    variants: dict[str, dict[str, float]] = {}
     for name, make in attackers.items():
-        att = make(seed)
-        if getattr(att, "fit_needs_sentences", False):
-            if texts is None:
-                raise ValueError(f"attacker {name!r} needs the sentences of the leakage set")
-            att.fit(vectors[tr], [texts[i] for i in tr], [tokens[i] for i in tr])
-        else:
-            att.fit(vectors[tr], [tokens[i] for i in tr])
-        res = att.evaluate(vectors[te], [tokens[i] for i in te])
-        out[f"leakage_{name}"] = res["leakage"]
-        out[f"confidence_{name}"] = res["confidence"]
+        best: dict[str, float] | None = None
+        for view, V in views.items():
+            res = _fit_evaluate(make(seed), V, tokens, tr, te, texts, name)
+            variants[f"{name}@{view}"] = {"leakage": res["leakage"], "confidence": res["confidence"]}
+            if best is None or res["leakage"] > best["leakage"]:
+                best = res
+        assert best is not None
+        out[f"leakage_{name}"] = best["leakage"]
+        out[f"confidence_{name}"] = best["confidence"]
+    if len(views) > 1 and attackers:
+        out["attack_variants"] = variants
     return out
+
+
+def _fit_evaluate(att: Any, V: np.ndarray, tokens: list[list[str]], tr: np.ndarray, te: np.ndarray,
+                  texts: Sequence[str] | None, name: str) -> dict[str, float]:
+    if getattr(att, "fit_needs_sentences", False):
+        if texts is None:
+            raise ValueError(f"attacker {name!r} needs the sentences of the leakage set")
+        att.fit(V[tr], [texts[i] for i in tr], [tokens[i] for i in tr])
+    else:
+        att.fit(V[tr], [tokens[i] for i in tr])
+    return att.evaluate(V[te], [tokens[i] for i in te])
 
 
 # --------------------------------------------------------------------------- tasks
@@ -167,7 +191,7 @@ class Task:
         return out
 
     def run(self, embedding: Any, attackers: dict[str, Any], *, seed: int, backend: str = "chroma",
-            sts_transform: Any = None) -> dict[str, float]:
+            sts_transform: Any = None, attack_transforms: dict[str, Any] | None = None) -> dict[str, Any]:
         """Store, measure utility, read back, attack. Returns metrics."""
         store = open_store(embedding, backend)
         try:
@@ -182,7 +206,7 @@ class Task:
                 lk = self.leakage
                 V = store.vectors(self._leak_ids())
                 out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share,
-                                  texts=lk.data.texts))
+                                  texts=lk.data.texts, transforms=attack_transforms))
             return out
         finally:
             store.close()
