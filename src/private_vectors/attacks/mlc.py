@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_float_matrix, check_int, check_positive_finite
+from ..encoders.base import l2_normalize
 from ..errors import InvalidParameterError, InvalidTypeError
 from .base import Attacker
 
@@ -107,8 +108,7 @@ class MLCAttacker(Attacker):
         E, _ = as_float_matrix(self.token_encoder(list(self.vocabulary_)), "token_encoder output")
         if E.shape[0] != len(self.vocabulary_):
             raise InvalidParameterError("token_encoder", f"one row per token ({len(self.vocabulary_)})", E.shape)
-        norms = np.linalg.norm(E, axis=1, keepdims=True)
-        return (E / np.where(norms > 0, norms, 1.0)).astype(np.float32)
+        return l2_normalize(E).astype(np.float32)
 
     def fit(self, vectors: Any, token_lists: Sequence[Sequence[str]]) -> MLCAttacker:
         """Learn token presence from (perturbed) vectors; returns self."""
