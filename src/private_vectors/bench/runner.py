@@ -197,11 +197,12 @@ def adaptive_transforms(embedding: Any, cfg: dict[str, Any]) -> dict[str, Any]:
     """The public post-processings an attacker who knows the mechanism can apply (issue 7's
     projection and Wiener transforms, from the mechanism's Σ); empty for spherical or learned
     mechanisms, or when ``cfg["adaptive_attackers"]`` is false (default true)."""
-    from ..retrieval import _spherical, build_query_transform, noise_directions
+    from ..retrieval import IdentityTransform, build_query_transform
 
     mech = getattr(embedding, "mechanism", None)
-    if not cfg.get("adaptive_attackers", True) or mech is None or noise_directions(mech) is None \
-            or _spherical(mech):
+    # "auto" is the identity exactly when Σ offers no direction to avoid (spherical, learned)
+    if not cfg.get("adaptive_attackers", True) or mech is None \
+            or isinstance(build_query_transform("auto", mech), IdentityTransform):
         return {}
     return {kind: build_query_transform(kind, mech) for kind in ("project", "wiener")}
 
@@ -304,7 +305,8 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
                         reused = mech.endswith("+qt") and memo_key in attack_memo
                         metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
-                                           sts_transform=sts_tf, attack_transforms=adaptive_transforms(ef, cfg))
+                                           sts_transform=sts_tf,
+                                           attack_transforms=None if reused else adaptive_transforms(ef, cfg))
                         attack_part = {k: v for k, v in metrics.items()
                                        if k.startswith(("leakage_", "confidence_")) or k == "attack_variants"}
                         if reused:
