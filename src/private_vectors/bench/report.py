@@ -32,8 +32,9 @@ def load_lines(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def _eps(v: Any) -> float:
-    return math.inf if str(v) == "inf" else float(v)
+def eps_value(v: Any) -> float:
+    """ε from a config or a JSON line: a number, or "inf" / "infinity" / "∞" (the clean row)."""
+    return math.inf if str(v).lower() in ("inf", "infinity", "∞") else float(v)
 
 
 def _attackers(lines: list[dict[str, Any]]) -> list[str]:
@@ -44,7 +45,7 @@ def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], 
     """(dataset, backend, mechanism, ε) → {metric: (mean, std, n)} over seeds."""
     groups: dict[tuple[str, str, str, float], list[dict[str, Any]]] = defaultdict(list)
     for r in lines:
-        groups[(r["dataset"], r.get("backend", "chroma"), r["mechanism"], _eps(r["eps"]))].append(r)
+        groups[(r["dataset"], r.get("backend", "chroma"), r["mechanism"], eps_value(r["eps"]))].append(r)
     out: dict[tuple[str, str, str, float], dict[str, tuple[float, float, int]]] = {}
     for key, rows in groups.items():
         metrics = {k for r in rows for k, v in r.items()
@@ -134,9 +135,9 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
                 if not pts:  # this attacker did not run on this mechanism (a restricted attacker)
                     continue
                 leak = _interp_leakage(pts, target)
-                rng = (min(p[0] for p in pts), max(p[0] for p in pts)) if pts else (math.nan, math.nan)
+                rng = (min(p[0] for p in pts), max(p[0] for p in pts))
                 bound = False
-                if math.isnan(leak) and pts and target < rng[0]:
+                if math.isnan(leak) and target < rng[0]:
                     # even its strongest ε keeps more utility than the target: its leakage at equal
                     # utility is at most its leakage there (more noise leaks less)
                     leak, bound = min(pts)[1], True

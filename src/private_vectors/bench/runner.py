@@ -30,11 +30,11 @@ from ..datasets import (
 )
 from ..encoders import load_encoder
 from .cache import CachingEncoder
+from .report import eps_value
 from .tasks import LeakageSet, Task
 
 __all__ = ["MECHANISM_SPECS", "build_tasks", "make_embedding", "run_benchmark"]
 
-INF = float("inf")
 
 MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "none": {"mechanism": "none"},
@@ -177,7 +177,7 @@ def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Call
         kwargs = dict(acfg[name] or {})
         where = {k: kwargs.pop(k) for k in ("mechanisms", "epsilons") if k in kwargs}
         if "epsilons" in where:
-            where["epsilons"] = [_eps_value(e) for e in where["epsilons"]]
+            where["epsilons"] = [eps_value(e) for e in where["epsilons"]]
         if name in ("mlc", "mlc-enc"):
             if name == "mlc-enc":
                 if encoder is None:
@@ -222,13 +222,9 @@ def _factory(cls: Any, kwargs: dict[str, Any], *, seeded: bool) -> Callable[[int
     return make
 
 
-def _eps_value(e: Any) -> float:
-    return INF if str(e).lower() in ("inf", "infinity", "∞") else float(e)
-
-
 def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     """(mechanism, ε) cells: ε = ∞ is the clean row ("none"); "none" runs only at ∞."""
-    eps_list = [_eps_value(e) for e in cfg["epsilons"]]
+    eps_list = [eps_value(e) for e in cfg["epsilons"]]
     cells = []
     for m in cfg["mechanisms"]:
         if m not in MECHANISM_SPECS:
