@@ -54,6 +54,18 @@ def test_caching_encoder_encodes_once(tmp_path):
     again = CachingEncoder(FakeEncoder(dim=16), cache_dir=tmp_path)
     again.warm(["a b", "c d"])
     assert again.encoded == 0 and list(tmp_path.glob("*.npy"))
+    assert not list(tmp_path.glob("*.tmp"))  # written through a temporary file and a rename
+
+
+def test_caching_encoder_failed_write_leaves_no_cache_file(tmp_path, monkeypatch):
+    def broken_save(fh, X):
+        fh.write(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(np, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        CachingEncoder(FakeEncoder(dim=16), cache_dir=tmp_path).warm(["a b"])
+    assert list(tmp_path.iterdir()) == []  # no truncated .npy for the next run to load
 
 
 def test_grid_and_interpolation():

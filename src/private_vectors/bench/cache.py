@@ -10,6 +10,8 @@ keyed by a hash of the model id and the texts.
 from __future__ import annotations
 
 import hashlib
+import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,8 +65,7 @@ class CachingEncoder:
         else:
             X = self._encode_raw(todo)
             if path is not None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                np.save(path, X)
+                _save_atomic(path, X)
         for t, x in zip(todo, X, strict=True):
             self._memo[t] = x
 
@@ -86,3 +87,17 @@ class CachingEncoder:
 
     def get_config(self) -> dict[str, Any]:
         return dict(self.base.get_config())
+
+
+def _save_atomic(path: Path, X: np.ndarray) -> None:
+    """Write ``X`` to ``path`` through a temporary file and a rename, so a benchmark run in
+    another process never loads a half-written cache file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.stem, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, X)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
