@@ -11,7 +11,7 @@ import pytest
 
 from private_vectors.bench import CachingEncoder, run_benchmark
 from private_vectors.bench.report import _interp_leakage, equal_utility
-from private_vectors.bench.runner import grid
+from private_vectors.bench.runner import grid, prior_based
 from private_vectors.bench.tasks import VectorStore
 from private_vectors.encoders import FakeEncoder
 
@@ -89,6 +89,12 @@ def test_grid_and_interpolation():
     # Laplace barely above the prior: nothing to rank, so no excess ratio
     flat = [{**r, "leakage_prior": r["leakage_mlc"] - 0.005} for r in lines if r["mechanism"] == "laplace"]
     assert all(math.isnan(r["excess_ratio"]) for r in equal_utility(flat))
+    # a line names its run's prior-based attackers: an attacker not among them gets no excess ratio
+    named = [{**r, "prior_based": ["generative"]} for r in prior_lines]
+    assert all(math.isnan(r["excess_ratio"]) for r in equal_utility(named))
+    assert prior_based({"attackers": {"mlc": {}, "nn": {}, "generative": {"prior_weight": 1.0}}}) == [
+        "mlc", "generative"]
+    assert prior_based({"attackers": {"mlc-enc": {}, "generative": {}}}) == ["mlc-enc"]
 
 
 @needs_data

@@ -160,3 +160,36 @@ def test_bad_input_is_refused(data: dict) -> None:
 def test_wrong_dimension_after_fit(clean_attack: GenerativeInversion) -> None:
     with pytest.raises(InvalidParameterError, match="dimension 64"):
         clean_attack.generate(np.zeros((2, 32)))
+
+
+def test_prior_weight_mixes_the_training_prior(clean_attack: GenerativeInversion, data: dict, tmp_path) -> None:
+    X, truth = data["te_X"][:16], data["te_tok"][:16]
+    plain = clean_attack._truth_probabilities(X, truth)
+    prior = clean_attack.token_prior_
+    assert prior["alice"] == pytest.approx(sum("alice" in t for t in data["tr_tok"]) / len(data["tr_tok"]))
+    s = clean_attack.n_samples
+    try:
+        clean_attack.prior_weight = 1.0
+        mixed = clean_attack._truth_probabilities(X, truth)  # same samples: the sampling seed is fixed
+        loaded = GenerativeInversion.load(clean_attack.save(tmp_path / "geia"))
+    finally:
+        clean_attack.prior_weight = 0.0
+    for toks, p0, p1 in zip(truth, plain, mixed, strict=True):
+        for t in toks:
+            assert p1[t] == pytest.approx((s * p0[t] + prior[t]) / (s + 1))
+        # every training token is now a guess; one any sample spelled still outranks those none spelled
+        assert set(prior) <= set(p1)
+        spelled = [p1[w] for w in p0 if p0[w] > 0]
+        unspelled = [p1[w] for w in p1 if p0.get(w, 0) == 0]
+        assert not spelled or not unspelled or min(spelled) > max(unspelled)
+    assert loaded.prior_weight == 1.0 and loaded.token_prior_ == prior
+
+
+def test_prior_weight_is_validated(data: dict) -> None:
+    for bad in (-0.5, float("nan"), float("inf")):
+        with pytest.raises(InvalidParameterError, match="prior_weight"):
+            GenerativeInversion(prior_weight=bad)
+    with pytest.raises(InvalidTypeError, match="prior_weight"):
+        GenerativeInversion(prior_weight="1")
+    with pytest.raises(InvalidParameterError, match="token_lists"):  # the prior comes from them
+        GenerativeInversion(prior_weight=1.0, **FAST).fit(data["tr_X"][:5], data["tr_text"][:5])

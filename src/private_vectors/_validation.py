@@ -13,6 +13,7 @@ from .errors import InvalidParameterError, InvalidTypeError
 __all__ = [
     "as_float_matrix",
     "check_int",
+    "check_non_negative_finite",
     "check_positive_finite",
     "check_probability",
     "check_texts",
@@ -27,6 +28,16 @@ def check_positive_finite(value: Any, name: str, *, allow_inf: bool = False) -> 
     if math.isnan(out) or out <= 0 or (math.isinf(out) and not allow_inf):
         expected = "a number > 0" + ("" if allow_inf else " and finite")
         raise InvalidParameterError(name, expected, value)
+    return out
+
+
+def check_non_negative_finite(value: Any, name: str) -> float:
+    """Return ``value`` as a float after checking it is a finite real number ≥ 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise InvalidTypeError(name, "a finite number >= 0", value)
+    out = float(value)
+    if not (math.isfinite(out) and out >= 0):
+        raise InvalidParameterError(name, "a finite number >= 0", value)
     return out
 
 

@@ -43,6 +43,7 @@ import numpy as np
 from .._validation import (
     as_float_matrix,
     check_int,
+    check_non_negative_finite,
     check_positive_finite,
     check_probability,
     check_texts,
@@ -208,6 +209,12 @@ class GenerativeInversion(Attacker):
             ``token_lists`` are given to :meth:`fit` (1 = plain GEIA objective).
         n_samples: samples per vector used for token probabilities.
         temperature: sampling temperature for token probabilities.
+        prior_weight: pseudo-samples α of the training token prior mixed into every token's
+            probability, p(t) = (S·share(t) + α·π(t)) / (S + α) with S = ``n_samples`` and
+            π(t) the share of training sentences holding t (needs ``token_lists`` in
+            :meth:`fit`). 0 (default) is plain GEIA: a token no sample spells gets 0. With
+            α ≤ 1 a token any sample spells still outranks every token it does not, and the
+            prior orders the rest, as the MLC attacker's output biases do.
         rule: when a token counts as recovered for leakage (see :class:`Attacker`):
             ``"top-k"`` (default, like the other attackers: among the sentence's k_s most
             probable words, k_s = its number of distinct sensitive tokens) or ``"threshold"``.
@@ -238,6 +245,7 @@ class GenerativeInversion(Attacker):
         sensitive_weight: float = 1.0,
         n_samples: int = 10,
         temperature: float = 1.0,
+        prior_weight: float = 0.0,
         rule: str = "top-k",
         threshold: float = 0.5,
         device: str | None = None,
@@ -261,6 +269,7 @@ class GenerativeInversion(Attacker):
         self.sensitive_weight = check_positive_finite(sensitive_weight, "sensitive_weight")
         self.n_samples = check_int(n_samples, "n_samples", minimum=1)
         self.temperature = check_positive_finite(temperature, "temperature")
+        self.prior_weight = check_non_negative_finite(prior_weight, "prior_weight")
         super().__init__(rule=rule, threshold=threshold)
         if device is not None and not isinstance(device, str):
             raise InvalidTypeError("device", "None or a torch device string", device)
@@ -314,6 +323,9 @@ class GenerativeInversion(Attacker):
             raise InvalidParameterError("sentences", f"{X.shape[0]} sentences (one per vector)", texts)
         if token_lists is not None:
             token_lists = check_token_lists(token_lists, len(texts))
+        elif self.prior_weight > 0:
+            raise InvalidParameterError("token_lists", "the training sensitive tokens (prior_weight > 0 needs "
+                                        "their prior)", token_lists)
         seed = self._seed()
         probe = TokenVocabulary(self.tokenizer)
         split = [probe.split(t)[: self.max_length] for t in texts]
@@ -331,6 +343,7 @@ class GenerativeInversion(Attacker):
         self.sensitive_vocabulary_ = (None if token_lists is None else
                                       {normalize_token(w) for toks in token_lists for t in toks
                                        for w in vocab.join(vocab.split(t)).split()} - {""})
+        self.token_prior_ = None if token_lists is None else _token_prior(token_lists, vocab)
         self._sample_seed_ = seed
         return self
 
@@ -499,7 +512,27 @@ class GenerativeInversion(Attacker):
         punctuation.
         """
         self._check_fitted()
-        return [self._word_shares(samples) for samples in self._samples(self._vectors(vectors))]
+        out = []
+        for samples in self._samples(self._vectors(vectors)):
+            probs = {w: self._mix(p, w) for w, p in self._word_shares(samples).items()}
+            self._add_prior_guesses(probs, set())
+            out.append(probs)
+        return out
+
+    def _mix(self, share: float, key: str) -> float:
+        """Mix a sample share with the training prior of ``key`` (``prior_weight`` pseudo-samples)."""
+        if not self.prior_weight or not self.token_prior_:
+            return share
+        s, a = float(self.n_samples), self.prior_weight
+        return (s * share + a * self.token_prior_.get(key, 0.0)) / (s + a)
+
+    def _add_prior_guesses(self, probs: dict[str, float], spelled: set[tuple[str, ...]]) -> None:
+        """Add the most frequent training tokens no sample spelled as guesses (prior_weight > 0)."""
+        if not self.prior_weight or not self.token_prior_:
+            return
+        for key in list(self.token_prior_)[:_PRIOR_GUESSES]:
+            if key not in probs and tuple(self.vocab_.split(key)) not in spelled:
+                probs[key] = self._mix(0.0, key)
 
     def _word_shares(self, samples: list[list[str]]) -> dict[str, float]:
         counts: dict[str, int] = {}
@@ -519,16 +552,20 @@ class GenerativeInversion(Attacker):
         samples = self._samples(self._vectors(vectors))
         out = []
         for smp, toks in zip(samples, truth, strict=True):
-            probs = {t: self._share_containing(smp, t) for t in toks}
+            probs = {t: self._mix(self._share_containing(smp, t), self._canonical(t)) for t in toks}
             if self.rule == "top-k":
                 spelled = {tuple(self.vocab_.split(t)) for t in toks}
                 known = self.sensitive_vocabulary_
                 for word, p in self._word_shares(smp).items():
                     if (word not in probs and tuple(self.vocab_.split(word)) not in spelled
                             and (known is None or word in known)):
-                        probs[word] = p
+                        probs[word] = self._mix(p, word)
+                self._add_prior_guesses(probs, spelled | {tuple(self.vocab_.split(w)) for w in probs})
             out.append(probs)
         return out
+
+    def _canonical(self, token: str) -> str:
+        return self.vocab_.join(self.vocab_.split(token))
 
     def evaluate(self, vectors: Any, token_lists: Sequence[Sequence[str]]) -> dict[str, float]:
         """Leakage (eq. 13) and confidence (eq. 14) from the sampled probabilities, plus
@@ -581,7 +618,8 @@ class GenerativeInversion(Attacker):
         config = {"type": "GenerativeInversion", "version": _SAVE_VERSION, "params": params,
                   "dim": self.dim_, "vocabulary": self.vocab_.itos[3:], "history": self.history_,
                   "sensitive_vocabulary": (None if self.sensitive_vocabulary_ is None
-                                           else sorted(self.sensitive_vocabulary_))}
+                                           else sorted(self.sensitive_vocabulary_)),
+                  "token_prior": self.token_prior_}
         (folder / "config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
         state = {k: v.detach().cpu().contiguous() for k, v in self.model_.state_dict().items()}
         save_file(state, str(folder / "model.safetensors"))
@@ -607,6 +645,7 @@ class GenerativeInversion(Attacker):
         self.history_ = config.get("history", [])
         known = config.get("sensitive_vocabulary")
         self.sensitive_vocabulary_ = None if known is None else set(known)
+        self.token_prior_ = config.get("token_prior")
         model = _build_decoder(self.dim_, len(self.vocab_), self._config())
         model.load_state_dict(state)
         self.model_ = model.to(_device(device)).eval()
@@ -616,7 +655,16 @@ class GenerativeInversion(Attacker):
 
 _PARAMS = ("tokenizer", "embedding_size", "hidden_size", "num_layers", "dropout", "word_dropout", "max_length", "epochs",
            "batch_size", "learning_rate", "validation_share", "patience", "sensitive_weight", "n_samples",
-           "temperature", "rule", "threshold", "show_progress")
+           "temperature", "prior_weight", "rule", "threshold", "show_progress")
+
+
+_PRIOR_GUESSES = 200  # most frequent training tokens offered as guesses, as PriorAttacker's ``top``
+
+
+def _token_prior(token_lists: Sequence[Sequence[str]], vocab: TokenVocabulary) -> dict[str, float]:
+    """{token in the vocabulary's normal form: share of sentences holding it}, most frequent first."""
+    counts = Counter(k for toks in token_lists for k in {vocab.join(vocab.split(t)) for t in toks} - {""})
+    return {k: c / len(token_lists) for k, c in counts.most_common()}
 
 
 def _check_unit_interval(value: Any, name: str, *, upper_open: bool) -> float:

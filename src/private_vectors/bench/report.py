@@ -97,7 +97,9 @@ def table_markdown(lines: list[dict[str, Any]]) -> str:
 PRIOR_BASED = ("mlc", "mlc-enc")
 """Attackers that start from the token prior (their output biases), so their leakage never
 falls below it: only for them is "leakage above the prior" meaningful. The nearest-neighbour
-and generative attackers have no prior fallback and can sit below it."""
+attacker and the generative one without ``prior_weight`` have no prior fallback and can sit
+below it. A results line names its run's prior-based attackers under ``"prior_based"``; this
+is the default for lines without that key."""
 
 MIN_EXCESS = 0.01
 """Laplace's leakage above the prior (share) below which the excess ratio is not reported."""
@@ -118,6 +120,7 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
                   ) -> list[dict[str, Any]]:
     """Per data set, backend, attacker and mechanism: leakage at the reference's utility."""
     agg = aggregate(lines)
+    from_prior = {a for r in lines for a in r.get("prior_based", PRIOR_BASED)}
     rows = []
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
         ref = agg.get((dataset, backend, reference, ref_eps))
@@ -127,7 +130,7 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
         prior = ref.get("leakage_prior", (math.nan,))[0]
         for a in _attackers(lines):
             ref_leak = ref.get(f"leakage_{a}", (math.nan,))[0]
-            ref_excess = ref_leak - prior if a in PRIOR_BASED else math.nan
+            ref_excess = ref_leak - prior if a in from_prior else math.nan
             for m, _ in sorted({(m, 0) for (d, b, m, _e) in agg if d == dataset and b == backend and m != "none"},
                                key=lambda k: ORDER.index(k[0]) if k[0] in ORDER else 99):
                 pts = [(v["utility"][0], v[f"leakage_{a}"][0]) for (d, b, mm, _e), v in agg.items()
@@ -161,7 +164,7 @@ def equal_utility_markdown(lines: list[dict[str, Any]]) -> str:
              "the share of what the vectors add beyond a frequency guess that the mechanism still lets "
              f"through (negative = below the prior; 'n/a' where Laplace leaks < {100 * MIN_EXCESS:.0f} points "
              "above the prior, i.e. the attacker cannot rank mechanisms there, and for the attackers that "
-             "do not start from the prior — nearest neighbour, generative).\n",
+             "do not start from the prior — nearest neighbour, generative without prior_weight).\n",
              "| data set | attacker | mechanism | target utility | leakage | ratio vs Laplace | prior | "
              "excess ratio | utility range |",
              "|---|---|---|---|---|---|---|---|---|"]

@@ -193,6 +193,17 @@ def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Call
     return out
 
 
+def prior_based(cfg: dict[str, Any]) -> list[str]:
+    """The configured attackers that start from the token prior (so the report can count their
+    leakage above it): the MLCs (output biases at the prior) and a generative attacker with
+    ``prior_weight`` > 0."""
+    acfg = cfg.get("attackers", {"mlc": {}, "nn": {}})
+    out = [a for a in ("mlc", "mlc-enc") if a in acfg]
+    if "generative" in acfg and float((acfg["generative"] or {}).get("prior_weight", 0.0)) > 0:
+        out.append("generative")
+    return out
+
+
 def adaptive_transforms(embedding: Any, cfg: dict[str, Any]) -> dict[str, Any]:
     """The public post-processings an attacker who knows the mechanism can apply (issue 7's
     projection and Wiener transforms, from the mechanism's Σ); empty for spherical or learned
@@ -272,7 +283,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     seeds = [int(s) for s in cfg.get("seeds", [0])]
     backends = cfg.get("backends", ["chroma"])
     meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
-            "model": enc.model_id, "dim": enc.dim}
+            "model": enc.model_id, "dim": enc.dim, "prior_based": prior_based(cfg)}
     skipped: dict[str, str] = {}
     n_done = 0
     with lines_path.open("w", encoding="utf-8") as fh:

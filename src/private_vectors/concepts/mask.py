@@ -41,7 +41,13 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_positive_finite, check_probability
+from .._validation import (
+    as_float_matrix,
+    check_int,
+    check_non_negative_finite,
+    check_positive_finite,
+    check_probability,
+)
 from ..errors import InvalidParameterError, InvalidTypeError
 
 __all__ = ["GAMMA", "XI", "SparseMask"]
@@ -162,10 +168,7 @@ class SparseMask:
         }
 
     def _validate(self) -> None:
-        if isinstance(self.l0_lambda, bool) or not isinstance(self.l0_lambda, (int, float)) or not (
-            math.isfinite(self.l0_lambda) and self.l0_lambda >= 0
-        ):
-            raise InvalidParameterError("l0_lambda", "a finite number >= 0", self.l0_lambda)
+        check_non_negative_finite(self.l0_lambda, "l0_lambda")
         if not self.hidden or not all(isinstance(h, int) and h >= 1 for h in self.hidden):
             raise InvalidParameterError("hidden", "a non-empty tuple of positive ints", self.hidden)
         check_positive_finite(self.learning_rate, "learning_rate")

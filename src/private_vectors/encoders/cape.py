@@ -36,7 +36,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_positive_finite
+from .._validation import (
+    as_float_matrix,
+    check_int,
+    check_non_negative_finite,
+    check_positive_finite,
+)
 from ..errors import InvalidParameterError
 from ..random import RandomSource
 from .learned import Adam, LearnedMechanism, resolve_device, small_model_threads, torch_generator
@@ -164,17 +169,11 @@ class CapeEncoder(LearnedMechanism):
         self.epsilon = check_positive_finite(epsilon, "epsilon")
         self.out_dim = check_int(out_dim, "out_dim", minimum=1)
         self.hidden_dim = check_int(hidden_dim, "hidden_dim", minimum=1)
-        if isinstance(lambda_adv, bool) or not isinstance(lambda_adv, (int, float)) or not (
-                math.isfinite(lambda_adv) and lambda_adv >= 0):
-            raise InvalidParameterError("lambda_adv", "a finite number >= 0", lambda_adv)
-        self.lambda_adv = float(lambda_adv)
+        self.lambda_adv = check_non_negative_finite(lambda_adv, "lambda_adv")
         self.epochs = check_int(epochs, "epochs", minimum=1)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
         self.lr = check_positive_finite(lr, "lr")
-        if isinstance(weight_decay, bool) or not isinstance(weight_decay, (int, float)) or not (
-                math.isfinite(weight_decay) and weight_decay >= 0):
-            raise InvalidParameterError("weight_decay", "a finite number >= 0", weight_decay)
-        self.weight_decay = float(weight_decay)
+        self.weight_decay = check_non_negative_finite(weight_decay, "weight_decay")
         self.adversary_steps = check_int(adversary_steps, "adversary_steps", minimum=1)
         self.train_epsilon = None if train_epsilon is None else check_positive_finite(train_epsilon, "train_epsilon")
         self.device = resolve_device(device)

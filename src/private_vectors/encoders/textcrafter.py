@@ -38,7 +38,13 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_positive_finite, check_texts
+from .._validation import (
+    as_float_matrix,
+    check_int,
+    check_non_negative_finite,
+    check_positive_finite,
+    check_texts,
+)
 from ..errors import InvalidParameterError
 from ..random import RandomSource
 from .learned import (
@@ -52,12 +58,6 @@ from .learned import (
 )
 
 __all__ = ["PIIClassifier", "TextCrafter", "kmeans", "relabel_pii"]
-
-
-def _nonneg(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value >= 0):
-        raise InvalidParameterError(name, "a finite number >= 0", value)
-    return float(value)
 
 
 def _binary_labels(labels: Any, m: int) -> np.ndarray:
@@ -164,7 +164,7 @@ class PIIClassifier:
     """
 
     def __init__(self, *, l2: float = 1e-3, max_iter: int = 50, balanced: bool = True) -> None:
-        self.l2 = _nonneg(l2, "l2")
+        self.l2 = check_non_negative_finite(l2, "l2")
         self.max_iter = check_int(max_iter, "max_iter", minimum=1)
         self.balanced = bool(balanced)
         self.coef_: np.ndarray | None = None
@@ -295,7 +295,7 @@ class TextCrafter(LearnedMechanism):
     ) -> None:
         super().__init__(random_state=random_state)
         self.radius = check_positive_finite(radius, "radius")
-        self.alpha, self.beta, self.gamma = _nonneg(alpha, "alpha"), _nonneg(beta, "beta"), _nonneg(gamma, "gamma")
+        self.alpha, self.beta, self.gamma = check_non_negative_finite(alpha, "alpha"), check_non_negative_finite(beta, "beta"), check_non_negative_finite(gamma, "gamma")
         self.n_clusters = check_int(n_clusters, "n_clusters", minimum=1)
         self.token_dim = check_int(token_dim, "token_dim", minimum=1)
         self.d_model = check_int(d_model, "d_model", minimum=1)
@@ -312,7 +312,7 @@ class TextCrafter(LearnedMechanism):
         if isinstance(ema_decay, bool) or not isinstance(ema_decay, (int, float)) or not 0 <= ema_decay < 1:
             raise InvalidParameterError("ema_decay", "a number in [0, 1)", ema_decay)
         self.ema_decay = float(ema_decay)
-        self.pii_l2 = _nonneg(pii_l2, "pii_l2")
+        self.pii_l2 = check_non_negative_finite(pii_l2, "pii_l2")
         self.device = resolve_device(device)
         self.show_progress = bool(show_progress)
         self.n_features_in_: int | None = None
