@@ -22,7 +22,7 @@ from private_vectors.concepts import (
     load_concept,
     remove_tokens,
 )
-from private_vectors.concepts.generators import word_list
+from private_vectors.concepts.generators import BUILTIN_TEMPLATES, generate_swaps, word_list
 from private_vectors.encoders import FakeEncoder, fingerprint
 from private_vectors.errors import (
     ArtefactError,
@@ -359,3 +359,15 @@ def test_cli_concept_fit_and_list(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["concept", "list"]) == 0
     listing = json.loads(capsys.readouterr().out.split("\n]\n", 1)[1])
     assert [row["concept"] for row in listing] == list(BUILTIN_CONCEPTS)
+
+
+@pytest.mark.parametrize("name", ["PII", "medical"])
+def test_swap_pairs_differ_only_in_the_filled_values(name: str) -> None:
+    pairs = list(generate_swaps(name, 200, random_state=4))
+    assert pairs == list(generate_swaps(name, 200, random_state=4))  # seeded
+    assert len(pairs) == 200
+    shapes = [re.compile("^" + re.sub(r"\\\{\w+\\\}", "(.+?)", re.escape(t)) + "$") for t in BUILTIN_TEMPLATES[name]]
+    for first, second in pairs:
+        assert first != second
+        # one template, filled twice: both sentences match the same template's shape
+        assert any(s.match(first) and s.match(second) for s in shapes), (first, second)

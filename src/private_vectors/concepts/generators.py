@@ -22,7 +22,8 @@ import numpy as np
 
 from .text import remove_spans
 
-__all__ = ["BUILTIN_TEMPLATES", "LOCALES", "fill_template", "generate", "generic_templates", "word_list"]
+__all__ = ["BUILTIN_TEMPLATES", "LOCALES", "fill_template", "generate", "generate_swaps", "generic_templates",
+           "word_list"]
 
 LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL")
 """Faker locales the generators draw names, addresses and phone numbers from."""
@@ -239,6 +240,20 @@ def fill_template(template: str, values: Mapping[str, Callable[[], str]]) -> tup
     return "".join(out), spans, removed
 
 
+def _pickers(concept: str, rng: np.random.Generator, random_state: int, pool_size: int
+             ) -> tuple[tuple[str, ...], dict[str, Callable[[], str]]]:
+    """The concept's templates and, per slot, a picker drawing from a finite seeded pool."""
+    templates = BUILTIN_TEMPLATES[concept]
+    fields = {f for t in templates for _, f, _, _ in string.Formatter().parse(t) if f}
+    builders = _pool_builders()
+    fakers = _fakers(random_state) if fields - {"gender", "age", "disease", "symptom"} else []
+    pools = {f: builders[f](fakers, rng, pool_size) for f in sorted(fields)}
+    pickers: dict[str, Callable[[], str]] = {
+        f: (lambda p=p: p[int(rng.integers(len(p)))]) for f, p in pools.items()  # type: ignore[misc]
+    }
+    return templates, pickers
+
+
 def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 200) -> Iterator[Triple]:
     """Yield ``n`` (sentence, masked sentence, removed values) triples for a built-in concept.
 
@@ -249,14 +264,7 @@ def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 20
         pool_size: distinct values per slot.
     """
     rng = np.random.default_rng(random_state)
-    templates = BUILTIN_TEMPLATES[concept]
-    fields = {f for t in templates for _, f, _, _ in string.Formatter().parse(t) if f}
-    builders = _pool_builders()
-    fakers = _fakers(random_state) if fields - {"gender", "age", "disease", "symptom"} else []
-    pools = {f: builders[f](fakers, rng, pool_size) for f in sorted(fields)}
-    pickers: dict[str, Callable[[], str]] = {
-        f: (lambda p=p: p[int(rng.integers(len(p)))]) for f, p in pools.items()  # type: ignore[misc]
-    }
+    templates, pickers = _pickers(concept, rng, random_state, pool_size)
     made = 0
     while made < n:
         template = templates[int(rng.integers(len(templates)))]
@@ -266,3 +274,30 @@ def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 20
             continue
         made += 1
         yield text, masked, tuple(removed)
+
+
+def generate_swaps(concept: str, n: int, *, random_state: int = 0, pool_size: int = 200
+                   ) -> Iterator[tuple[str, str]]:
+    """Yield ``n`` pairs of one template filled twice with independently drawn values.
+
+    Where :func:`generate`'s pairs (s, R(s)) differ in *whether* the concept is present, these
+    differ only in *which* value fills it: Φ(s₁) − Φ(s₂) spans the directions that carry the
+    value's identity (``benchmarks/identity_subspace.py`` estimates a noise subspace from them).
+    Pairs whose two fillings happen to coincide are skipped.
+
+    Args:
+        concept: a key of :data:`BUILTIN_TEMPLATES`.
+        n: number of pairs.
+        random_state: seed (generation is reproducible; it is not noise).
+        pool_size: distinct values per slot.
+    """
+    rng = np.random.default_rng(random_state)
+    templates, pickers = _pickers(concept, rng, random_state, pool_size)
+    made = 0
+    while made < n:
+        template = templates[int(rng.integers(len(templates)))]
+        first, second = fill_template(template, pickers)[0], fill_template(template, pickers)[0]
+        if first == second:
+            continue
+        made += 1
+        yield first, second
