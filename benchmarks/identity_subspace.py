@@ -15,7 +15,8 @@ subspace with the query transform, on the full grid's data subsets.
 
 Usage::
 
-    .venv/bin/python benchmarks/identity_subspace.py [--datasets scifact,sts12,ddxplus] [--seed 0]
+    .venv/bin/python benchmarks/identity_subspace.py [--datasets scifact,sts12,ddxplus] [--seeds 0,1]
+        [--rows 64:0.9,128:0.7] [--references laplace,concept-subspace+qt] [--out DIR]
 
 Writes ``benchmarks/results/identity_subspace/`` (results.jsonl, table.md, equal_utility.md,
 Pareto PNGs) with the harness's report.
@@ -24,6 +25,7 @@ Pareto PNGs) with the harness's report.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import time
@@ -47,8 +49,17 @@ from private_vectors.encoders import load_encoder
 from private_vectors.mechanisms import MahalanobisMechanism
 
 ROOT = Path(__file__).resolve().parents[1]
-IDENTITY_ROWS = {"identity-64-0.9+qt": (64, 0.9), "identity-128-0.7+qt": (128, 0.7)}
-"""Identity-subspace rows: (rank, share of the noise trace on the subspace)."""
+DEFAULT_ROWS = "64:0.9,128:0.7"
+"""Identity-subspace rows, ``rank:share`` (share of the noise trace on the subspace)."""
+
+
+def parse_rows(text: str) -> dict[str, tuple[int, float]]:
+    """``"64:0.9,128:0.7"`` → {"identity-64-0.9+qt": (64, 0.9), ...}."""
+    rows = {}
+    for item in text.split(","):
+        rank, share = item.split(":")
+        rows[f"identity-{int(rank)}-{float(share):g}+qt"] = (int(rank), float(share))
+    return rows
 
 
 def identity_basis(encoder: CachingEncoder, concept: str, n_pairs: int = 3000, seed: int = 0) -> np.ndarray:
@@ -63,7 +74,10 @@ def identity_basis(encoder: CachingEncoder, concept: str, n_pairs: int = 3000, s
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--datasets", default="scifact,sts12,ddxplus")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", default="0", help="comma-separated noise/attacker seeds")
+    ap.add_argument("--rows", default=DEFAULT_ROWS, help="identity rows as rank:share, comma-separated")
+    ap.add_argument("--references", default="laplace,concept-subspace+qt",
+                    help="grid rows to run beside them (laplace is the equal-utility reference)")
     ap.add_argument("--epsilons", default="5,10,20")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "identity_subspace"))
     args = ap.parse_args()
@@ -81,16 +95,17 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     lines = out / "results.jsonl"
-    t0, seed = time.time(), args.seed
+    t0, identity_rows = time.time(), parse_rows(args.rows)
     meta = {"config": "identity_subspace", "git_sha": git_sha(), "model": enc.model_id, "dim": enc.dim,
             "prior_based": ["mlc-enc"]}
     with lines.open("w", encoding="utf-8") as fh:
         for task in tasks:
             concept = task.meta["concept"]
             basis = identity_basis(enc, concept)
-            for eps in [float(e) for e in args.epsilons.split(",")]:
-                rows = {m: make_embedding(m, eps, seed, enc, concept, cfg) for m in ("laplace", "concept-subspace+qt")}
-                for name, (rank, share) in IDENTITY_ROWS.items():
+            for seed, eps in itertools.product([int(s) for s in args.seeds.split(",")],
+                                               [float(e) for e in args.epsilons.split(",")]):
+                rows = {m: make_embedding(m, eps, seed, enc, concept, cfg) for m in args.references.split(",")}
+                for name, (rank, share) in identity_rows.items():
                     mech = MahalanobisMechanism.from_subspace(epsilon=eps, basis=basis[:, :rank], share=share,
                                                               unit=1 / math.sqrt(enc.dim), random_state=seed)
                     rows[name] = PrivateEmbedding(model=enc, mechanism=mech, query_transform="auto", random_state=seed)
