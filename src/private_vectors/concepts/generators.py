@@ -16,7 +16,7 @@ import string
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
 from importlib import resources
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,7 @@ LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL")
 """Faker locales the generators draw names, addresses and phone numbers from."""
 
 Triple = tuple[str, str, tuple[str, ...]]
+T = TypeVar("T")
 
 
 @cache
@@ -240,9 +241,13 @@ def fill_template(template: str, values: Mapping[str, Callable[[], str]]) -> tup
     return "".join(out), spans, removed
 
 
-def _pickers(concept: str, rng: np.random.Generator, random_state: int, pool_size: int
-             ) -> tuple[tuple[str, ...], dict[str, Callable[[], str]]]:
-    """The concept's templates and, per slot, a picker drawing from a finite seeded pool."""
+def _sample(concept: str, n: int, random_state: int, pool_size: int,
+            make: Callable[[str, Mapping[str, Callable[[], str]]], T | None]) -> Iterator[T]:
+    """Yield ``n`` items ``make(template, pickers)`` (None = skip) over seeded template draws.
+
+    Each slot's picker draws from a finite seeded pool of ``pool_size`` values.
+    """
+    rng = np.random.default_rng(random_state)
     templates = BUILTIN_TEMPLATES[concept]
     fields = {f for t in templates for _, f, _, _ in string.Formatter().parse(t) if f}
     builders = _pool_builders()
@@ -251,7 +256,12 @@ def _pickers(concept: str, rng: np.random.Generator, random_state: int, pool_siz
     pickers: dict[str, Callable[[], str]] = {
         f: (lambda p=p: p[int(rng.integers(len(p)))]) for f, p in pools.items()  # type: ignore[misc]
     }
-    return templates, pickers
+    made = 0
+    while made < n:
+        item = make(templates[int(rng.integers(len(templates)))], pickers)
+        if item is not None:
+            made += 1
+            yield item
 
 
 def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 200) -> Iterator[Triple]:
@@ -263,17 +273,13 @@ def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 20
         random_state: seed (generation is reproducible; it is not noise).
         pool_size: distinct values per slot.
     """
-    rng = np.random.default_rng(random_state)
-    templates, pickers = _pickers(concept, rng, random_state, pool_size)
-    made = 0
-    while made < n:
-        template = templates[int(rng.integers(len(templates)))]
+
+    def triple(template: str, pickers: Mapping[str, Callable[[], str]]) -> Triple | None:
         text, spans, removed = fill_template(template, pickers)
         masked = remove_spans(text, spans)
-        if not masked or masked == text:
-            continue
-        made += 1
-        yield text, masked, tuple(removed)
+        return None if not masked or masked == text else (text, masked, tuple(removed))
+
+    yield from _sample(concept, n, random_state, pool_size, triple)
 
 
 def generate_swaps(concept: str, n: int, *, random_state: int = 0, pool_size: int = 200
@@ -291,13 +297,9 @@ def generate_swaps(concept: str, n: int, *, random_state: int = 0, pool_size: in
         random_state: seed (generation is reproducible; it is not noise).
         pool_size: distinct values per slot.
     """
-    rng = np.random.default_rng(random_state)
-    templates, pickers = _pickers(concept, rng, random_state, pool_size)
-    made = 0
-    while made < n:
-        template = templates[int(rng.integers(len(templates)))]
+
+    def swap(template: str, pickers: Mapping[str, Callable[[], str]]) -> tuple[str, str] | None:
         first, second = fill_template(template, pickers)[0], fill_template(template, pickers)[0]
-        if first == second:
-            continue
-        made += 1
-        yield first, second
+        return None if first == second else (first, second)
+
+    yield from _sample(concept, n, random_state, pool_size, swap)
