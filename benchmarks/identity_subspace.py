@@ -41,8 +41,10 @@ from private_vectors.bench.runner import (
     _attackers,
     adaptive_transforms,
     build_tasks,
+    cell_record,
     git_sha,
     make_embedding,
+    sts_transform,
 )
 from private_vectors.concepts.generators import generate_swaps
 from private_vectors.encoders import load_encoder
@@ -111,13 +113,9 @@ def main() -> None:
                     rows[name] = PrivateEmbedding(model=enc, mechanism=mech, query_transform="auto", random_state=seed)
                 for name, ef in rows.items():
                     t1 = time.time()
-                    sts_tf = ef.query_transform.apply if name.endswith("+qt") and task.kind == "sts" else None
-                    metrics = task.run(ef, attackers, seed=seed, sts_transform=sts_tf,
+                    metrics = task.run(ef, attackers, seed=seed, sts_transform=sts_transform(name, task, ef),
                                        attack_transforms=adaptive_transforms(ef, cfg))
-                    rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
-                           "token_source": task.meta["token_source"], "concept": concept, "mechanism": name,
-                           "eps": eps, "seed": seed, "backend": "chroma", **metrics,
-                           "seconds": round(time.time() - t1, 2)}
+                    rec = cell_record(meta, task, name, eps, seed, "chroma", metrics, time.time() - t1)
                     fh.write(json.dumps(rec) + "\n")
                     fh.flush()
                     print(f"{task.name} {name} ε={eps:g}: utility {metrics['utility']:.3f}, "

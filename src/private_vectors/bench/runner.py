@@ -33,7 +33,7 @@ from .cache import CachingEncoder
 from .report import eps_value
 from .tasks import LeakageSet, Task
 
-__all__ = ["MECHANISM_SPECS", "build_tasks", "make_embedding", "run_benchmark"]
+__all__ = ["MECHANISM_SPECS", "build_tasks", "cell_record", "make_embedding", "run_benchmark", "sts_transform"]
 
 
 MECHANISM_SPECS: dict[str, dict[str, Any]] = {
@@ -246,6 +246,23 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     return cells
 
 
+def sts_transform(mechanism: str, task: Task, embedding: Any) -> Callable[[Any], Any] | None:
+    """The transform for an STS task's read-back vectors: a ``+qt`` row's query transform
+    (both sides are stored, so both are transformed), else None."""
+    if mechanism.endswith("+qt") and task.kind == "sts":
+        return embedding.query_transform.apply
+    return None
+
+
+def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, seed: int, backend: str,
+                metrics: dict[str, Any], seconds: float) -> dict[str, Any]:
+    """One results line: the run's ``meta``, the cell's coordinates, its metrics and time."""
+    return {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
+            "token_source": task.meta["token_source"], "concept": task.meta["concept"],
+            "mechanism": mechanism, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
+            "backend": backend, **metrics, "seconds": round(seconds, 2)}
+
+
 # --------------------------------------------------------------------------- the run
 def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = True,
                   encoder: Any = None) -> Path:
@@ -305,9 +322,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         except Exception as exc:  # concept package or artefact missing: say so
                             skipped[key] = f"{type(exc).__name__}: {exc}"
                             continue
-                        sts_tf = None
-                        if mech.endswith("+qt") and task.kind == "sts":
-                            sts_tf = ef.query_transform.apply  # both sides stored: transform both
+                        sts_tf = sts_transform(mech, task, ef)
                         cell_att = {n: f for n, (f, w) in attackers.items() if _runs_on(w, mech, eps)}
                         memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
                         reused = mech.endswith("+qt") and memo_key in attack_memo
@@ -321,10 +336,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                                             if k == "attack_variants" or k.split("_", 1)[1] in cell_att})
                         elif not mech.endswith("+qt"):
                             attack_memo[memo_key] = attack_part
-                        rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
-                               "token_source": task.meta["token_source"], "concept": task.meta["concept"],
-                               "mechanism": mech, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
-                               "backend": backend, **metrics, "seconds": round(time.time() - t1, 2)}
+                        rec = cell_record(meta, task, mech, eps, seed, backend, metrics, time.time() - t1)
                         if reused:
                             rec["attacks_from"] = mech.removesuffix("+qt")
                         fh.write(json.dumps(rec) + "\n")
