@@ -61,7 +61,8 @@ def main() -> int:
     private(docs[:8])
     plain(docs[:8])
 
-    root = Path(tempfile.mkdtemp(prefix="pv-ingest-"))
+    tmp = tempfile.TemporaryDirectory(prefix="pv-ingest-")  # removed at exit
+    root = Path(tmp.name)
     col_private = chromadb.PersistentClient(path=str(root / "private")).create_collection(
         "scifact", embedding_function=private)
     col_plain = chromadb.PersistentClient(path=str(root / "plain")).create_collection(

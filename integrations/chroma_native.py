@@ -35,7 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     from private_vectors import PrivateEmbedding
 
     concept = None if args.concept.lower() == "none" else args.concept
-    path = args.path or tempfile.mkdtemp(prefix="pv-chroma-")
+    tmp = None if args.path else tempfile.TemporaryDirectory(prefix="pv-chroma-")  # removed at exit
+    path = args.path or tmp.name
     ef = PrivateEmbedding(concept=concept, eps=args.eps, model=args.model)
     client = chromadb.PersistentClient(path=path)
     col = client.get_or_create_collection("notes", embedding_function=ef)

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     index = build_index(NOTES, ef, kind=args.kind, nlist=2 if args.kind == "ivf" else None)
     print(f"== {args.kind} index ({index.metric}, GPU: {gpu_available()}) with {len(index)} perturbed documents")
 
-    folder = Path(args.path or tempfile.mkdtemp(prefix="pv-faiss-"))
+    tmp = None if args.path else tempfile.TemporaryDirectory(prefix="pv-faiss-")  # removed at exit
+    folder = Path(args.path or tmp.name)
     index.save(folder)
     print(f"== saved to {folder}: {sorted(f.name for f in folder.iterdir())}")
     loaded = PrivateFaissIndex.load(folder)  # PrivateEmbedding rebuilt from the JSON sidecar

@@ -3,9 +3,10 @@
     .venv/bin/python integrations/langchain_rag.py                 # default model, concept PII, eps 10
     .venv/bin/python integrations/langchain_rag.py --model fake --concept none
 
-retriever (Chroma, perturbed documents) → prompt → a template LLM that answers from the
-retrieved context → text. Prints what was stored, each question's retrieved context and
-answer, and the privacy report.
+retriever (the drop-in ``private_vectors.langchain.Chroma``: perturbed vectors, no document
+text in the store) → the application's own id → text lookup → prompt → a template LLM that
+answers from the retrieved context → text. Prints what was stored, each question's retrieved
+context and answer, and the privacy report.
 """
 
 from __future__ import annotations
@@ -36,25 +37,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--path", default=None, help="Chroma folder (default: a temporary one)")
     args = p.parse_args(argv)
 
+    from private_vectors import PrivateEmbedding
+    from private_vectors.langchain import Chroma
+
+    concept = None if args.concept.lower() == "none" else args.concept
+    ef = PrivateEmbedding(concept=concept, eps=args.eps, model=args.model)
+    with tempfile.TemporaryDirectory(prefix="pv-langchain-") as tmp:  # removed on exit
+        store = Chroma(collection_name="notes", embedding_function=ef, persist_directory=args.path or tmp)
+        return _run(store, ef)
+
+
+def _run(store, ef) -> int:
     from langchain_core.output_parsers import StrOutputParser
     from langchain_core.prompts import PromptTemplate
     from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-    from private_vectors import PrivateEmbedding
-    from private_vectors.integrations.langchain import chroma_store
-
-    concept = None if args.concept.lower() == "none" else args.concept
-    ef = PrivateEmbedding(concept=concept, eps=args.eps, model=args.model)
-    store = chroma_store(ef, collection_name="notes",
-                         persist_directory=args.path or tempfile.mkdtemp(prefix="pv-langchain-"))
-    store.add_texts(NOTES, ids=[f"note-{i}" for i in range(len(NOTES))])
-    print(f"== stored {len(NOTES)} perturbed documents through {ef!r}")
+    # the store keeps vectors and ids only; the text stays in the application's own records
+    records = {f"note-{i}": note for i, note in enumerate(NOTES)}
+    store.add_texts(list(records.values()), ids=list(records))
+    print(f"== stored {len(NOTES)} perturbed documents (no text) through {ef!r}")
 
     retriever = store.as_retriever(search_kwargs={"k": 2})
     prompt = PromptTemplate.from_template("Answer from the context.\n\nContext:\n{context}\n\nQuestion: {question}")
 
     def format_docs(docs) -> str:
-        return "\n".join(d.page_content for d in docs)
+        return "\n".join(records[d.id] for d in docs)
 
     chain = ({"context": retriever | format_docs, "question": RunnablePassthrough()}
              | prompt | RunnableLambda(template_llm) | StrOutputParser())
@@ -62,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         docs = retriever.invoke(q)
         print(f"\nQ: {q}")
         for d in docs:
-            print(f"   retrieved: {d.page_content}")
+            print(f"   retrieved: {records[d.id]}")
         print(f"A: {chain.invoke(q)}")
 
     print("\n== privacy report")

@@ -103,7 +103,7 @@ def test_presidio_requested_but_missing() -> None:
         PIIDetector(use_presidio=True)
 
 
-@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="shared data missing")
+@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="needs ../shared/data/pii/synth_dataset_v2.json (README: Shared data); not present")
 def test_recall_on_presidio_synthetic_data(det: PIIDetector) -> None:
     rows = json.loads((DATA / "pii" / "synth_dataset_v2.json").read_text(encoding="utf-8"))
     with_spans = [r for r in rows if r["spans"]]

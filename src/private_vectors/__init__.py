@@ -24,6 +24,7 @@ from .errors import (
 
 __all__ = [
     "ArtefactError",
+    "Chroma",
     "ConfigMismatchError",
     "InvalidParameterError",
     "InvalidTypeError",
@@ -32,3 +33,12 @@ __all__ = [
     "PrivateVectorsError",
     "__version__",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """Lazy names: ``Chroma`` (the drop-in LangChain store; imports langchain-chroma on first use)."""
+    if name == "Chroma":
+        from .langchain import Chroma
+
+        return Chroma
+    raise AttributeError(f"module 'private_vectors' has no attribute {name!r}")

@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="sentence-transformers name or path (default: packaged MiniLM)")
     p.add_argument("--concept", default="PII", help="concept to hide (built-in name or folder), or 'none'")
     p.add_argument("--mechanism", default=None, help="mahalanobis (default with a concept), laplace, ...")
-    p.add_argument("--path", default=None, help="Chroma folder (default: a new temporary folder)")
+    p.add_argument("--path", default=None, help="Chroma folder (default: a temporary folder, removed at the end)")
     p.set_defaults(func=run)
 
 
@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
 
     concept = None if str(args.concept).lower() == "none" else args.concept
     ef = PrivateEmbedding(concept=concept, eps=args.eps, model=args.model, mechanism=args.mechanism)
-    path = args.path or tempfile.mkdtemp(prefix="private-vectors-demo-")
+    # without --path: a temporary folder, removed when the demo ends (or at interpreter exit)
+    tmp = None if args.path else tempfile.TemporaryDirectory(prefix="private-vectors-demo-")
+    path = args.path or tmp.name  # type: ignore[union-attr]
     client = chromadb.PersistentClient(path=path)
     col = client.get_or_create_collection("demo", embedding_function=ef)
     ids = [f"doc-{i}" for i in range(len(SENTENCES))]
@@ -58,4 +60,8 @@ def run(args: argparse.Namespace) -> int:
         clean_top = SENTENCES[int(np.argmax(clean @ q_clean[qi]))]
         print(f"query: {query!r}\n  clean index top:   {clean_top}\n  private index top: {top_docs[qi][0]}")
     print(json.dumps(ef.privacy_report(SENTENCES), indent=2))
+    if tmp is not None:
+        del col, client
+        tmp.cleanup()
+        print(f"removed the temporary folder {path} (pass --path to keep the collection)")
     return 0

@@ -8,9 +8,10 @@ cache (``local_files_only=True``): this package never contacts a model hub.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +63,30 @@ def _default_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
+_QUIET_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _quiet_transformers(quiet: bool) -> Iterator[None]:
+    """Switch transformers' own progress bars (e.g. "Loading weights") off for a model load."""
+    if not quiet:
+        yield
+        return
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
+        yield
+        return
+    with _QUIET_LOCK:
+        was_on = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
+        try:
+            yield
+        finally:
+            if was_on:
+                hf_logging.enable_progress_bar()
+
+
 class SentenceTransformerEncoder:
     """Any sentence-transformers model, loaded offline.
 
@@ -98,7 +123,7 @@ class SentenceTransformerEncoder:
         else:
             source, self.model_id = _resolve(str(model))
             self._source = str(model)
-            self._model = self._load(source, device or _default_device())
+            self._model = self._load(source, device or _default_device(), quiet=not show_progress)
         self.device = str(self._model.device)
         get_dim = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(get_dim())
@@ -107,12 +132,13 @@ class SentenceTransformerEncoder:
         return f"SentenceTransformerEncoder({self.model_id!r}, dim={self.dim}, normalize={self.normalize})"
 
     @staticmethod
-    def _load(source: str, device: str) -> Any:
+    def _load(source: str, device: str, *, quiet: bool = True) -> Any:
         from sentence_transformers import SentenceTransformer
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
-            return SentenceTransformer(source, device=device, local_files_only=True)
+            with _quiet_transformers(quiet):  # no "Loading weights" bar unless show_progress=True
+                return SentenceTransformer(source, device=device, local_files_only=True)
         except Exception as exc:
             raise ModelNotAvailableError(
                 f"model {source!r} could not be loaded offline ({type(exc).__name__}: {exc}). "

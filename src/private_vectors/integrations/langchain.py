@@ -1,52 +1,274 @@
-"""LangChain integration.
+"""LangChain integration: a drop-in ``Chroma`` vector store and :func:`chroma_store`.
 
 ``PrivateEmbedding`` is a ``langchain_core.embeddings.Embeddings`` (``embed_documents``,
 ``embed_query``, ``aembed_documents``, ``aembed_query``; each call, sync or async, draws its
-own random stream), so it plugs into any LangChain vector store::
+own random stream), so it plugs into any LangChain vector store. The plain
+``langchain_chroma.Chroma`` however
 
-    from langchain_chroma import Chroma
+- creates its collection *without* the embedding function (``embedding_function=None`` is
+  passed to Chroma), so the PrivateEmbedding's config is not recorded, a reopen with another
+  ε/concept/key is not refused, and the collection gets Chroma's default space (L2);
+- stores every ``page_content`` verbatim next to the noisy vector.
+
+:class:`Chroma` here is a subclass with the very same constructor (plus one keyword,
+``store_raw_text``), so only the import changes::
+
+    from private_vectors.langchain import Chroma      # was: from langchain_chroma import Chroma
     store = Chroma(embedding_function=PrivateEmbedding(concept="PII", eps=10))
 
-LangChain's Chroma wrapper creates collections with Chroma's default space (L2) and without an
-embedding-function config, so neither the measured best space for perturbed documents nor the
-drift check applies. :func:`chroma_store` builds the same ``langchain_chroma.Chroma`` with the
-collection space of the PrivateEmbedding and its config persisted in the collection, and refuses
-to reopen a collection written by a different PrivateEmbedding.
+It records the PrivateEmbedding in the collection's configuration (Chroma's
+embedding-function registration: drift and key checks on every reopen), creates the
+collection in the space the PrivateEmbedding chooses, and stores no document text unless
+``store_raw_text=True``. When the embedding function offers a ``texts_to_store(texts)`` hook
+(a PrivateEmbedding with a text sanitizer), the text it returns — the sanitized text that was
+embedded — is stored instead.
 """
 
 from __future__ import annotations
 
+import uuid
+import warnings
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..embedding import PrivateEmbedding
-from ..errors import InvalidTypeError, ModelNotAvailableError
+from ..embedding import CHROMA_NAME, PrivateEmbedding
+from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from .chroma import check_collection
 
-__all__ = ["chroma_store"]
+__all__ = ["Chroma", "chroma_store", "stored_texts"]
+
+_LangChainChroma: Any
+try:
+    from langchain_chroma import Chroma as _LangChainChroma
+except ImportError:  # pragma: no cover - optional dependency
+    _LangChainChroma = None
+
+
+def _require_langchain_chroma() -> Any:
+    if _LangChainChroma is None:  # pragma: no cover
+        raise ModelNotAvailableError("langchain-chroma is not installed: pip install 'private-vectors[langchain]'")
+    return _LangChainChroma
+
+
+def _configuration_for(embedding: Any, configuration: Any) -> Any:
+    """The collection configuration with ``embedding`` recorded and its space set (the
+    caller's own ``hnsw``/``spann`` space wins; a PrivateEmbedding then warns on mismatch)."""
+    if not isinstance(embedding, PrivateEmbedding):
+        return configuration
+    cfg: dict[str, Any] = dict(configuration or {})
+    cfg.setdefault("embedding_function", embedding)
+    if "spann" in cfg:
+        cfg["spann"] = {"space": embedding.space, **dict(cfg["spann"] or {})}
+    else:
+        cfg["hnsw"] = {"space": embedding.space, **dict(cfg.get("hnsw") or {})}
+    return cfg
+
+
+def stored_texts(embedding: Any, texts: Sequence[str], *, store_raw_text: bool = False) -> list[str]:
+    """The document text a store keeps for ``texts`` (contracts: stored text).
+
+    ``store_raw_text=True``: the texts as given. Otherwise, when ``embedding`` has a
+    ``texts_to_store(texts)`` hook (a PrivateEmbedding with a sanitizer), what it returns —
+    the sanitized text — and else nothing: an empty string per document.
+
+    Raises:
+        InvalidParameterError: the hook returned the wrong number of texts or non-strings.
+    """
+    items = list(texts)
+    if store_raw_text:
+        return items
+    hook = getattr(embedding, "texts_to_store", None)
+    if not callable(hook):
+        return [""] * len(items)
+    out = hook(items)
+    if out is None:
+        return [""] * len(items)
+    out = list(out)
+    if len(out) != len(items) or not all(isinstance(t, str) for t in out):
+        raise InvalidParameterError("embedding_function.texts_to_store", f"{len(items)} strings",
+                                    f"{len(out)} items of types {sorted({type(t).__name__ for t in out})}")
+    return out
+
+
+_Base: Any = _LangChainChroma if _LangChainChroma is not None else object
+
+
+class Chroma(_Base):
+    """``langchain_chroma.Chroma`` that records the PrivateEmbedding and keeps no raw text.
+
+    The constructor is ``langchain_chroma.Chroma``'s, parameter for parameter, plus
+    ``store_raw_text``. With a :class:`~private_vectors.PrivateEmbedding` as
+    ``embedding_function`` the collection is created (or opened) with the function's config
+    in its Chroma ``configuration`` and in the function's space; reopening it with a
+    PrivateEmbedding that differs in what stored vectors mean raises
+    :class:`~private_vectors.errors.ConfigMismatchError`, and ``embedding_function=None`` on an
+    existing private collection rebuilds the stored PrivateEmbedding.
+
+    Args:
+        store_raw_text: keep each ``page_content`` verbatim in the collection (default False:
+            the sanitized text when the embedding function sanitizes, else an empty string;
+            search results then carry ids and metadata, with empty ``page_content``).
+        **others: as ``langchain_chroma.Chroma``.
+    """
+
+    def __init__(
+        self,
+        collection_name: str = "langchain",
+        embedding_function: Any = None,
+        persist_directory: str | None = None,
+        host: str | None = None,
+        port: int | None = None,
+        headers: dict[str, str] | None = None,
+        chroma_cloud_api_key: str | None = None,
+        tenant: str | None = None,
+        database: str | None = None,
+        client_settings: Any = None,
+        collection_metadata: dict | None = None,
+        collection_configuration: Any = None,
+        client: Any = None,
+        relevance_score_fn: Callable[[float], float] | None = None,
+        create_collection_if_not_exists: bool | None = True,
+        *,
+        ssl: bool = False,
+        store_raw_text: bool = False,
+    ) -> None:
+        base = _require_langchain_chroma()
+        if not isinstance(store_raw_text, bool):
+            raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
+        self._store_raw_text = store_raw_text
+        base.__init__(
+            self, collection_name=collection_name, embedding_function=embedding_function,
+            persist_directory=persist_directory, host=host, port=port, headers=headers,
+            chroma_cloud_api_key=chroma_cloud_api_key, tenant=tenant, database=database,
+            client_settings=client_settings, collection_metadata=collection_metadata,
+            collection_configuration=_configuration_for(embedding_function, collection_configuration),
+            client=client, relevance_score_fn=relevance_score_fn,
+            create_collection_if_not_exists=create_collection_if_not_exists, ssl=ssl)
+        if self._chroma_collection is not None:
+            self._adopt_collection(embedding_function)
+
+    def _adopt_collection(self, embedding_function: Any) -> None:
+        """Check ``embedding_function`` against the collection; adopt the stored PrivateEmbedding
+        when none was given; warn once when the collection's space is not the function's."""
+        col = self._collection
+        if embedding_function is None:  # a private collection: rebuild its stored function
+            cfg = (col.configuration_json or {}).get("embedding_function") or {}
+            if cfg.get("name") == CHROMA_NAME:
+                self._embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
+        else:
+            check_collection(col, embedding_function)
+        ef = self._embedding_function
+        if isinstance(ef, PrivateEmbedding):
+            space = collection_space(col)
+            if space is not None and space != ef.space:
+                _warn_space_once(col.name, space, ef.space)
+
+    @property
+    def store_raw_text(self) -> bool:
+        """Whether ``page_content`` is stored verbatim."""
+        return self._store_raw_text
+
+    def _documents_for(self, texts: list[str]) -> list[str]:
+        return stored_texts(self._embedding_function, texts, store_raw_text=self._store_raw_text)
+
+    def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None,
+                  ids: list[str] | None = None, **kwargs: Any) -> list[str]:
+        """Embed ``texts`` through the embedding function and add them; the stored document
+        text follows ``store_raw_text`` (see the class). Returns the ids."""
+        items = list(texts)
+        ids = [str(uuid.uuid4()) for _ in items] if ids is None else [
+            i if i is not None else str(uuid.uuid4()) for i in ids]
+        if len(ids) != len(items):
+            raise InvalidParameterError("ids", f"{len(items)} ids (one per text)", len(ids))
+        if not items:
+            return []
+        ef = self._embedding_function
+        if ef is None and not self._store_raw_text:
+            raise InvalidParameterError(
+                "embedding_function", "an Embeddings (e.g. PrivateEmbedding) to embed texts before they are stored",
+                None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
+        metas: list[Any] = list(metadatas or [])
+        metas = [m or None for m in metas] + [None] * (len(items) - len(metas))
+        documents = self._documents_for(items) if ef is not None else items
+        embeddings = ef.embed_documents(items) if ef is not None else None
+        for start in range(0, len(items), self._batch_size()):
+            stop = start + self._batch_size()
+            self._collection.upsert(
+                ids=ids[start:stop], documents=documents[start:stop],
+                embeddings=None if embeddings is None else embeddings[start:stop],
+                metadatas=metas[start:stop] if any(m is not None for m in metas[start:stop]) else None)
+        return ids
+
+    def update_documents(self, ids: list[str], documents: list[Any]) -> None:
+        """Re-embed and replace ``documents`` under ``ids`` (stored text as in :meth:`add_texts`)."""
+        if self._embedding_function is None:
+            raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
+        texts = [d.page_content for d in documents]
+        metas = [d.metadata or None for d in documents]
+        embeddings = self._embedding_function.embed_documents(texts)
+        stored = self._documents_for(texts)
+        size = self._batch_size()
+        for start in range(0, len(ids), size):
+            sl = slice(start, start + size)
+            self._collection.update(ids=ids[sl], embeddings=embeddings[sl], documents=stored[sl],
+                                    metadatas=metas[sl] if any(m is not None for m in metas[sl]) else None)
+
+    def fork(self, new_name: str) -> Chroma:
+        """Fork this store (same client, embedding function and ``store_raw_text``)."""
+        forked = self._collection.fork(new_name=new_name)
+        return type(self)(client=self._client, embedding_function=self._embedding_function,
+                          collection_name=forked.name, store_raw_text=self._store_raw_text)
+
+    def _batch_size(self) -> int:
+        getter = getattr(self._client, "get_max_batch_size", None)
+        try:
+            return max(1, int(getter())) if callable(getter) else 5461
+        except Exception:  # pragma: no cover - clients without the call
+            return 5461
+
+
+def collection_space(collection: Any) -> str | None:
+    """The distance space of a Chroma collection (``"l2"``, ``"cosine"``, ``"ip"``) or None."""
+    try:
+        cfg = collection.configuration_json or {}
+    except Exception:  # pragma: no cover
+        return None
+    for index in ("hnsw", "spann"):
+        section = cfg.get(index) or {}
+        if section.get("space"):
+            return str(section["space"])
+    return None
+
+
+_WARNED: set[tuple[str, str, str]] = set()
+
+
+def _warn_space_once(name: str, space: str, wanted: str) -> None:
+    key = (name, space, wanted)
+    if key in _WARNED:
+        return
+    _WARNED.add(key)
+    warnings.warn(
+        f"collection {name!r} uses the {space!r} space but the PrivateEmbedding was built for {wanted!r}; "
+        f"create the collection with collection_configuration={{'hnsw': {{'space': {wanted!r}}}}} (or "
+        f"PrivateEmbedding(space={space!r})) so perturbed documents rank as measured", UserWarning, stacklevel=3)
 
 
 def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langchain", **kwargs: Any) -> Any:
-    """A ``langchain_chroma.Chroma`` store over a collection that records ``embedding``.
+    """A drop-in :class:`Chroma` store over a collection that records ``embedding``.
+
+    Kept for existing code: ``Chroma(collection_name=..., embedding_function=embedding)`` is the
+    same store (no raw text stored unless ``store_raw_text=True``).
 
     Args:
         embedding: the PrivateEmbedding.
         collection_name: the Chroma collection.
-        **kwargs: passed to ``langchain_chroma.Chroma`` (``persist_directory``, ``client``, ``host``…).
+        **kwargs: passed to :class:`Chroma` (``persist_directory``, ``client``, ``store_raw_text``…).
 
     Raises:
         ConfigMismatchError: the collection exists and was written by another PrivateEmbedding.
     """
     if not isinstance(embedding, PrivateEmbedding):
         raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
-    try:
-        from langchain_chroma import Chroma
-    except ImportError as exc:  # pragma: no cover
-        raise ModelNotAvailableError("langchain-chroma is not installed: pip install 'private-vectors[langchain]'") \
-            from exc
-    configuration: Any = dict(kwargs.pop("collection_configuration", None) or {})
-    configuration.setdefault("hnsw", {"space": embedding.space})
-    configuration.setdefault("embedding_function", embedding)
-    store = Chroma(collection_name=collection_name, embedding_function=embedding,
-                   collection_configuration=configuration, **kwargs)
-    check_collection(store._collection, embedding)
-    return store
+    _require_langchain_chroma()
+    return Chroma(collection_name=collection_name, embedding_function=embedding, **kwargs)

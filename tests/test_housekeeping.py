@@ -1,0 +1,60 @@
+"""Quiet model loads, temporary folders removed, skip reasons that name the shared data."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _stderr_of(code: str) -> str:
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return res.stderr
+
+
+def test_default_model_loads_without_progress_bars():
+    pytest.importorskip("sentence_transformers")
+    err = _stderr_of("from private_vectors.encoders import load_encoder; load_encoder(None).encode(['hi'])")
+    assert "Loading weights" not in err and "it/s]" not in err
+
+
+def test_progress_bars_on_request():
+    pytest.importorskip("sentence_transformers")
+    err = _stderr_of("from private_vectors.encoders.sentence_transformers import SentenceTransformerEncoder\n"
+                     "SentenceTransformerEncoder(show_progress=True)")
+    assert "Loading weights" in err
+
+
+def test_demo_removes_its_temporary_folder():
+    before = set(Path(tempfile.gettempdir()).glob("private-vectors-demo-*"))
+    res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--concept", "none"],
+                         capture_output=True, text=True, timeout=180)
+    assert res.returncode == 0, res.stderr[-2000:]
+    folder = re.search(r"removed the temporary folder (\S+)", res.stdout)
+    assert folder and not Path(folder.group(1)).exists()
+    assert set(Path(tempfile.gettempdir()).glob("private-vectors-demo-*")) <= before
+
+
+def test_data_skip_reasons_name_the_shared_folder():
+    """Every test that skips for missing data says where the data is expected."""
+    offenders = []
+    for path in (ROOT / "tests").glob("test_*.py"):
+        for line in path.read_text().splitlines():
+            if re.search(r"reason=\"shared data (missing|not present)\"", line):
+                offenders.append(f"{path.name}: {line.strip()}")
+    assert not offenders, offenders
+
+
+def test_pyproject_licence_is_an_spdx_string():
+    text = (ROOT / "pyproject.toml").read_text()
+    assert re.search(r'^license = "Apache-2.0"$', text, re.M)
+    assert 'requires = ["setuptools>=77"' in text
+    assert os.path.isfile(ROOT / "pyproject.toml")
