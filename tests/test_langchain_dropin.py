@@ -167,14 +167,15 @@ def test_no_embedding_function_needs_the_flag(tmp_path):
         store.add_texts(["raw text would reach Chroma's own embedder"])
 
 
-def test_plain_space_collection_warns_once(tmp_path):
-    pe = PrivateEmbedding(model="fake", eps=20)
+def test_plain_space_collection_warns_once_when_the_space_matters(tmp_path):
+    pe = PrivateEmbedding(model="fake", eps=20, store_geometry="none")  # raw vectors: the space matters
     langchain_chroma.Chroma(collection_name="plain", embedding_function=pe, persist_directory=str(tmp_path))
     with pytest.warns(UserWarning, match="'l2' space"):
         _store(tmp_path, pe, name="plain")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _store(tmp_path, pe, name="plain")  # once per collection/space pair
+        _store(tmp_path, PrivateEmbedding(model="fake", eps=20), name="plain")  # default geometry: no warning
 
 
 def test_new_process_reopen_without_import_names_the_fix(tmp_path):

@@ -42,7 +42,7 @@ CHROMA_NAME = "private_vectors"
 KEY_ENV = "PRIVATE_VECTORS_KEY"
 """Environment variable holding the key when none is passed."""
 CONFIG_VERSION = 1
-DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed")
+DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "store_geometry")
 """Fields whose change alters what the stored vectors mean: a reopened collection must agree."""
 
 
@@ -108,6 +108,8 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
                 continue
         elif field == "concept":
             a, b = _concept_identity(a), _concept_identity(b)
+        elif field == "store_geometry":  # absent = "none" (written before it existed)
+            a, b = _geometry_identity(a), _geometry_identity(b)
         if a != b:
             diffs.append(f"{field}: stored {a!r}, given {b!r}")
     if diffs:
@@ -115,6 +117,13 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
             "the PrivateEmbedding does not match the one this collection/index was written with — "
             + "; ".join(diffs) + ". Reopen it without an embedding function to rebuild the stored one, "
             "or write to a new collection.")
+
+
+def _geometry_identity(ref: Any) -> Any:
+    if not isinstance(ref, dict):
+        return "none" if ref in (None, "none") else ref
+    bound = ref.get("M")
+    return ref.get("kind", "none") if bound is None else f"{ref.get('kind')} (M={float(bound):.6g})"
 
 
 def _concept_identity(ref: Any) -> Any:
@@ -144,7 +153,7 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
     mech = config["mechanism"]
     if isinstance(mech, dict):
         if mech.get("type") == "learned":
-            mech = mech["path"]
+            mech = mech.get("name") or mech["path"]  # a shipped artefact by name: portable across installs
         else:
             raise ArtefactError(
                 f"this collection was written with a {mech.get('class')} instance that cannot be rebuilt from "
@@ -158,6 +167,7 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
         "space": config.get("space"),
+        "store_geometry": config.get("store_geometry") or "none",  # absent: written before it existed
     }
 
 

@@ -20,6 +20,7 @@ import json
 import math
 import os
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,7 +57,17 @@ from .mechanisms.factory import GAUSSIAN_SENSITIVITY as GAUSSIAN_SENSITIVITY
 from .mechanisms.factory import MECHANISMS, build_mechanism
 from .mechanisms.factory import is_learned_folder as _is_learned_folder  # noqa: F401
 from .random import keyed_stream, resolve_random_state
-from .retrieval import QUERY_TRANSFORMS, SPACES, IdentityTransform, build_query_transform
+from .retrieval import (
+    QUERY_TRANSFORMS,
+    SPACES,
+    STORE_GEOMETRIES,
+    IdentityTransform,
+    augment_bound,
+    build_query_transform,
+    geometry_documents,
+    geometry_queries,
+    resolve_store_geometry,
+)
 
 __all__ = ["CHROMA_NAME", "DEFAULT_SPACE", "KEY_ENV", "MECHANISMS", "QUERY_POLICIES", "PrivateEmbedding"]
 # The `X as X` imports above keep names that moved to .config and .mechanisms.factory importable
@@ -132,6 +143,13 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             SciFact, benchmarks/results/space.md): ``"ip"`` when the query transform is
             noise-aware (concept noise: dividing by ‖z‖ would rescale scores by the random
             noise norm), ``"cosine"`` for spherical mechanisms; L2 is worst in both cases.
+        store_geometry: post-processing of stored documents that makes the store's own space
+            irrelevant (benchmarks/results/space_invariance.md): ``"auto"`` (default:
+            ``"normalize"`` when ``space`` is cosine, ``"augment"`` when it is ip, ``"none"`` for
+            l2), ``"normalize"`` (unit-norm documents: every space ranks as cosine),
+            ``"augment"`` (one extra coordinate √(M² − ‖z‖²), queries 0: every space ranks as
+            inner product; ``out_dim`` grows by one) or ``"none"`` (raw vectors: rank as measured
+            only in a ``space`` store). Post-processing: the guarantee is unchanged.
     """
 
     def __init__(
@@ -148,6 +166,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         random_state: Any = None,
         unit: float | None = None,
         space: str | None = None,
+        store_geometry: Any = "auto",
     ) -> None:
         self._eps_given = eps is not None
         self.eps = DEFAULT_EPS if eps is None else check_positive_finite(eps, "eps")
@@ -179,11 +198,42 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if space is None:
             space = "cosine" if isinstance(self.query_transform, IdentityTransform) else DEFAULT_SPACE
         self.space: str = space
+        self._set_store_geometry(store_geometry)
+        self.store_space: str | None = None  # set by the drop-in Chroma: the collection's own space
         self._context: bytes | None = None
         self._context_lock = threading.Lock()
         remember_live(self.get_config(), self)  # a rebuild of this exact config in this process returns self
 
     # -- construction helpers -----------------------------------------------------------------
+    def _set_store_geometry(self, value: Any) -> None:
+        """Resolve ``store_geometry`` (a name, or a persisted ``{"kind", "M"}`` dict)."""
+        bound = None
+        if isinstance(value, dict):  # from a stored config: keep its M
+            bound = value.get("M")
+            value = value.get("kind", "none")
+        kind = resolve_store_geometry(self._check_choice(value, "store_geometry", STORE_GEOMETRIES), self.space)
+        if kind == "augment" and bound is None:
+            bound = augment_bound(self.mechanism, self.dim)
+        self.store_geometry = kind
+        self._geometry_bound = None if kind != "augment" else float(check_positive_finite(bound, "store_geometry.M"))
+        self._clip_warned = False
+        self.mechanism_out_dim = self.out_dim
+        self.out_dim = self.mechanism_out_dim + (1 if kind == "augment" else 0)
+
+    def _ranking_note(self) -> str:
+        if self.store_geometry == "normalize":
+            return "documents stored at unit norm: l2, cosine and ip stores all rank as cosine"
+        if self.store_geometry == "augment":
+            return ("documents stored with one extra coordinate sqrt(M^2 - |z|^2), queries with 0: l2, cosine and ip "
+                    "stores all rank as inner product")
+        return f"raw vectors: ranking is as measured only in a {self.space!r} store"
+
+    def _geometry_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"kind": self.store_geometry}
+        if self._geometry_bound is not None:
+            cfg["M"] = round(self._geometry_bound, 9)
+        return cfg
+
     @staticmethod
     def _check_choice(value: Any, name: str, choices: Sequence[str]) -> str:
         if not isinstance(value, str):
@@ -204,7 +254,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         """(JSON-safe reference, mechanism instance) for ``mechanism``: see
         :func:`private_vectors.mechanisms.factory.build_mechanism`."""
         return build_mechanism(mechanism, eps=eps, eps_given=self._eps_given, unit=self.unit, dim=self.dim,
-                               concept=self.concept, random_state=self._random)
+                               concept=self.concept, random_state=self._random, model_id=self.encoder.model_id)
 
     # -- identity / config ----------------------------------------------------------------------
     def _concept_reference(self) -> Any:
@@ -246,6 +296,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "keyed": self._key is not None,
             "seeded": bool(self._random.seeded),
         }
+        if self.store_geometry != "none":  # absent = "none": configs written before it existed
+            cfg["store_geometry"] = self._geometry_config()
         if self._key is not None:
             cfg["key_id"] = _key_id(self._key)
         return cfg
@@ -328,10 +380,16 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                                                                             t.encode("utf-8"))))
                 for i, t in enumerate(items)
             ])
-        out = np.asarray(out, dtype=np.float32)
+        out = np.asarray(out, dtype=np.float64)
         if not np.all(np.isfinite(out)):
             raise InvalidParameterError("texts", "texts whose perturbed vectors are finite", items[:3])
-        return out
+        stored, clipped = geometry_documents(out, self.store_geometry, self._geometry_bound)
+        if clipped and not self._clip_warned:
+            self._clip_warned = True
+            warnings.warn(f"{clipped} document vector(s) longer than the augmentation bound M={self._geometry_bound:.3g}: "
+                          "their rank in l2/cosine stores is approximate (exact in ip stores)", UserWarning,
+                          stacklevel=2)
+        return np.asarray(stored, dtype=np.float32)
 
     def embed_query_array(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors, float32 (m, out_dim): encode → ``mechanism.transform_query`` → the
@@ -349,7 +407,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             Q = np.vstack([np.atleast_2d(qm.perturb(Q[i], rng=keyed_stream(self._key, b"query", ctx,
                                                                            t.encode("utf-8"))))
                            for i, t in enumerate(items)]).astype(np.float64)
-        return np.asarray(self.query_transform.apply(Q), dtype=np.float32)
+        Q = np.asarray(self.query_transform.apply(Q), dtype=np.float64)
+        return np.asarray(geometry_queries(Q, self.store_geometry), dtype=np.float32)
 
     # Chroma: __call__(input) for documents, embed_query(input=...) for queries
     def __call__(self, input: Sequence[str]) -> list[np.ndarray]:
@@ -418,6 +477,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "query_transform": {**self.query_transform.describe(), "requested": self.query_transform_kind,
                                 "note": "post-processing: does not change the documents' guarantee"},
             "space": self.space,
+            "store_geometry": {**self._geometry_config(), "ranking": self._ranking_note()},
+            "store_space": getattr(self, "store_space", None),
             "keyed": self._key is not None,
             "key_source": self._key_source,
             "randomness": desc.get("randomness", "seeded: for testing only" if self._random.seeded

@@ -263,3 +263,64 @@ def top_k(Q: Any, D: Any, k: int = 10, space: str = "ip") -> np.ndarray:
     idx = np.argpartition(-s, k - 1, axis=1)[:, :k]
     order = np.argsort(-np.take_along_axis(s, idx, axis=1), axis=1)
     return np.take_along_axis(idx, order, axis=1)
+
+
+# -- store geometry: stored vectors that rank the same in every store space ---------------------
+STORE_GEOMETRIES = ("auto", "normalize", "augment", "none")
+"""How documents are post-processed so that l2, cosine and ip stores rank alike
+(benchmarks/results/space_invariance.md)."""
+
+_AUGMENT_PROBES = 256
+_AUGMENT_MARGIN = 1.25
+
+
+def resolve_store_geometry(kind: str, space: str) -> str:
+    """``"auto"``: ``"normalize"`` for a cosine ranking (spherical noise), ``"augment"`` for an
+    inner-product ranking (noise-aware query transform), ``"none"`` when ``space="l2"`` is asked."""
+    if kind != "auto":
+        return kind
+    return {"cosine": "normalize", "ip": "augment"}.get(space, "none")
+
+
+def augment_bound(mechanism: Mechanism, dim: int) -> float:
+    """M for the inner-product-to-nearest-neighbour augmentation: 1.25 × the largest norm of
+    256 perturbed random unit vectors (a fixed probe; seeded: this noise is never stored)."""
+    rng = np.random.default_rng(0)
+    X = l2_normalize(rng.standard_normal((_AUGMENT_PROBES, dim)))
+    Z = np.atleast_2d(np.asarray(mechanism.perturb(X, rng=np.random.default_rng(1)), dtype=np.float64))
+    return float(_AUGMENT_MARGIN * max(1.0, float(np.linalg.norm(Z, axis=1).max())))
+
+
+def geometry_documents(Z: np.ndarray, kind: str, bound: float | None = None) -> tuple[np.ndarray, int]:
+    """Stored form of perturbed documents ``Z`` (post-processing: the guarantee is unchanged).
+
+    ``"normalize"``: unit rows, so ‖q − z‖² = ‖q‖² + 1 − 2q·z and q·z/‖z‖ = q·z: every space
+    ranks as cosine. ``"augment"`` (Bachrach et al. 2014, Xbox recommender, Euclidean
+    transformation for inner-product spaces): z ↦ [z, √(M² − ‖z‖²)] with queries [q, 0], so every
+    stored row has norm M and every space ranks as q·z. Returns (rows, how many rows exceeded M
+    and were clipped to an extra coordinate of 0).
+    """
+    Z = np.asarray(Z, dtype=np.float64)
+    if kind == "normalize":
+        return l2_normalize(Z), 0
+    if kind == "augment":
+        if bound is None:
+            raise InvalidParameterError("bound", "M for store_geometry='augment'", bound)
+        sq = bound**2 - np.sum(Z**2, axis=1)
+        return np.hstack([Z, np.sqrt(np.maximum(sq, 0.0))[:, None]]), int(np.sum(sq < 0))
+    return Z, 0
+
+
+def geometry_queries(Q: np.ndarray, kind: str) -> np.ndarray:
+    """Query form for a store written with ``geometry_documents(…, kind)`` (augment: a 0 appended)."""
+    Q = np.asarray(Q, dtype=np.float64)
+    if kind == "augment":
+        return np.hstack([Q, np.zeros((Q.shape[0], 1))])
+    return Q
+
+
+def strip_geometry(V: np.ndarray, kind: str) -> np.ndarray:
+    """Stored (or query) rows without the augmentation coordinate (what the mechanism produced,
+    up to the normalization that ``"normalize"`` applied)."""
+    V = np.asarray(V)
+    return V[:, :-1] if kind == "augment" else V

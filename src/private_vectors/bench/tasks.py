@@ -26,6 +26,7 @@ import numpy as np
 
 from ..datasets import RetrievalDataset, SensitiveDataset, STSDataset
 from ..metrics import ndcg_at_k, pearson, spearman
+from ..retrieval import strip_geometry
 
 __all__ = ["LeakageSet", "Task", "VectorStore", "attack", "open_store"]
 
@@ -89,9 +90,13 @@ class VectorStore:
                 res = self._col.get(ids=ids[s:s + 2000], include=["embeddings"])
                 embs = res["embeddings"] if res["embeddings"] is not None else []
                 got.update(zip(res["ids"], embs, strict=True))
-            return np.asarray([got[i] for i in ids], dtype=np.float32)
-        base = self._index._cpu_index()
-        return np.vstack([base.reconstruct(int(self._ids[i])) for i in ids]).astype(np.float32)
+            stored = np.asarray([got[i] for i in ids], dtype=np.float32)
+        else:
+            base = self._index._cpu_index()
+            stored = np.vstack([base.reconstruct(int(self._ids[i])) for i in ids]).astype(np.float32)
+        # the augmentation coordinate is a function of the row's norm: attackers and STS see the
+        # mechanism's output itself
+        return strip_geometry(stored, getattr(self.embedding, "store_geometry", "none"))
 
     def close(self) -> None:
         if self.backend == "chroma":

@@ -160,7 +160,8 @@ class Chroma(_Base):
         ef = self._embedding_function
         if isinstance(ef, PrivateEmbedding):
             space = collection_space(col)
-            if space is not None and space != ef.space:
+            ef.store_space = space  # the privacy report states the space actually in use
+            if space is not None and space != ef.space and ef.store_geometry == "none":
                 _warn_space_once(col.name, space, ef.space)
 
     @property

@@ -19,7 +19,7 @@ from .cape import CapeEncoder
 from .gaussian import GaussianMechanism
 from .identity import IdentityMechanism
 from .laplace import LaplaceMechanism
-from .learned import CONFIG_FILE, LearnedMechanism, packaged_artefact, read_artefact
+from .learned import _PACKAGED_ROOT, CONFIG_FILE, LearnedMechanism, packaged_artefact, read_artefact
 from .purkayastha import PurkayasthaMechanism
 from .textcrafter import TextCrafter
 
@@ -31,6 +31,7 @@ __all__ = [
     "build_mechanism",
     "is_learned_folder",
     "load_learned",
+    "packaged_learned",
 ]
 
 MECHANISMS = ("mahalanobis", "laplace", "purkayastha", "gaussian", "none")
@@ -77,8 +78,29 @@ def is_learned_folder(value: Any) -> bool:
     return kind in LEARNED_TYPES
 
 
+def packaged_learned(name: str, model_id: str | None) -> Path:
+    """The shipped CAPE/TextCrafter artefact for the encoder ``model_id``.
+
+    Raises:
+        InvalidParameterError: none ships for that encoder (the message names those it ships for).
+    """
+    try:
+        return packaged_artefact(name, model_id)
+    except ArtefactError:
+        shipped = sorted({p.parent.name for p in _packaged_folders(name)})
+        raise InvalidParameterError(
+            "mechanism", f"{name!r} with an encoder it ships for ({', '.join(shipped) or 'none'})",
+            f"{name!r} with encoder {model_id!r}",
+            note=f"train one ({LEARNED_TYPES[name].__name__}(...).fit(...).save(folder)) and pass "
+                 "mechanism=<folder>") from None
+
+
+def _packaged_folders(name: str) -> list[Path]:
+    return [p for p in _PACKAGED_ROOT.glob(f"*/{name}") if (p / CONFIG_FILE).is_file()]
+
+
 def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float, dim: int, concept: Any,
-                    random_state: Any) -> tuple[Any, Mechanism]:
+                    random_state: Any, model_id: str | None = None) -> tuple[Any, Mechanism]:
     """(JSON-safe reference, mechanism instance) for ``mechanism``.
 
     Args:
@@ -91,11 +113,19 @@ def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float,
         dim: input dimension.
         concept: a fitted concept (``concept.mechanism(epsilon=, unit=, random_state=)``) or None.
         random_state: a resolved random source shared by the mechanisms built here.
+        model_id: the encoder's model id: ``"cape"`` / ``"textcrafter"`` load the artefact
+            shipped for it (``data/learned/<model_id>/<name>/``).
     """
     if isinstance(mechanism, Mechanism):
         return {"type": "instance", "class": type(mechanism).__name__, "params": mechanism.get_params()}, mechanism
     if mechanism is None:
         mechanism = "mahalanobis" if concept is not None else "laplace"
+    if isinstance(mechanism, str) and mechanism.lower() in LEARNED_TYPES and not Path(mechanism).exists():
+        name = mechanism.lower()
+        path = packaged_learned(name, model_id)
+        mech = load_learned(path, epsilon=eps) if eps_given and name == "cape" else load_learned(path)
+        digest = hashlib.sha256((path / CONFIG_FILE).read_bytes()).hexdigest()[:16]
+        return {"type": "learned", "name": name, "model": model_id, "config_sha256": digest}, mech
     if is_learned_folder(mechanism):
         path = Path(mechanism).resolve()
         kind = json.loads((path / CONFIG_FILE).read_text()).get("type")
@@ -110,8 +140,8 @@ def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float,
         raise InvalidTypeError("mechanism", f"one of {MECHANISMS}, a Mechanism or a learned-encoder folder", mechanism)
     name = mechanism.lower()
     if name not in MECHANISMS:
-        raise InvalidParameterError("mechanism", f"one of {MECHANISMS}, a Mechanism or a learned-encoder folder",
-                                    mechanism)
+        raise InvalidParameterError("mechanism", f"one of {(*MECHANISMS, *LEARNED_TYPES)}, a Mechanism or a "
+                                    "learned-encoder folder", mechanism)
     rs = random_state
     if name == "laplace":
         return name, LaplaceMechanism(epsilon=eps, unit=unit, dim=dim, random_state=rs)
