@@ -56,13 +56,13 @@ def _no_env_key(monkeypatch):
 
 
 def test_default_unit_and_noise_norm_match_the_documented_calibration():
-    pe = PrivateEmbedding(model="fake:384", eps=10, random_state=1)
+    pe = PrivateEmbedding(model="fake:384", eps=10, random_state=1, store_geometry="none")  # the mechanism's own noise
     assert pe.unit == pytest.approx(1 / math.sqrt(384))
     X = np.asarray(pe.encoder.encode(DOCS * 50), dtype=np.float64)
     Z = pe.embed_array(DOCS * 50)
     norms = np.linalg.norm(Z - X, axis=1)
     assert norms.mean() == pytest.approx(384 / (10 * math.sqrt(384)), rel=0.03)  # ≈ 1.96
-    pe40 = PrivateEmbedding(model="fake:384", eps=40, random_state=1)
+    pe40 = PrivateEmbedding(model="fake:384", eps=40, random_state=1, store_geometry="none")  # the mechanism's own noise
     assert np.linalg.norm(pe40.embed_array(DOCS) - pe40.encoder.encode(DOCS), axis=1).mean() == pytest.approx(
         0.49, rel=0.1)
     assert pe.get_config()["unit"] == pytest.approx(1 / math.sqrt(384))
@@ -126,7 +126,7 @@ def test_fresh_noise_without_key_and_identical_noise_with_key(monkeypatch):
 
 
 def test_keyed_noise_has_the_mechanism_distribution():
-    pe = PrivateEmbedding(model="fake:128", eps=10, key="k")
+    pe = PrivateEmbedding(model="fake:128", eps=10, key="k", store_geometry="none")  # the mechanism's own noise
     texts = [f"document number {i}" for i in range(400)]
     dist = np.linalg.norm(pe.embed_array(texts) - pe.encoder.encode(texts), axis=1)
     n, scale = 128, pe.unit / 10

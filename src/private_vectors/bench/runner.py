@@ -133,7 +133,11 @@ def fitted_concept(concept: str, estimator: str, encoder: Any, cfg: dict[str, An
 
 def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept: str,
                    cfg: dict[str, Any]) -> Any:
-    """The PrivateEmbedding of one grid cell (seeded: benchmark only)."""
+    """The PrivateEmbedding of one grid cell (seeded: benchmark only).
+
+    ``store_geometry="none"``: the harness stores the mechanism's own output (its store uses the
+    embedding's space), so a ``+qt`` row stores exactly its base row's vectors and the committed
+    results stay comparable; benchmarks/space_invariance.py measures the geometries."""
     from ..embedding import PrivateEmbedding
 
     spec = dict(MECHANISM_SPECS[mechanism])
@@ -143,12 +147,13 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
         kind = spec["learned"]
         over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}
         mech = load_learned(kind, random_state=seed, **over)
-        return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=seed)
+        return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=seed,
+                                store_geometry="none")
     est = spec.pop("estimator", None)
     fitted = fitted_concept(concept, est, encoder, cfg) if est else None
     return PrivateEmbedding(concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
                             mechanism=spec["mechanism"], query_transform=spec.get("query_transform", "none"),
-                            random_state=seed)
+                            random_state=seed, store_geometry="none")
 
 
 ATTACKERS = ("mlc", "mlc-enc", "nn", "prior", "generative")
