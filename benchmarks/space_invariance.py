@@ -108,7 +108,8 @@ def report(rows: list[dict], args: argparse.Namespace, wall: float) -> str:
     load = os.getloadavg()
     cmd = (f"nice -n 10 .venv/bin/python benchmarks/space_invariance.py --data {args.data} --datasets "
            f"{' '.join(args.datasets)} --eps {' '.join(f'{e:g}' for e in args.eps)} --n-docs {args.n_docs} "
-           f"--n-queries {args.n_queries} --seed {args.seed}" + (f" --out {args.out}" if args.out else ""))
+           f"--n-queries {args.n_queries} --seed {args.seed}" + (f" --cache {args.cache}" if args.cache else "")
+           + (f" --out {args.out}" if args.out else ""))
     lines = ["# Space invariance: post-processing stored vectors so l2, cosine and ip rank alike", "",
              f"Command: `{cmd}`", "",
              f"all-MiniLM-L6-v2, exact ranking (numpy), NDCG@10, subsets: ≤ {args.n_queries} judged queries, "

@@ -86,7 +86,7 @@ def leakage_by_k(tmp_path, pe: PrivateEmbedding, corpora, *, n_aux: int | None =
 
 
 def test_keyed_copies_are_identical_and_leakage_does_not_grow(tmp_path, corpora):
-    pe = PrivateEmbedding(model="fake", eps=EPS, key="averaging-test-key")
+    pe = PrivateEmbedding(model="fake", eps=EPS, key="averaging-test-key", store_geometry="none")
     leak, copies = leakage_by_k(tmp_path, pe, corpora, n_aux=300, n_victims=40)  # keyed streams: slower
     for k in KS:
         # every copy of a text is bit-identical to its first copy ...
@@ -101,7 +101,7 @@ def test_without_a_key_averaging_shrinks_noise_and_leakage_grows(tmp_path, corpo
 
     Fresh noise per call, from a seeded generator so the figures are reproducible.
     """
-    pe = PrivateEmbedding(model="fake", eps=EPS, random_state=0)
+    pe = PrivateEmbedding(model="fake", eps=EPS, random_state=0, store_geometry="none")
     leak, copies = leakage_by_k(tmp_path, pe, corpora)
     _, (victims, _) = corpora
     clean = np.asarray(pe.encoder.encode(victims), dtype=np.float64)

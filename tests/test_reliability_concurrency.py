@@ -80,7 +80,7 @@ def _check_stored(pe: PrivateEmbedding, got: dict, expected_ids: list[str], text
 
 
 def test_four_threads_one_persistent_collection_fresh_noise(tmp_path):
-    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS)  # secure randomness: no seed, no key
+    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, store_geometry="none")  # secure randomness: no seed, no key
     client = chromadb.PersistentClient(path=str(tmp_path))
     col = client.create_collection("threads", embedding_function=pe)
     errors = _ingest_threads(col, lambda t, i: f"t{t}-{i}")
@@ -99,7 +99,7 @@ def test_four_threads_one_persistent_collection_fresh_noise(tmp_path):
 
 
 def test_threads_with_a_key_give_the_single_threaded_vectors(tmp_path):
-    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, key="concurrency-test-key")
+    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, key="concurrency-test-key", store_geometry="none")
     reference = pe.embed_array(TEXTS)  # single-threaded
     col = chromadb.PersistentClient(path=str(tmp_path)).create_collection("keyed", embedding_function=pe)
     assert not _ingest_threads(col, lambda t, i: f"t{t}-{i}")
@@ -118,7 +118,7 @@ def test_threads_with_a_key_give_the_single_threaded_vectors(tmp_path):
 
 def test_shared_seeded_generator_is_thread_safe():
     """One int-seeded PrivateEmbedding hammered by 4 threads: correct calibration, no repeats."""
-    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, random_state=1234)
+    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, random_state=1234, store_geometry="none")
     out: dict[int, list[np.ndarray]] = {t: [] for t in range(N_THREADS)}
     barrier = threading.Barrier(N_THREADS)
 
@@ -145,7 +145,7 @@ def test_shared_seeded_generator_is_thread_safe():
 
 
 def test_asyncio_gather_aembed_documents_into_one_collection(tmp_path):
-    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS)
+    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, store_geometry="none")
     col = chromadb.PersistentClient(path=str(tmp_path)).create_collection("async", embedding_function=pe)
 
     async def one(batch_no: int) -> None:
@@ -171,7 +171,7 @@ def test_asyncio_gather_aembed_documents_into_one_collection(tmp_path):
 
 def test_asyncio_gather_langchain_aadd_texts(tmp_path):
     lc = pytest.importorskip("langchain_chroma")
-    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS)
+    pe = PrivateEmbedding(model=f"fake:{DIM}", eps=EPS, store_geometry="none")
     store = lc.Chroma(collection_name="lc_async", embedding_function=pe, persist_directory=str(tmp_path))
 
     async def main() -> list[list[str]]:

@@ -147,7 +147,7 @@ def test_transform_never_touches_stored_vectors():
     docs = ["Maria Lopez flew to Madrid", "cough and fever", "revenue grew", "snow closes the trail"]
     stored = {}
     for kind in ("none", "project", "wiener", "auto"):
-        pe = PrivateEmbedding(model="fake", concept=concept, eps=10, key="same-key", query_transform=kind)
+        pe = PrivateEmbedding(model="fake", concept=concept, eps=10, key="same-key", query_transform=kind, store_geometry="none")
         stored[kind] = pe.embed_array(docs)
         q = np.asarray(pe.embed_query("cough fever"))
         clean_q = pe.encoder.encode(["cough fever"])[0]
@@ -164,6 +164,6 @@ def test_transform_applies_after_query_noise():
     from tests.test_embedding import StubConcept
 
     concept = StubConcept(dim=64, k=8)
-    pe = PrivateEmbedding(model="fake", concept=concept, eps=10, query="noised", query_eps=5, query_transform="project")
+    pe = PrivateEmbedding(model="fake", concept=concept, eps=10, query="noised", query_eps=5, query_transform="project", store_geometry="none")
     q = np.asarray(pe.embed_query("cough fever"))
     assert np.abs(q @ concept.basis).max() < 1e-5  # the noised query is projected afterwards
