@@ -21,6 +21,7 @@ from .errors import (
     ModelNotAvailableError,
     PrivateVectorsError,
 )
+from .text import Sanitizer
 
 __all__ = [
     "ArtefactError",
@@ -30,5 +31,6 @@ __all__ = [
     "ModelNotAvailableError",
     "PrivateEmbedding",
     "PrivateVectorsError",
+    "Sanitizer",
     "__version__",
 ]
