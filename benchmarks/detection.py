@@ -177,7 +177,6 @@ def pii_section(data: Path, halves: Sequence[str], threshold: float) -> tuple[li
             indexed.apply([r["full_text"] for r in recs])  # ingest the half in normal case
         rows = [
             evaluate("presidio alone, as typed", detector_fn(presidio, threshold), queries, gold, REPORTED),
-            evaluate("ensemble, as typed (Sanitizer.spans)", fresh.spans, queries, gold, REPORTED),
             evaluate("ensemble + truecasing (query_spans, no index)", fresh.query_spans, queries, gold, REPORTED),
             evaluate("ensemble + truecasing + keyed index of ingested docs", indexed.query_spans, queries, gold,
                      REPORTED),
