@@ -34,6 +34,8 @@ __all__ = ["DOMAIN", "NotRowwiseError", "RowKeyedSource", "keyed_perturb"]
 
 DOMAIN = b"private_vectors/keyed-noise/v2"
 _TWO32 = float(2**32)
+_LOG_TWO32 = 32.0 * float(np.log(2.0))
+CHUNK = 64  # texts per mechanism call: keeps the working set in cache
 
 
 class NotRowwiseError(RuntimeError):
@@ -111,13 +113,20 @@ class RowKeyedSource:
         shape, k = self._per_row(size)
         half = (k + 1) // 2
         w = self._words(2 * half)
-        u1 = (w[:, :half].astype(np.float64) + 0.5) * (1.0 / _TWO32)
-        radius = np.sqrt(-2.0 * np.log(u1))  # float64: exact tails
-        angle = w[:, half:].astype(np.float32) * np.float32(2.0 * np.pi / _TWO32)  # float32 trig: 30x cheaper
+        # radius sqrt(-2 log u1), u1 = (w + 0.5) / 2^32, in float64 (exact tails), in place
+        radius = w[:, :half].astype(np.float64)
+        radius += 0.5
+        np.log(radius, out=radius)
+        np.subtract(_LOG_TWO32, radius, out=radius)
+        radius *= 2.0
+        np.sqrt(radius, out=radius)
+        angle = w[:, half:].astype(np.float32)  # float32 trig: 30x cheaper, output is float32
+        angle *= np.float32(2.0 * np.pi / _TWO32)
         z = np.empty((self._m, 2 * half), dtype=np.float64 if np.dtype(dtype) == np.float64 else np.float32)
         np.multiply(radius, np.cos(angle), out=z[:, :half], casting="unsafe")
         np.multiply(radius, np.sin(angle), out=z[:, half:], casting="unsafe")
-        z = z[:, :k]
+        if k != 2 * half:
+            z = np.ascontiguousarray(z[:, :k])
         return z.reshape(shape).astype(dtype, copy=False)
 
     def gamma(self, shape: float, scale: float, size: int) -> np.ndarray:
@@ -135,6 +144,9 @@ def keyed_perturb(mechanism: Any, X: np.ndarray, key: bytes, context: bytes, tex
     encoded = [t.encode("utf-8") for t in texts]
     if len(encoded) == 0:
         return np.asarray(mechanism.perturb(X, rng=RowKeyedSource(key, context, [], label)))
+    if len(encoded) > CHUNK:  # chunks change nothing: each text's noise comes from its own stream
+        return np.vstack([keyed_perturb(mechanism, X[i:i + CHUNK], key, context, texts[i:i + CHUNK], label)
+                          for i in range(0, len(encoded), CHUNK)])
     try:
         return np.atleast_2d(mechanism.perturb(X, rng=RowKeyedSource(key, context, encoded, label)))
     except NotRowwiseError:
