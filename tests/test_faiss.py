@@ -55,14 +55,14 @@ def test_stored_vectors_are_perturbed():
 
 @pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
 def test_save_load_round_trip_without_pickle(tmp_path, kind):
-    pe = PrivateEmbedding(model="fake", eps=30, key="k")
+    pe = PrivateEmbedding(model="fake", eps=30, key="k-0123456789abcdef")
     index = build_index(DOCS, pe, kind=kind, nlist=4 if kind == "ivf" else None)
     before = index.search(["trail snow mountain"], k=5)
     index.save(tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == {INDEX_FILE, SIDECAR}
     sidecar = json.loads((tmp_path / SIDECAR).read_text())
     assert sidecar["embedding"]["eps"] == 30 and "k" not in json.dumps(sidecar["embedding"]).split('"')
-    loaded = PrivateFaissIndex.load(tmp_path, PrivateEmbedding(model="fake", eps=30, key="k"))
+    loaded = PrivateFaissIndex.load(tmp_path, PrivateEmbedding(model="fake", eps=30, key="k-0123456789abcdef"))
     after = loaded.search(["trail snow mountain"], k=5)
     np.testing.assert_array_equal(before[1], after[1])
     rebuilt = PrivateFaissIndex.load(tmp_path)  # embedding rebuilt from the sidecar

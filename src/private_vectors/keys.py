@@ -313,15 +313,21 @@ class Keying:
     """The keyed-noise state of one embedding function: its key, its derivation (version, salt,
     scrypt cost) and what the collection it was reopened on expects.
 
-    A new keyed function gets derivation v2 with a fresh random salt; reopening a collection
+    A new keyed function gets derivation v2. Its scrypt salt is fixed on first need:
+    **random** when a store records the config first (Chroma through the registered function,
+    ``chroma_store``, a FAISS index, pickling: :meth:`config`), so each collection gets its own;
+    **derived from the public context** (:attr:`default_salt`) when documents are embedded before
+    any config was recorded (e.g. LangChain's plain ``Chroma``, which keeps no config), so
+    re-ingestion in a later process still reproduces the vectors. Reopening a collection
     (:meth:`bind`) verifies the key against the stored check value and adopts the stored
-    derivation, so re-ingested texts reproduce their stored vectors.
+    derivation and salt.
     """
 
     def __init__(self, secret: SecretKey | None) -> None:
         self.secret = secret
         self.version = LATEST_DERIVATION
-        self.salt = new_salt()
+        self.salt: bytes | None = None
+        self.default_salt = b"private_vectors/v2/default-salt"  # replaced by a context hash (set_context)
         self.scrypt = dict(SCRYPT_PARAMS)
         self.expected: dict[str, Any] | None = None  # stored keying of a reopened collection
         self.used = False  # documents were embedded under (version, salt)
@@ -333,6 +339,10 @@ class Keying:
     def keyed(self) -> bool:
         return self.secret is not None
 
+    def set_context(self, context: bytes) -> None:
+        """Derive the default salt from the function's public context (no secret in it)."""
+        self.default_salt = hashlib.sha256(b"private_vectors/v2/default-salt\x00" + context).digest()[:SALT_BYTES]
+
     def schedule(self) -> KeySchedule:
         """The subkeys under the current derivation (stretching the key on first use)."""
         if self.secret is None:
@@ -340,6 +350,8 @@ class Keying:
         if self.version == "v2" and len(self.secret) < MIN_KEY_BYTES:
             raise InvalidParameterError("key", f"a secret of at least {MIN_KEY_BYTES} bytes for a new collection",
                                         f"<a secret of {len(self.secret)} bytes>", note=make_key_hint())
+        if self.salt is None:
+            self.salt = self.default_salt  # no config recorded yet: reproducible without one
         return self.secret.schedule(self.version, self.salt, self.scrypt)
 
     def config(self) -> dict[str, Any]:
@@ -348,9 +360,12 @@ class Keying:
             if self.expected is not None:  # a keyless reader of a keyed collection keeps its record
                 return dict(self.expected)
             return {"keyed": False}
+        if self.salt is None:
+            self.salt = new_salt()  # a store records this config: a salt of its own
         sched = self.schedule()
         if self.version == "v1":
             return {"keyed": True, "key_derivation": "v1", "key_id": sched.check}
+        assert self.salt is not None
         return {"keyed": True, "key_derivation": "v2", "key_salt": self.salt.hex(), "key_scrypt": dict(self.scrypt),
                 "key_check": sched.check}
 
@@ -388,7 +403,7 @@ class Keying:
                 raise ConfigMismatchError(f"{where}: its keyed-noise record is incomplete ({type(exc).__name__}); "
                                           "the config was edited or truncated") from None
         else:
-            salt, scrypt = self.salt, self.scrypt
+            salt, scrypt = self.salt or self.default_salt, self.scrypt
         self.expected = stored
         if self.secret is None:
             return  # a reader without the key may query; adding documents is refused later

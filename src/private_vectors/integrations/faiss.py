@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_texts
-from ..embedding import PrivateEmbedding, check_config_compatible
+from ..embedding import PrivateEmbedding, check_config_compatible, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index", "gpu_available"]
@@ -94,6 +94,7 @@ class PrivateFaissIndex:
             raise ModelNotAvailableError("use_gpu=True but the FAISS GPU build or a GPU is not available")
         self.space = embedding.space
         self.dim = embedding.out_dim
+        embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
         self.texts: dict[int, str] = {}
         self._index: Any = None
         self._next_id = 0
@@ -249,10 +250,12 @@ class PrivateFaissIndex:
             raise ArtefactError(f"{path}: no readable {SIDECAR} ({exc})") from exc
         if sidecar.get("format") != FORMAT:
             raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
+        where = f"FAISS index {str(path)!r}"
         if embedding is None:
-            embedding = PrivateEmbedding.build_from_config(sidecar["embedding"])
+            embedding = rebuild(sidecar["embedding"], where)
         else:
             check_config_compatible(sidecar["embedding"], embedding.get_config())
+            embedding.bind_to_stored(sidecar["embedding"], where)  # same key, same key derivation
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                    hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
                    use_gpu=use_gpu)
