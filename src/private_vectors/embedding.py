@@ -185,6 +185,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self.encoder = load_encoder(model)
         self.dim = int(self.encoder.dim)
         self.unit = 1.0 / math.sqrt(self.dim) if unit is None else check_positive_finite(unit, "unit")
+        if math.isclose(self.unit, 1.0 / math.sqrt(self.dim), rel_tol=1e-12):
+            # the default unit, possibly one ulp off after a store's JSON round trip (Chroma returns
+            # 0.051031036307982884 as 0.05103103630798288): the exact value, as it was written
+            self.unit = 1.0 / math.sqrt(self.dim)
         self.concept = _load_concept(concept, self.encoder)
         if self.concept is not None and hasattr(self.concept, "check_encoder"):
             self.concept.check_encoder(self.encoder)
@@ -348,6 +352,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         return (_unpickle, (cfg,))
 
     def __repr__(self) -> str:
+        if not hasattr(self, "space"):  # a half-built object (a traceback with locals shows it)
+            return "PrivateEmbedding(<not constructed>)"
         concept = None if self.concept is None else getattr(self.concept, "name", "concept")
         keyed = "keyed" if self._keying.keyed else "fresh noise"
         return (f"PrivateEmbedding(concept={concept!r}, eps={self.eps:g}, model={self.encoder.model_id!r}, "
