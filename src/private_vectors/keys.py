@@ -331,6 +331,7 @@ class Keying:
         self.scrypt = dict(SCRYPT_PARAMS)
         self.expected: dict[str, Any] | None = None  # stored keying of a reopened collection
         self.used = False  # documents were embedded under (version, salt)
+        self._lock = threading.RLock()  # the salt is fixed once, by whichever need comes first
 
     def __repr__(self) -> str:
         return f"Keying(keyed={self.keyed}, version={self.version!r})"
@@ -350,9 +351,11 @@ class Keying:
         if self.version == "v2" and len(self.secret) < MIN_KEY_BYTES:
             raise InvalidParameterError("key", f"a secret of at least {MIN_KEY_BYTES} bytes for a new collection",
                                         f"<a secret of {len(self.secret)} bytes>", note=make_key_hint())
-        if self.salt is None:
-            self.salt = self.default_salt  # no config recorded yet: reproducible without one
-        return self.secret.schedule(self.version, self.salt, self.scrypt)
+        with self._lock:
+            if self.salt is None:
+                self.salt = self.default_salt  # no config recorded yet: reproducible without one
+            version, salt, scrypt = self.version, self.salt, self.scrypt
+        return self.secret.schedule(version, salt, scrypt)
 
     def config(self) -> dict[str, Any]:
         """JSON-safe keying fields of the config: derivation, salt, check value; never the key."""
@@ -360,8 +363,9 @@ class Keying:
             if self.expected is not None:  # a keyless reader of a keyed collection keeps its record
                 return dict(self.expected)
             return {"keyed": False}
-        if self.salt is None:
-            self.salt = new_salt()  # a store records this config: a salt of its own
+        with self._lock:
+            if self.salt is None:
+                self.salt = new_salt()  # a store records this config: a salt of its own
         sched = self.schedule()
         if self.version == "v1":
             return {"keyed": True, "key_derivation": "v1", "key_id": sched.check}
@@ -413,11 +417,12 @@ class Keying:
             raise ConfigMismatchError(
                 f"{where}: the key does not match the key it was written with (key check value differs); "
                 f"use the same key (key=... or {KEY_ENV}) or write to a new collection")
-        if self.used and (version, salt) != (self.version, self.salt):
-            raise ConfigMismatchError(
-                f"{where}: this PrivateEmbedding already embedded documents for another keyed collection "
-                "(another salt); use one PrivateEmbedding per keyed collection")
-        self.version, self.salt, self.scrypt = version, salt, scrypt
+        with self._lock:
+            if self.used and (version, salt) != (self.version, self.salt):
+                raise ConfigMismatchError(
+                    f"{where}: this PrivateEmbedding already embedded documents for another keyed collection "
+                    "(another salt); use one PrivateEmbedding per keyed collection")
+            self.version, self.salt, self.scrypt = version, salt, scrypt
 
     def check_for_documents(self, where: str = "this collection") -> None:
         """Refuse to embed documents for a keyed collection without its key."""
