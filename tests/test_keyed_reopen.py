@@ -308,3 +308,23 @@ def test_reingesting_without_a_key_warns():
         keyed = PrivateEmbedding(model="fake", eps=10, key=KEY)
         keyed.embed_array(DOCS[:2])
         keyed.embed_array(DOCS[:2])
+
+
+def test_same_process_reopen_without_function_uses_the_live_keyed_function(tmp_path):
+    ef = PrivateEmbedding(model="fake", eps=10, key=KEY)
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    client.create_collection("notes", embedding_function=ef).add(ids=["d0"], documents=DOCS[:1])
+    col = client.get_collection("notes")  # no function, no env key: the live function (with its key)
+    before = col.get(ids=["d0"], include=["embeddings"])["embeddings"][0]
+    col.upsert(ids=["d0"], documents=DOCS[:1])
+    np.testing.assert_array_equal(col.get(ids=["d0"], include=["embeddings"])["embeddings"][0], before)
+
+
+def test_one_function_cannot_serve_two_keyed_collections_with_different_salts(tmp_path):
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    for name in ("first", "second"):
+        client.create_collection(name, embedding_function=PrivateEmbedding(model="fake", eps=10, key=KEY))
+    ef = PrivateEmbedding(model="fake", eps=10, key=KEY)
+    client.get_collection("first", embedding_function=ef).add(ids=["d0"], documents=DOCS[:1])
+    with pytest.raises(ConfigMismatchError, match="'second'.*one PrivateEmbedding per keyed collection"):
+        client.get_collection("second", embedding_function=ef)

@@ -287,6 +287,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "seeded": bool(self._random.seeded),
         }
         cfg.update(self._keying.config())  # keyed, derivation, salt, check value: never the key
+        if self._keying.keyed:  # final once the salt is: a rebuild of it in this process returns self
+            remember_live(cfg, self)
         return cfg
 
     @staticmethod
@@ -567,7 +569,9 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> Pr
     if use_cache:
         cached = cached_build(config)
         if cached is not None:
-            return cached
+            env = SecretKey.resolve(None, min_bytes=1)
+            if env is None or not cached._keying.keyed or cached._keying.secret == env:
+                return cached  # (another key in the environment is checked below, and refused)
     stored = Keying.stored_fields(config)
     secret = SecretKey.resolve(None, min_bytes=1 if stored.get("key_derivation") == "v1" else MIN_KEY_BYTES)
     with warnings.catch_warnings():

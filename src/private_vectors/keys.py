@@ -23,7 +23,6 @@ import hashlib
 import hmac
 import json
 import numbers
-import os
 import secrets
 import threading
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .config import _env_bytes
 from .errors import InvalidParameterError, InvalidTypeError
 
 __all__ = [
@@ -154,18 +154,6 @@ class SecretKey:
             raise InvalidParameterError("salt", "at least 8 bytes (recorded in the collection config)", salt)
         params = dict(SCRYPT_PARAMS if scrypt is None else scrypt)
         return _schedule_v2(self, salt, params["n"], params["r"], params["p"])
-
-
-def _env_bytes(env: str) -> bytes | None:
-    """The variable's bytes as the OS holds them (no decode, so nothing to fail on non-UTF-8)."""
-    environb = getattr(os, "environb", None)
-    if environb is not None:
-        return environb.get(env.encode())
-    value = os.environ.get(env)  # pragma: no cover - Windows
-    if value is None:  # pragma: no cover
-        return None
-    encoded = _utf8_or_none(value)  # pragma: no cover
-    return encoded if encoded is not None else b"\x00invalid"  # pragma: no cover
 
 
 def _utf8_or_none(value: str) -> bytes | None:
