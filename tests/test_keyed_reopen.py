@@ -23,7 +23,7 @@ from private_vectors.errors import (
     InvalidTypeError,
     PrivacyWarning,
 )
-from private_vectors.keys import KEY_ENV
+from private_vectors.keys import KEY_ENV, SecretKey, legacy_key_check
 
 KEY = "reopen-test-key-5b1e9c0d7a"
 OTHER = "another-key-of-enough-length"
@@ -326,5 +326,23 @@ def test_one_function_cannot_serve_two_keyed_collections_with_different_salts(tm
         client.create_collection(name, embedding_function=PrivateEmbedding(model="fake", eps=10, key=KEY))
     ef = PrivateEmbedding(model="fake", eps=10, key=KEY)
     client.get_collection("first", embedding_function=ef).add(ids=["d0"], documents=DOCS[:1])
-    with pytest.raises(ConfigMismatchError, match="'second'.*one PrivateEmbedding per keyed collection"):
+    with pytest.raises(ConfigMismatchError, match=r"'second'.*one PrivateEmbedding per keyed collection"):
         client.get_collection("second", embedding_function=ef)
+
+
+@pytest.mark.parametrize("version", ["v2", "v1"])
+def test_errors_inside_the_keyed_path_show_no_key_material(version, monkeypatch):
+    if version == "v1":
+        data = json.loads(FIXTURE.read_text())
+        monkeypatch.setenv(KEY_ENV, KEY)
+        cfg = {**data["configs"][0], "key_id": legacy_key_check(SecretKey.resolve(KEY))}
+        ef = PrivateEmbedding.build_from_config(cfg)
+    else:
+        ef = PrivateEmbedding(model="fake:384", eps=10, key=KEY)
+    sched = ef._keying.schedule()
+    ef.mechanism.epsilon = 1e-300  # the noise overflows inside the keyed stream's call
+    with pytest.raises(InvalidParameterError, match="epsilon") as info:
+        ef.embed_array(DOCS)
+    shown = _tb_locals(info.value)
+    for secret in (KEY, KEY.encode().hex(), repr(KEY.encode()), sched.noise.hex(), repr(bytes(sched.noise))):
+        assert secret not in shown, version

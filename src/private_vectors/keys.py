@@ -60,6 +60,18 @@ CHECK_BYTES = 16  # 128-bit key check value (v2)
 _MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
 
 
+class SecretBytes(bytes):
+    """Subkey bytes whose repr is redacted (a traceback showing locals prints ``<secret>``)."""
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("key material is never pickled")
+
+
 def make_key_hint() -> str:
     """How to make a good key (used in error messages)."""
     return f"make one with: {_MAKE_ONE} and pass it as key=... or set {KEY_ENV}"
@@ -226,7 +238,7 @@ class KeySchedule:
 
 def _schedule_v1(secret: SecretKey) -> KeySchedule:
     raw = secret._secret
-    return KeySchedule("v1", noise=raw, surrogate=raw, check=legacy_key_check(secret))
+    return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret))
 
 
 def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeySchedule:
@@ -239,8 +251,8 @@ def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeyS
                                    dklen=32)
         sched = KeySchedule(
             "v2",
-            noise=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/noise"),
-            surrogate=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate"),
+            noise=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/noise")),
+            surrogate=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate")),
             check=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/key-check", length=CHECK_BYTES).hex(),
         )
         del stretched
