@@ -85,6 +85,19 @@ except Exception:  # pragma: no cover - langchain not installed
 _BASES = (*_CHROMA_BASES, *_LC_BASES) or (object,)
 
 
+def _is_attribute(concept: Any) -> bool:
+    """Whether ``concept`` names an attribute concept (erasure stage) rather than a noise concept."""
+    from .concepts.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
+
+    if isinstance(concept, AttributeConcept):
+        return True
+    if isinstance(concept, dict):
+        return concept.get("kind") == "attribute"
+    if isinstance(concept, str) and concept in BUILTIN_ATTRIBUTES:
+        return True
+    return is_attribute_folder(concept)
+
+
 def _load_concept(concept: Any, encoder: Any) -> Any:
     """A FittedConcept from a name, folder or object (duck-typed objects pass through)."""
     if concept is None:
@@ -110,7 +123,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     Args:
         concept: what to hide: a built-in concept name (``"PII"``, ``"person"``, ``"location"``,
             ``"datetime"``, ``"demographic"``, ``"medical"``), a fitted-concept folder, a
-            ``FittedConcept``, or None (no concept: spherical noise).
+            ``FittedConcept``, or None (no concept: spherical noise). An *attribute* concept —
+            an ``AttributeConcept``, its folder, or the built-in ``"sex"`` / ``"age_band"`` —
+            adds an erasure stage after the encoder for documents and queries alike; the
+            mechanism then defaults to Laplace (``mechanism="none"`` for erasure only).
         eps: ε per ``unit`` of distance (default 10), finite and > 0. For a CAPE/TextCrafter
             folder: overrides the artefact's own ε when given (default: the artefact's); for a
             ``Mechanism`` instance: ignored (the instance's ε is recorded).
@@ -163,6 +179,12 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self.encoder = load_encoder(model)
         self.dim = int(self.encoder.dim)
         self.unit = 1.0 / math.sqrt(self.dim) if unit is None else check_positive_finite(unit, "unit")
+        self.erasure: Any = None
+        if concept is not None and _is_attribute(concept):
+            from .concepts.attribute import load_attribute
+
+            self.erasure = load_attribute(concept, self.encoder)
+            concept = None
         self.concept = _load_concept(concept, self.encoder)
         if self.concept is not None and hasattr(self.concept, "check_encoder"):
             self.concept.check_encoder(self.encoder)
@@ -213,6 +235,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         ref = self.concept.reference()
         return json.loads(canonical(ref))
 
+    def _erasure_reference(self) -> Any:
+        return None if self.erasure is None else json.loads(canonical(self.erasure.reference()))
+
     def _encoder_config(self) -> dict[str, Any]:
         cfg = dict(self.encoder.get_config())
         return {"config": cfg, "model_id": self.encoder.model_id, "dim": self.dim}
@@ -225,6 +250,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                        "normalize": bool(getattr(self.encoder, "normalize", True))}
                 mech = {"mechanism": self._mechanism_ref, "eps": self.eps, "unit": self.unit,
                         "concept": self._concept_reference()}
+                if self.erasure is not None:
+                    mech["erasure"] = self._erasure_reference()
                 self._context = canonical(enc) + b"\x00" + canonical(mech)
             return self._context
 
@@ -235,6 +262,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "library_version": __version__,
             "encoder": self._encoder_config(),
             "concept": self._concept_reference(),
+            "erasure": self._erasure_reference(),
             "mechanism": self._mechanism_ref,
             "eps": self.eps,
             "unit": self.unit,
@@ -286,6 +314,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
 
     def __repr__(self) -> str:
         concept = None if self.concept is None else getattr(self.concept, "name", "concept")
+        if self.erasure is not None:
+            concept = f"{self.erasure.name} (erasure: {self.erasure.method})"
         keyed = "keyed" if self._key is not None else "fresh noise"
         return (f"PrivateEmbedding(concept={concept!r}, eps={self.eps:g}, model={self.encoder.model_id!r}, "
                 f"mechanism={self.mechanism.name!r}, query={self.query!r}, "
@@ -311,6 +341,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         mat, _ = as_float_matrix(X, f"model({name})", dim=self.dim)
         if mat.shape[0] != len(items):
             raise InvalidParameterError(f"model({name})", f"{len(items)} rows", mat)
+        if self.erasure is not None:  # documents and queries go through the same erasure
+            mat = np.asarray(self.erasure.erase(mat), dtype=np.float64)
         return items, mat
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
@@ -404,6 +436,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "model": self.encoder.model_id,
             "dim": self.dim,
             "concept": self._concept_reference(),
+            "erasure": None if self.erasure is None else self.erasure.report(),
             "expected_noise_norm": noise,
             "typical_inter_document_distance": typical,
             "noise_to_distance_ratio": (float(noise) / typical if isinstance(noise, (int, float)) and typical > 0
@@ -428,7 +461,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                                  "independent noisy copies whose average has about 1/sqrt(k) of the noise. Set a key "
                                  f"(key=... or {KEY_ENV}) to make re-ingestion give the identical vector.")
         if self.mechanism.name == "none":
-            report["warning"] = "mechanism 'none': vectors are stored as encoded; no privacy"
+            report["warning"] = ("mechanism 'none': vectors are stored as encoded; no privacy" if self.erasure is None
+                                 else f"mechanism 'none': erasure of {self.erasure.attribute!r} only, no noise: no "
+                                 "formal guarantee; the measured held-out attacker accuracy is under 'erasure'")
         return json.loads(canonical(report).decode("utf-8"))
 
     def privacy_report_text(self, texts: Sequence[str] | None = None) -> str:

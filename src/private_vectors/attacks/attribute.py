@@ -18,7 +18,7 @@ from ..errors import InvalidParameterError
 
 __all__ = ["ATTRIBUTE_ATTACKERS", "attribute_attack", "majority_rate", "wilson_interval"]
 
-ATTRIBUTE_ATTACKERS = ("logistic", "mlp")
+ATTRIBUTE_ATTACKERS = ("logistic", "mlp", "knn")
 
 
 def wilson_interval(correct: int, total: int, z: float = 1.959964) -> tuple[float, float]:
@@ -44,6 +44,10 @@ def _classifier(kind: str, seed: int) -> Any:
         return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(256,), alpha=1e-2, max_iter=400,
                                                              early_stopping=True, validation_fraction=0.15,
                                                              n_iter_no_change=20, random_state=seed))
+    if kind == "knn":
+        from sklearn.neighbors import KNeighborsClassifier
+
+        return KNeighborsClassifier(n_neighbors=25, metric="cosine")
     raise InvalidParameterError("attacker", f"one of {', '.join(ATTRIBUTE_ATTACKERS)}", kind)
 
 
@@ -66,8 +70,8 @@ def attribute_attack(X: Any, z: Any, *, attacker: str = "logistic", groups: Any 
     Args:
         X: protected vectors (m, n) (or features, e.g. a one-hot diagnosis for a reference).
         z: the attribute (m,).
-        attacker: ``"logistic"`` (standardised, L2, C = 0.1) or ``"mlp"`` (one hidden layer of
-            256, early stopping).
+        attacker: ``"logistic"`` (standardised, L2, C = 0.1), ``"mlp"`` (one hidden layer of
+            256, early stopping) or ``"knn"`` (25 nearest neighbours, cosine: the memorising attacker).
         groups: optional group ids (m,) kept within one fold.
         folds: k of k-fold cross-validation (every record is scored once, by a model that
             never saw it or its group).

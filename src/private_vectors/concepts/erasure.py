@@ -18,8 +18,8 @@ safetensors and applied with numpy (no torch, no pickle at load time).
   an MLP reads an attribute off a few symptom clusters. Region means themselves are left
   alone (they are orthogonal to the within-region columns), so cluster structure — here the
   diagnosis — is kept.
-* :class:`AdversarialErasure` — a rank-r orthogonal projection x − UUᵀ(x − μ) learned
-  against an MLP adversary with a gradient-reversal layer (the adversarial objective of
+* :class:`AdversarialErasure` — LEACE, then a rank-r orthogonal projection x − UUᵀ(x − μ)
+  learned against an MLP adversary with a gradient-reversal layer (the adversarial objective of
   CAPE, Plant et al. EMNLP 2021, applied as a linear map on the frozen encoder; close to
   R-LACE, Ravfogel et al. ICML 2022, with a non-linear adversary).
 """
@@ -30,7 +30,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_non_negative_finite, check_positive_finite
+from .._validation import (
+    as_float_matrix,
+    check_int,
+    check_non_negative_finite,
+    check_positive_finite,
+)
 from ..errors import InvalidParameterError, InvalidTypeError
 
 __all__ = [
@@ -242,12 +247,14 @@ class ClusterLeaceErasure(Erasure):
 
 
 class AdversarialErasure(Erasure):
-    """A rank-r projection x − UUᵀ(x − μ) trained against an MLP adversary (gradient reversal).
+    """LEACE, then a rank-r projection x − UUᵀ(x − μ) trained against an MLP adversary (gradient reversal).
 
     The adversary (MLP, one hidden layer) minimises cross-entropy on the projected vectors;
     the reversed gradient moves U to maximise it (CAPE's eq. 3 without the task term, the
     map restricted to an orthogonal projection so that everything outside span U is kept
-    exactly). U is the Q factor of a free matrix, initialised at the LEACE directions.
+    exactly). U is the Q factor of a free matrix (random start). LEACE runs first so the
+    linear guarantee holds whatever the adversarial step converges to (without it, the
+    learned U drifted off the linear direction in the tests).
 
     Args:
         rank: r, the number of directions removed.
@@ -277,13 +284,11 @@ class AdversarialErasure(Erasure):
         n = X.shape[1]
         if self.rank >= n:
             raise InvalidParameterError("rank", f"an integer < the dimension {n}", self.rank)
-        mu = X.mean(0)
-        init = np.random.default_rng(self.random_state).standard_normal((n, self.rank)) * 0.01
-        lstep = _leace_step(X, _one_hot(codes, c), 0.01)
+        lstep = _leace_step(X, _one_hot(codes, c), 0.01)  # linear erasure first, kept exactly
         if lstep is not None:
-            q, _ = np.linalg.qr(lstep[1].T)
-            k = min(q.shape[1], self.rank)
-            init[:, :k] += q[:, :k]
+            X = apply_steps(X, [lstep])
+        mu = X.mean(0)
+        init = np.random.default_rng(self.random_state).standard_normal((n, self.rank))
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.random_state)
             free = nn.Parameter(torch.as_tensor(init, dtype=torch.float32))
@@ -312,11 +317,11 @@ class AdversarialErasure(Erasure):
                     opt_u.zero_grad()
                     u_loss.backward()
                     opt_u.step()
-                    total += float(a_loss) * len(idx)
+                    total += a_loss.item() * len(idx)
                 self.history_.append(total / len(xt))
             U, _ = torch.linalg.qr(free.detach())
         u = U.double().numpy()
-        return [(u.copy(), u.T.copy(), mu.copy())]
+        return [*([] if lstep is None else [lstep]), (u.copy(), u.T.copy(), mu.copy())]
 
     def get_params(self) -> dict[str, Any]:
         return {"rank": self.rank, "hidden": self.hidden, "epochs": self.epochs, "lr": self.lr,
