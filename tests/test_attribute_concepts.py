@@ -16,7 +16,12 @@ from private_vectors.concepts.erasure import (
 )
 from private_vectors.config import DRIFT_FIELDS, check_config_compatible
 from private_vectors.encoders import FakeEncoder
-from private_vectors.errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from private_vectors.errors import (
+    ArtefactError,
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+)
 
 
 def _probe_accuracy(X_train, z_train, X_test, z_test, kind="logistic"):
@@ -73,6 +78,7 @@ def test_adversarial_erasure_is_an_orthogonal_projection_that_lowers_the_probe()
     er = AdversarialErasure(rank=2, epochs=15).fit(X[:300], z[:300])
     assert len(er.steps_) == 2  # LEACE, then the learned projection
     left, right, _ = er.steps_[1]
+    np.testing.assert_allclose(right, left.T, atol=1e-6)
     np.testing.assert_allclose(left.T @ left, np.eye(2), atol=1e-5)
     E = er.transform(X)
     assert _probe_accuracy(E[:200], z[:200], E[300:], z[300:]) < 0.65
@@ -206,3 +212,15 @@ def test_builtin_attribute_concepts_ship_for_the_default_model():
         assert concept.attribute == name and concept.fingerprint_["dim"] == 384
         assert {"logistic", "mlp"} <= set(concept.evaluation_)
         assert concept.erase(np.ones(384) / np.sqrt(384)).shape == (384,)
+
+
+def test_builtin_attribute_by_name(fake_encoder):
+    from private_vectors import PrivateEmbedding
+
+    with pytest.raises(InvalidParameterError, match="all-MiniLM-L6-v2"):
+        load_attribute("sex", fake_encoder)  # shipped for the default model only
+    ef = PrivateEmbedding(concept="sex", mechanism="none")
+    assert ef.erasure.source == "builtin" and ef.get_config()["erasure"]["type"] == "builtin"
+    rebuilt = PrivateEmbedding.build_from_config(json.loads(json.dumps(ef.get_config())))
+    text = ["The patient presents the symptoms of cough and fever."]
+    np.testing.assert_allclose(rebuilt.embed_array(text), ef.embed_array(text), atol=1e-6)

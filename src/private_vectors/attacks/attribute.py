@@ -43,7 +43,7 @@ def _classifier(kind: str, seed: int) -> Any:
     if kind == "mlp":
         return make_pipeline(StandardScaler(), MLPClassifier(hidden_layer_sizes=(256,), alpha=1e-2, max_iter=400,
                                                              early_stopping=True, validation_fraction=0.15,
-                                                             n_iter_no_change=20, random_state=seed))
+                                                             n_iter_no_change=10, random_state=seed))
     if kind == "knn":
         from sklearn.neighbors import KNeighborsClassifier
 
