@@ -361,7 +361,7 @@ def is_attribute_folder(ref: Any) -> bool:
     cfg = Path(ref) / CONFIG_FILE
     try:
         return cfg.is_file() and json.loads(cfg.read_text("utf-8")).get("format") == FORMAT
-    except (OSError, json.JSONDecodeError, AttributeError):
+    except (OSError, ValueError, AttributeError):  # unreadable / not UTF-8 / not JSON: not ours
         return False
 
 
