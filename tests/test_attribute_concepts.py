@@ -182,7 +182,7 @@ def test_private_embedding_erases_documents_and_queries(planted_concept, fake_en
     from private_vectors import PrivateEmbedding
 
     folder = planted_concept.save(tmp_path / "planted")
-    ef = PrivateEmbedding(concept=str(folder), model=fake_encoder, mechanism="none")
+    ef = PrivateEmbedding(concept=str(folder), model=fake_encoder, mechanism="none", eps=10)
     docs = ["case 7 reports rash alpha history", "case 8 reports chills beta history"]
     expected = planted_concept.erase(fake_encoder.encode(docs))
     np.testing.assert_allclose(ef.embed_array(docs), expected, atol=1e-5)
@@ -194,13 +194,17 @@ def test_private_embedding_erases_documents_and_queries(planted_concept, fake_en
     assert "erasure" in report["warning"]
     rebuilt = PrivateEmbedding.build_from_config(json.loads(json.dumps(cfg)))
     np.testing.assert_allclose(rebuilt.embed_array(docs), expected, atol=1e-5)
-    plain = PrivateEmbedding(model=fake_encoder, mechanism="none").get_config()
+    plain = PrivateEmbedding(model=fake_encoder, mechanism="none", eps=10).get_config()
     with pytest.raises(ConfigMismatchError, match="erasure"):
         check_config_compatible(cfg, plain)
     noisy = PrivateEmbedding(concept=planted_concept, model=fake_encoder, eps=10, random_state=0)
     assert noisy.mechanism.name == "laplace"
     out = noisy.embed_array(docs)
     assert out.shape == expected.shape and not np.allclose(out, expected)
+    key = "an attribute-test key of 32 bytes"
+    keyed = PrivateEmbedding(concept=planted_concept, model=fake_encoder, eps=10, key=key)
+    unerased = PrivateEmbedding(model=fake_encoder, eps=10, key=key)
+    assert keyed.keyed_context() != unerased.keyed_context()  # the erasure is part of the keyed context
 
 
 def test_builtin_attribute_concepts_ship_for_the_default_model():
@@ -219,7 +223,7 @@ def test_builtin_attribute_by_name(fake_encoder):
 
     with pytest.raises(InvalidParameterError, match="all-MiniLM-L6-v2"):
         load_attribute("sex", fake_encoder)  # shipped for the default model only
-    ef = PrivateEmbedding(concept="sex", mechanism="none")
+    ef = PrivateEmbedding(concept="sex", mechanism="none", eps=10)
     assert ef.erasure.source == "builtin" and ef.get_config()["erasure"]["type"] == "builtin"
     rebuilt = PrivateEmbedding.build_from_config(json.loads(json.dumps(ef.get_config())))
     text = ["The patient presents the symptoms of cough and fever."]
