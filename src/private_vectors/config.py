@@ -42,7 +42,7 @@ CHROMA_NAME = "private_vectors"
 KEY_ENV = "PRIVATE_VECTORS_KEY"
 """Environment variable holding the key when none is passed."""
 CONFIG_VERSION = 1
-DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "store_geometry")
+DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "erasure", "store_geometry")
 """Fields whose change alters what the stored vectors mean: a reopened collection must agree."""
 
 
@@ -55,11 +55,26 @@ _canonical = canonical
 
 
 # -- keys ----------------------------------------------------------------------------------------
+def _env_bytes(name: str) -> bytes | None:
+    """An environment variable's bytes as the OS holds them: nothing to decode, so a non-UTF-8
+    value cannot raise an error that would hold it (``os.environ`` on Windows: UTF-8 or None)."""
+    environb = getattr(os, "environb", None)
+    if environb is not None:
+        return environb.get(name.encode())
+    value = os.environ.get(name)  # pragma: no cover - Windows
+    if value is None:  # pragma: no cover
+        return None
+    try:  # pragma: no cover
+        return value.encode("utf-8")
+    except UnicodeEncodeError:  # pragma: no cover
+        pass
+    return b"\x00invalid"  # pragma: no cover - refused as a key without echoing the value
+
+
 def _key_bytes(key: Any) -> bytes | None:
     """The secret as bytes: ``key`` if given, else env ``PRIVATE_VECTORS_KEY``, else None."""
-    if key is None:
-        env = os.environ.get(KEY_ENV)
-        return env.encode("utf-8") if env else None
+    if key is None:  # the variable's bytes as the OS holds them (a non-UTF-8 value cannot fail)
+        return _env_bytes(KEY_ENV) or None
     if isinstance(key, str):
         if not key:
             raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
@@ -106,7 +121,7 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
         elif field in ("eps", "unit") and a is not None and b is not None:
             if math.isclose(float(a), float(b), rel_tol=1e-9):
                 continue
-        elif field == "concept":
+        elif field in ("concept", "erasure"):
             a, b = _concept_identity(a), _concept_identity(b)
         elif field == "store_geometry":  # absent = "none" (written before it existed)
             a, b = _geometry_identity(a), _geometry_identity(b)
@@ -163,7 +178,8 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
                             "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
     return {
-        "concept": config.get("concept"), "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
+        "concept": config.get("concept") if config.get("erasure") is None else config["erasure"],
+        "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
         "space": config.get("space"),
@@ -179,7 +195,7 @@ _BUILD_LOCK = threading.RLock()
 
 
 def _build_cache_key(config: dict[str, Any]) -> bytes:
-    return canonical(config) + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
+    return canonical(config) + b"\x00" + hashlib.sha256(_env_bytes(KEY_ENV) or b"").digest()
 
 
 def cached_build(config: dict[str, Any]) -> Any:
