@@ -182,7 +182,8 @@ def test_private_embedding_erases_documents_and_queries(planted_concept, fake_en
     from private_vectors import PrivateEmbedding
 
     folder = planted_concept.save(tmp_path / "planted")
-    ef = PrivateEmbedding(concept=str(folder), model=fake_encoder, mechanism="none", eps=10)
+    ef = PrivateEmbedding(concept=str(folder), model=fake_encoder, mechanism="none", eps=10,
+                          store_geometry="none")  # the erased vectors themselves, not renormalised
     docs = ["case 7 reports rash alpha history", "case 8 reports chills beta history"]
     expected = planted_concept.erase(fake_encoder.encode(docs))
     np.testing.assert_allclose(ef.embed_array(docs), expected, atol=1e-5)
