@@ -24,7 +24,6 @@ Noise is keyed (a fixed benchmark key), so each document's vector is reproducibl
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import os
 import re
@@ -47,10 +46,7 @@ def _embedding(sanitize: str | None, noise: bool, encoder: Any) -> Any:
     kw: dict[str, Any] = {"concept": "PII", "eps": 10.0, "key": BENCH_KEY, "model": encoder}
     if not noise:
         kw["mechanism"] = "none"
-    if "sanitize" in inspect.signature(PrivateEmbedding).parameters:
-        kw["sanitize"] = sanitize
-    elif sanitize is not None:
-        raise SystemExit(f"this PrivateEmbedding has no sanitize= parameter; cannot run sanitize={sanitize!r}")
+    kw["sanitize"] = sanitize
     return PrivateEmbedding(**kw)
 
 

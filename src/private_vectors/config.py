@@ -42,7 +42,7 @@ CHROMA_NAME = "private_vectors"
 KEY_ENV = "PRIVATE_VECTORS_KEY"
 """Environment variable holding the key when none is passed."""
 CONFIG_VERSION = 1
-DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed")
+DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "sanitizer")
 """Fields whose change alters what the stored vectors mean: a reopened collection must agree."""
 
 
@@ -96,7 +96,7 @@ def check_key_matches(key: bytes | None, *, expected_keyed: bool, expected_key_i
 # -- drift -----------------------------------------------------------------------------------------
 def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
     """Raise :class:`ConfigMismatchError` when two PrivateEmbedding configs disagree on what
-    stored vectors mean (encoder, mechanism, ε, unit, concept, space, keyed)."""
+    stored vectors mean (encoder, mechanism, ε, unit, concept, space, keyed, sanitizer)."""
     diffs = []
     for field in DRIFT_FIELDS:
         a, b = old.get(field), new.get(field)
@@ -108,6 +108,8 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
                 continue
         elif field == "concept":
             a, b = _concept_identity(a), _concept_identity(b)
+        elif field == "sanitizer":
+            a, b = _without_versions(a), _without_versions(b)
         if a != b:
             diffs.append(f"{field}: stored {a!r}, given {b!r}")
     if diffs:
@@ -115,6 +117,17 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
             "the PrivateEmbedding does not match the one this collection/index was written with — "
             + "; ".join(diffs) + ". Reopen it without an embedding function to rebuild the stored one, "
             "or write to a new collection.")
+
+
+def _without_versions(cfg: Any) -> Any:
+    """A sanitizer config without its package-version entries: a detector upgrade may move a
+    few spans but does not change what the stored text and vectors mean; a different policy,
+    key, concept, entity set, threshold, allow list or surrogate pool does."""
+    if isinstance(cfg, dict):
+        return {k: _without_versions(v) for k, v in cfg.items() if "version" not in k.lower() or k == "pool_version"}
+    if isinstance(cfg, list):
+        return [_without_versions(v) for v in cfg]
+    return cfg
 
 
 def _concept_identity(ref: Any) -> Any:
@@ -158,6 +171,8 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
         "space": config.get("space"),
+        # a config written before the text stage existed had none: rebuild it without one
+        "sanitize": config.get("sanitizer"),
     }
 
 

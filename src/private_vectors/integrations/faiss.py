@@ -8,7 +8,9 @@ stable 64-bit integers.
 
 Persistence without pickle: ``faiss.write_index`` for the index and a JSON sidecar
 (``private_vectors.json``) with the PrivateEmbedding config, the index kind and metric, and the
-stored texts by id (``store_texts=False`` keeps texts out of the folder). Loading with a
+stored texts by id (``store_texts=False`` keeps texts out of the folder). When the
+PrivateEmbedding has a text stage the texts kept are the sanitized ones (sanitized once: the
+text embedded is the text kept), never the raw values it replaced. Loading with a
 conflicting PrivateEmbedding raises :class:`~private_vectors.errors.ConfigMismatchError`.
 
 A GPU index is used when the FAISS GPU build is present and a GPU is visible.
@@ -129,7 +131,9 @@ class PrivateFaissIndex:
     def add_texts(self, texts: Sequence[str], ids: Sequence[int] | None = None) -> list[int]:
         """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing."""
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
-        Z = self._prepare(self.embedding.embed_array(texts))
+        # one pass: each text is sanitized once; that text is embedded and is the text kept
+        sanitized = self.embedding.sanitize_documents(texts)
+        Z = self._prepare(self.embedding.embed_sanitized(sanitized))
         if ids is None:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
@@ -149,7 +153,8 @@ class PrivateFaissIndex:
             self._index.train(Z)
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
-        for i, t in zip(id_arr.tolist(), texts, strict=True):
+        kept = sanitized if self.embedding.sanitizer is not None else texts
+        for i, t in zip(id_arr.tolist(), kept, strict=True):
             self.texts[int(i)] = t if self.store_texts else ""
         return [int(i) for i in id_arr]
 
