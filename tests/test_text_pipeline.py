@@ -218,3 +218,35 @@ def test_reopened_collection_refuses_another_sanitizer(tmp_path) -> None:
         client.get_collection("notes", embedding_function=_ef(concept="PII", eps=10, key=KEY, sanitize=None))
     same = client.get_collection("notes", embedding_function=_ef(concept="PII", eps=10, key=KEY, sanitize="redact"))
     assert same.count() == 1
+
+
+@needs_sanitizer
+def test_keyed_query_index_persists_with_the_collection(tmp_path) -> None:
+    from private_vectors.integrations.chroma import QUERY_INDEX_KEY, open_collection
+
+    ef = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
+    store = chroma_store(ef, collection_name="notes", persist_directory=str(tmp_path))
+    store.add_texts(DOCS)
+    meta = store._collection.metadata or {}
+    assert QUERY_INDEX_KEY in meta and not _raw_left([meta[QUERY_INDEX_KEY]])
+    query = "what do the records say about amelia okafor"
+    reopened = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
+    chroma_store(reopened, collection_name="notes", persist_directory=str(tmp_path))
+    assert "amelia" not in reopened.sanitize_queries([query])[0].lower()
+    assert reopened.sanitize_queries([query]) == ef.sanitize_queries([query])
+    again = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
+    open_collection(chromadb.PersistentClient(str(tmp_path)), "notes", again)
+    assert again.sanitize_queries([query]) == ef.sanitize_queries([query])
+
+
+@needs_sanitizer
+def test_faiss_sidecar_keeps_the_query_index_and_no_raw_values(tmp_path) -> None:
+    ef = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
+    index = PrivateFaissIndex(ef, kind="flat")
+    index.add_texts(DOCS)
+    index.save(tmp_path / "idx")
+    sidecar = (tmp_path / "idx" / "private_vectors.json").read_text()
+    assert not _raw_left([sidecar]) and "leeds" not in sidecar.lower() and "555-201" not in sidecar
+    loaded = PrivateFaissIndex.load(tmp_path / "idx", _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate"))
+    query = "what do the records say about jonas berger"
+    assert loaded.embedding.sanitize_queries([query]) == ef.sanitize_queries([query])

@@ -374,6 +374,25 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             return list(items)
         return _checked_output(self.sanitizer.apply_queries(items), items, "sanitizer.apply_queries")
 
+    def query_index_state(self) -> dict[str, Any] | None:
+        """The text stage's keyed query index (HMACs of the entity tokens replaced at ingest,
+        never the tokens) as JSON-safe data for a store to persist, or None when there is
+        nothing worth persisting (no text stage, or an index under a per-process random key)."""
+        get_state = getattr(self.sanitizer, "get_state", None)
+        if get_state is None:
+            return None
+        state = get_state()
+        return state if isinstance(state, dict) and state.get("keyed") else None
+
+    def load_query_index_state(self, state: Any) -> bool:
+        """Restore a persisted :meth:`query_index_state` (so a reopened store still catches
+        lower-case names in queries); False when there is nothing to restore."""
+        load_state = getattr(self.sanitizer, "load_state", None)
+        if load_state is None or not state:
+            return False
+        load_state(state)
+        return True
+
     def texts_to_store(self, texts: Sequence[str], sanitized: Sequence[str], *,
                        store_raw_text: bool = False) -> list[str] | None:
         """What a store may keep next to the vectors (contracts.md, "Stored text"): the raw

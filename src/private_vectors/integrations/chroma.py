@@ -28,14 +28,16 @@ stored unless ``store_raw_text=True``::
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import CHROMA_NAME, check_config_compatible
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
 
-__all__ = ["add_documents", "check_collection", "open_collection", "register", "register_if_available"]
+__all__ = ["QUERY_INDEX_KEY", "add_documents", "check_collection", "load_query_index", "open_collection", "register",
+           "register_if_available", "save_query_index"]
 
 _PATCHED = False
 
@@ -119,7 +121,8 @@ def open_collection(client: Any, name: str, embedding_function: Any = None) -> A
     """Open a collection; without ``embedding_function`` the stored PrivateEmbedding is rebuilt.
 
     Unlike ``client.get_collection(name)`` this also refuses a collection that has no
-    PrivateEmbedding in its config when none is given (instead of Chroma's default function).
+    PrivateEmbedding in its config when none is given (instead of Chroma's default function),
+    and restores the text stage's keyed query index (:func:`load_query_index`).
     """
     if embedding_function is None:
         col = client.get_collection(name)
@@ -128,9 +131,11 @@ def open_collection(client: Any, name: str, embedding_function: Any = None) -> A
             raise ConfigMismatchError(
                 f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
                 "pass embedding_function explicitly")
+        load_query_index(col, getattr(col, "_embedding_function", None))
         return col
     col = client.get_collection(name, embedding_function=embedding_function)
     check_collection(col, embedding_function)
+    load_query_index(col, embedding_function)
     return col
 
 
@@ -169,4 +174,35 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     if metadatas is not None:
         kwargs["metadatas"] = list(metadatas)
     (collection.upsert if upsert else collection.add)(**kwargs)
+    save_query_index(collection, ef)
     return stored
+
+
+QUERY_INDEX_KEY = "private_vectors:query_index"
+"""Collection-metadata key of the text stage's keyed query index (HMACs, never names)."""
+
+
+def save_query_index(collection: Any, embedding: Any) -> bool:
+    """Persist ``embedding``'s keyed query index in the collection's metadata (a JSON string;
+    no-op and False without one). Called by :func:`add_documents` and ``chroma_store`` adds."""
+    state = embedding.query_index_state() if isinstance(embedding, PrivateEmbedding) else None
+    if state is None:
+        return False
+    meta = dict(collection.metadata or {})
+    meta[QUERY_INDEX_KEY] = json.dumps(state, sort_keys=True)
+    collection.modify(metadata=meta)
+    return True
+
+
+def load_query_index(collection: Any, embedding: Any) -> bool:
+    """Restore the keyed query index saved by :func:`save_query_index` into ``embedding``'s
+    text stage (False when the collection has none). Called by :func:`open_collection` and
+    ``chroma_store``; a collection reopened with ``client.get_collection`` needs this call."""
+    raw = (collection.metadata or {}).get(QUERY_INDEX_KEY)
+    if not raw or not isinstance(embedding, PrivateEmbedding):
+        return False
+    try:
+        state = json.loads(raw)
+    except ValueError as exc:
+        raise ArtefactError(f"collection {collection.name!r}: {QUERY_INDEX_KEY} is not valid JSON ({exc})") from exc
+    return embedding.load_query_index_state(state)

@@ -217,6 +217,7 @@ class PrivateFaissIndex:
             "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
             "store_texts": self.store_texts, "next_id": self._next_id, "ntotal": len(self),
             "texts": {str(i): t for i, t in self.texts.items()},
+            "query_index": self.embedding.query_index_state(),  # keyed HMACs of ingested entities, no names
         }
         sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
         _fsync(sidecar_tmp)
@@ -264,6 +265,7 @@ class PrivateFaissIndex:
         self._index = index
         self.texts = {int(i): t for i, t in sidecar.get("texts", {}).items()}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
+        self.embedding.load_query_index_state(sidecar.get("query_index"))
         return self
 
 

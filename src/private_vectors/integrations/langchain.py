@@ -27,7 +27,7 @@ from typing import Any
 
 from ..embedding import PrivateEmbedding
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from .chroma import check_collection
+from .chroma import check_collection, load_query_index, save_query_index
 
 __all__ = ["chroma_store"]
 
@@ -66,6 +66,7 @@ def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langcha
                                           collection_configuration=configuration, **kwargs)
     store.store_raw_text = store_raw_text
     check_collection(store._collection, embedding)
+    load_query_index(store._collection, embedding)
     return store
 
 
@@ -97,6 +98,7 @@ def _private_chroma_class(base: type) -> type:
                 metas = [m or None for m in [*metadatas, *[{}] * (len(texts) - len(metadatas))]]
             self._collection.upsert(ids=ids, embeddings=vectors, documents=documents,
                                     metadatas=metas)
+            save_query_index(self._collection, ef)
             return ids
 
     _CLASSES[base] = PrivateChroma
