@@ -6,6 +6,7 @@ text room) and are skipped, with that reason, when it is not installed in this t
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 
@@ -144,6 +145,14 @@ def _raw_left(texts) -> list[str]:
     return [n for t in texts for n in NAMES if re.search(rf"\b{n}\b", t or "")]
 
 
+def _detected_left(sanitizer, texts) -> list[str]:
+    """Raw values the sanitizer detects in DOCS[i] that are still present in ``texts[i]``."""
+    spans = sanitizer.spans(DOCS)
+    assert any(spans)
+    return [raw[sp.start:sp.end] for raw, out, ss in zip(DOCS, texts, spans, strict=True) for sp in ss
+            if raw[sp.start:sp.end] in (out or "")]
+
+
 @needs_sanitizer
 def test_default_for_span_concepts_is_redact_and_config_has_no_key() -> None:
     ef = _ef(concept="PII", eps=10, key=KEY)
@@ -152,7 +161,7 @@ def test_default_for_span_concepts_is_redact_and_config_has_no_key() -> None:
     assert KEY not in repr(cfg) and KEY not in repr(ef) and KEY not in ef.privacy_report_text()
     assert ef.privacy_report()["text_stage"]["policy"] == "redact"
     out = ef.sanitize_documents(DOCS)
-    assert not _raw_left(out) and out[-1] == DOCS[-1]
+    assert not _detected_left(ef.sanitizer, out) and out[-1] == DOCS[-1]
 
 
 @needs_sanitizer
@@ -180,7 +189,7 @@ def test_each_text_is_sanitized_once_and_stored_sanitized(path: str) -> None:
     assert sorted(seen) == sorted(DOCS)  # every text through the sanitizer exactly once
     if stored is not None:
         assert stored == ef.sanitizer.apply(DOCS)
-        assert not _raw_left(stored)
+        assert not _detected_left(ef.sanitizer, stored)
 
 
 @needs_sanitizer
@@ -228,7 +237,7 @@ def test_keyed_query_index_persists_with_the_collection(tmp_path) -> None:
     store = chroma_store(ef, collection_name="notes", persist_directory=str(tmp_path))
     store.add_texts(DOCS)
     meta = store._collection.metadata or {}
-    assert QUERY_INDEX_KEY in meta and not _raw_left([meta[QUERY_INDEX_KEY]])
+    assert QUERY_INDEX_KEY in meta and not _detected_left(ef.sanitizer, [meta[QUERY_INDEX_KEY]] * len(DOCS))
     query = "what do the records say about amelia okafor"
     reopened = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     chroma_store(reopened, collection_name="notes", persist_directory=str(tmp_path))
@@ -245,9 +254,11 @@ def test_faiss_sidecar_keeps_the_query_index_and_no_raw_values(tmp_path) -> None
     index = PrivateFaissIndex(ef, kind="flat")
     index.add_texts(DOCS)
     index.save(tmp_path / "idx")
-    sidecar = (tmp_path / "idx" / "private_vectors.json").read_text()
-    detected = [t[sp.start:sp.end] for t, spans in zip(DOCS, ef.sanitizer.spans(DOCS), strict=True) for sp in spans]
-    assert detected and not [v for v in detected if v in sidecar]  # no detected raw value in the sidecar
+    sidecar = json.loads((tmp_path / "idx" / "private_vectors.json").read_text())
+    texts = sidecar.pop("texts")
+    assert not _detected_left(ef.sanitizer, [texts[str(i)] for i in range(len(DOCS))])  # per document
+    rest = json.dumps(sidecar)  # config + keyed query index: HMACs and labels only
+    assert sidecar["query_index"]["entries"] and not _detected_left(ef.sanitizer, [rest] * len(DOCS))
     loaded = PrivateFaissIndex.load(tmp_path / "idx", _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate"))
     query = "what do the records say about jonas berger"
     assert loaded.embedding.sanitize_queries([query]) == ef.sanitize_queries([query])

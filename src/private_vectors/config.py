@@ -124,7 +124,8 @@ def _without_versions(cfg: Any) -> Any:
     few spans but does not change what the stored text and vectors mean; a different policy,
     key, concept, entity set, threshold, allow list or surrogate pool does."""
     if isinstance(cfg, dict):
-        return {k: _without_versions(v) for k, v in cfg.items() if "version" not in k.lower() or k == "pool_version"}
+        return {k: _without_versions(v) for k, v in cfg.items()
+                if "version" not in k.lower() and k not in ("library", "faults")}
     if isinstance(cfg, list):
         return [_without_versions(v) for v in cfg]
     return cfg
