@@ -184,14 +184,31 @@ _LIVE: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
 _BUILD_LOCK = threading.RLock()
 
 
+def _rounded(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return float(f"{obj:.12g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v) for v in obj]
+    return obj
+
+
+def _build_identity(config: dict[str, Any]) -> bytes:
+    """:func:`canonical` with floats to 12 significant digits: Chroma's config store writes
+    floats back in a different shortest form (1/√384 returns as ...288 for ...2884), and a
+    missed cache hit would rebuild the function (for a keyed text stage, without the key)."""
+    return canonical(_rounded(config))
+
+
 def _build_cache_key(config: dict[str, Any]) -> bytes:
-    return canonical(config) + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
+    return _build_identity(config) + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
 
 
 def cached_build(config: dict[str, Any]) -> Any:
     """The object already built for ``config`` in this process, or None."""
     with _BUILD_LOCK:
-        return _LIVE.get(canonical(config)) or _BUILD_CACHE.get(_build_cache_key(config))
+        return _LIVE.get(_build_identity(config)) or _BUILD_CACHE.get(_build_cache_key(config))
 
 
 def remember_build(config: dict[str, Any], built: Any) -> None:
@@ -203,4 +220,4 @@ def remember_build(config: dict[str, Any], built: Any) -> None:
 def remember_live(config: dict[str, Any], obj: Any) -> None:
     """Let a rebuild of exactly ``config`` in this process return ``obj`` (weakly held)."""
     with _BUILD_LOCK:
-        _LIVE[canonical(config)] = obj
+        _LIVE[_build_identity(config)] = obj
