@@ -55,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== queries (clean queries, noise-aware transform: "
           f"{ef.query_transform.describe()['query_transform']})")
     res = col.query(query_texts=QUERIES, n_results=2)
-    for q, docs in zip(QUERIES, res["documents"], strict=True):
+    for q, hit_ids, docs in zip(QUERIES, res["ids"], res["documents"], strict=True):
         print(f"  {q!r}")
-        for d in docs:
-            print(f"     -> {d if d is not None else '(no text stored)'}")
+        for i, d in zip(hit_ids, docs, strict=True):
+            print(f"     -> {i}: {d if d is not None else '(no text stored)'}")
 
     print("\n== privacy report")
     print(json.dumps(ef.privacy_report(NOTES), indent=2))
