@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._validation import as_float_matrix, check_int, check_positive_finite
+from ..errors import InvalidParameterError, InvalidTypeError
 from ..random import RandomSource, resolve_random_state
 
 __all__ = ["Mechanism", "gaussians_box_muller", "unit_sphere"]
@@ -42,6 +43,8 @@ def gaussians_box_muller(gen: np.random.Generator, m: int, n: int) -> np.ndarray
     out[:half] *= radius
     out[half:] *= radius
     return out[:total].reshape(m, n)
+
+_RNG_METHODS = ("random", "standard_normal", "gamma")
 
 
 def unit_sphere(rng: RandomSource, m: int, n: int, dtype: Any = np.float32) -> np.ndarray:
@@ -109,8 +112,21 @@ class Mechanism(abc.ABC):
             X = X.detach().cpu().numpy()
         mat, single = as_float_matrix(X, "X", dim=self.dim, dtype=np.float32)
         self._check_input(mat)
-        out = self._perturb(mat, rng if rng is not None else self._random.source())
-        out32 = np.ascontiguousarray(out, dtype=np.float32)
+        if rng is not None and not all(callable(getattr(rng, m, None)) for m in _RNG_METHODS):
+            raise InvalidTypeError("rng", "None or a random source with random, standard_normal and gamma "
+                                   "(a numpy Generator, or a keyed stream)", rng)
+        with np.errstate(over="ignore", invalid="ignore"):
+            try:
+                out = self._perturb(mat, rng if rng is not None else self._random.source())
+            except (OverflowError, FloatingPointError, ZeroDivisionError) as exc:
+                name, value = self._noise_parameter()
+                raise InvalidParameterError(name, "a value whose noise is representable", value,
+                                            note=f"computing the noise failed ({type(exc).__name__})") from None
+            out32 = np.ascontiguousarray(out, dtype=np.float32)
+        if not np.all(np.isfinite(out32)):
+            name, value = self._noise_parameter()
+            raise InvalidParameterError(name, "a value whose noise fits in float32 (finite output)", value,
+                                        note="the noise overflows: epsilon is too small (or unit/sigma too large)")
         if single:
             out32 = out32[0]
         if torch_in:
@@ -133,6 +149,13 @@ class Mechanism(abc.ABC):
     def output_dim(self, n: int) -> int:
         """Dimension of perturbed vectors for inputs of dimension ``n`` (same, unless overridden)."""
         return n
+
+    def _noise_parameter(self) -> tuple[str, Any]:
+        """The parameter to name when the noise is not representable (ε by default)."""
+        eps = getattr(self, "epsilon", None)
+        if eps is not None:
+            return "epsilon", eps
+        return "sigma", getattr(self, "sigma", None)
 
     # -- subclass hooks --------------------------------------------------------------
     def _check_input(self, X: np.ndarray) -> None:  # noqa: B027 - optional hook
