@@ -346,3 +346,14 @@ def test_transform_documents(redactor):
     docs = [Document(page_content="Amelia Okafor lives in Lagos.", metadata={"id": 1})]
     out = redactor.transform_documents(docs)
     assert out[0].page_content == "<PERSON> lives in <LOCATION>." and out[0].metadata == {"id": 1}
+
+
+def test_wordlist_fallback_when_presidio_is_absent(monkeypatch):
+    import private_vectors.text.concepts as concepts
+
+    monkeypatch.setattr(concepts, "presidio_available", lambda: False)
+    with pytest.warns(UserWarning, match="word-list"):
+        s = Sanitizer("PII")
+    cfg = s.get_config()
+    assert cfg["fallback"] is True and [d["type"] for d in cfg["detectors"]] == ["regex", "wordlist"]
+    assert s.apply(["Maria Lopez moved to Madrid."]) == ["<PERSON> moved to <LOCATION>."]

@@ -24,24 +24,6 @@ from typing import Any
 
 from .errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
-# the regexes and checksums live in the text room; re-exported here for old imports
-from .text.regex import (  # noqa: F401
-    _CARD,
-    _DATE,
-    _EMAIL,
-    _IBAN,
-    _IPV4,
-    _IPV6,
-    _MONTHS,
-    _PHONE,
-    _SSN,
-    _STREET,
-    _STREET_EU,
-    _URL,
-    _iban_ok,
-    _luhn_ok,
-)
-
 __all__ = [
     "ENTITY_TYPES", "PIIDetector", "PIISpan", "contains_pii", "detect_pii",
     "synthetic_pii_sentences", "synthetic_plain_sentences",
@@ -96,6 +78,24 @@ Democratic Republic Islands Island Federal Territory Territories Outlying Minor 
 Emirates Federated Southern Northern Western Eastern
 """))
 
+_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|info|biz|co|de|uk|fr|es|it|nl|hu|cz|gl|pt|br|ru|cn|jp)\b",
+                  re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w])"
+                    r"|(?<![\w+])\+?\d{10,13}(?!\w)")
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+_SSN = re.compile(r"(?<!\d)(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}(?!\d)")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
+_IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.])")
+_IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b")
+_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
+                   rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}\s+\d{{4}}\b")
+_STREET = re.compile(r"\b\d{1,6}\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr"
+                     r"|Court|Ct|Place|Pl|Way|Terrace|Circle|Highway|Hwy|Parkway|Square|Sq|Katu|Straße|Strasse|Gasse)\b\.?"
+                     r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
+# continental style: "<postcode> Puruntie 82", "Rua do Arenque 1634"; and lone "Apt. 595"
+_STREET_EU = re.compile(r"\b\d{3,6}\s+[A-Z][\w'’.-]+(?:\s+[\w'’.-]+){0,3}?\s+\d{1,5}\b|\b(?:Apt|Suite|Unit)\.?\s*\d+\b")
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _NAME_CUE = re.compile(r"\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?)\s+([A-Z][\w'’-]+)")
 
@@ -109,6 +109,30 @@ class PIISpan:
     end: int
     text: str
     score: float
+
+
+def _luhn_ok(digits: str) -> bool:
+    total, parity = 0, len(digits) % 2
+    for i, ch in enumerate(digits):
+        d = int(ch)
+        if i % 2 == parity:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _iban_ok(text: str) -> bool:
+    s = text.replace(" ", "")
+    if not 15 <= len(s) <= 34:
+        return False
+    moved = s[4:] + s[:4]
+    try:
+        number = int("".join(str(int(c, 36)) for c in moved))
+    except ValueError:
+        return False
+    return number % 97 == 1
 
 
 @lru_cache(maxsize=1)

@@ -1,8 +1,11 @@
 """Regular-expression detectors: fast and precise for structured identifiers.
 
 E-mail, phone, credit card (Luhn-checked), IBAN (mod-97-checked), US SSN, IP address,
-URL/domain, dates and street addresses. These are the project's regexes (formerly in
-``private_vectors.pii``, which re-exports them). Street addresses are labelled LOCATION.
+URL/domain, dates, street and military postal addresses (with their city/region/country/postcode
+lines) and person names after a cue ("my name is", "Mr", "Dr", ...). The structured patterns are
+``private_vectors.pii``'s, reused (the text room depends on ``pii``, never the reverse, so the
+import graph has no cycle); the address tails, military addresses and name cues are added here.
+Street addresses are labelled LOCATION.
 """
 
 from __future__ import annotations
@@ -12,63 +15,49 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError
+from ..pii import (  # the project's regexes and checksums, reused as they are
+    _CARD,
+    _DATE,
+    _EMAIL,
+    _IBAN,
+    _IPV4,
+    _IPV6,
+    _PHONE,
+    _SSN,
+    _STREET,
+    _STREET_EU,
+    _URL,
+    _iban_ok,
+    _luhn_ok,
+)
 from .spans import Span, validate_texts
 
 __all__ = ["REGEX_LABELS", "RegexDetector"]
 
-REGEX_VERSION = "1"
+REGEX_VERSION = "2"
 
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
-_URL = re.compile(r"\b(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|info|biz|co|de|uk|fr|es|it|nl|hu|cz|gl|pt|br|ru|cn|jp)\b",
-                  re.IGNORECASE)
-_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w])"
-                    r"|(?<![\w+])\+?\d{10,13}(?!\w)")
-_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
-_SSN = re.compile(r"(?<!\d)(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}(?!\d)")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
-_IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.])")
-_IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b")
-_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
-_DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
-                   rf"|\b{_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTHS}\s+\d{{4}}\b")
-_STREET = re.compile(r"\b\d{1,6}\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr"
-                     r"|Court|Ct|Place|Pl|Way|Terrace|Circle|Highway|Hwy|Parkway|Square|Sq|Katu|Straße|Strasse|Gasse)\b\.?"
-                     r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
-# continental style: "<postcode> Puruntie 82", "Rua do Arenque 1634"; and lone "Apt. 595"
-_STREET_EU = re.compile(r"\b\d{3,6}\s+[A-Z][\w'’.-]+(?:\s+[\w'’.-]+){0,3}?\s+\d{1,5}\b|\b(?:Apt|Suite|Unit)\.?\s*\d+\b")
-
-
-def _luhn_ok(digits: str) -> bool:
-    total, parity = 0, len(digits) % 2
-    for i, ch in enumerate(digits):
-        d = int(ch)
-        if i % 2 == parity:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
-
-
-def _iban_ok(text: str) -> bool:
-    s = text.replace(" ", "")
-    if not 15 <= len(s) <= 34:
-        return False
-    moved = s[4:] + s[:4]
-    try:
-        number = int("".join(str(int(c, 36)) for c in moved))
-    except ValueError:
-        return False
-    return number % 97 == 1
-
+# military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
+_MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
+                       r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
+_TAIL_WORD = r"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[A-Z][\w'’.()-]*(?:[ \t]+(?:[A-Z(][\w'’.()-]*|\d{2,6}|de|la|del|di|du|van|von)){0,3}|nan|\d{2,6})"
+_TAIL = re.compile(rf"(?:[ \t]*(?:\n[ \t]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?)+|(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+")
+_NAME_CUE = re.compile(r"\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)[ \t]+"
+                       r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][\w'’-]+)?)")
+_CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
 REGEX_LABELS: tuple[str, ...] = (
-    "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "URL",
+    "PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "URL",
     "DATE_TIME", "LOCATION",
 )
 """Labels the regex detector can emit (street addresses come out as LOCATION)."""
 
 _DEFAULT_LABELS = tuple(x for x in REGEX_LABELS if x not in ("URL", "DATE_TIME"))
+
+
+def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
+    """Extend a street match over the following address lines (city, region code, country, postcode)."""
+    m = _TAIL.match(text, end)
+    return (start, m.end()) if m else (start, end)
 
 
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
@@ -100,14 +89,19 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
         add("DATE_TIME", m, 0.7)
     for m in _PHONE.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if _DATE.fullmatch(m.group(0).strip()):
-            continue  # 2020-01-02, 12/03/1980: a date, not a phone number
+        if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)):
+            continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()):
             add("PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55)
-    for m in _STREET.finditer(text):
-        add("LOCATION", m, 0.8)
-    for m in _STREET_EU.finditer(text):
-        add("LOCATION", m, 0.6)
+    if "LOCATION" in wanted:
+        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9)):
+            for m in pattern.finditer(text):
+                a, b = _with_tail(text, m.start(), m.end())
+                found.append(Span(a, b, "LOCATION", score, name))
+    if "PERSON" in wanted:
+        for m in _NAME_CUE.finditer(text):
+            if m.group(1).split()[0] not in _CUE_STOP:
+                found.append(Span(m.start(1), m.end(1), "PERSON", 0.75, name))
     return found
 
 

@@ -60,9 +60,10 @@ _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
 
 
-def _index_first(s: Span) -> tuple[bool, float, int]:
-    """Merge priority: the keyed index's label (consistent with ingest) before any detector's."""
-    return (s.detector != "keyed-index", -s.score, -(s.end - s.start))
+def _index_first(s: Span) -> tuple[bool, bool, float, int]:
+    """Merge priority: the keyed index's label (consistent with ingest), then the precise regexes
+    (a street address that spaCy calls PERSON stays LOCATION), then score and length."""
+    return (s.detector != "keyed-index", s.detector != "regex", -s.score, -(s.end - s.start))
 
 
 class DetectionError(PrivateVectorsError, RuntimeError):
@@ -222,7 +223,9 @@ class Sanitizer:
         found: list[list[Span]] = [[] for _ in texts]
         if not pieces:
             return found
-        chunks = [c for _, _, c in pieces]
+        # an all-lower-case text (a query, a chat message): known name/place words are capitalised
+        # for the NER model; same length, so offsets hold
+        chunks = [truecase(c) if c.islower() else c for _, _, c in pieces]
         for det in self.detectors:
             try:
                 result = self._run(det, chunks)
@@ -281,6 +284,14 @@ class Sanitizer:
             return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
         return [self._select(t, s) for t, s in zip(texts, found, strict=True)]
 
+    def query_spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """The spans that :meth:`apply_queries` would replace (truecased detection + keyed index)."""
+        texts = [self._escape(t) for t in validate_texts(texts)]
+        found = self._detect([truecase(t) for t in texts])
+        if found is None:
+            return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
+        return [self._select(t, s, self._index_spans(t)) for t, s in zip(texts, found, strict=True)]
+
     # -- replacement --------------------------------------------------------------------
     def _operator(self, label: str) -> Operator:
         pol = self.operators.get(label, self.policy)
@@ -314,14 +325,11 @@ class Sanitizer:
     def apply_queries(self, texts: Sequence[str]) -> list[str]:
         """Sanitized queries: detection on truecased text plus the keyed index of ingested entities."""
         texts = [self._escape(t) for t in validate_texts(texts)]
-        cased = [truecase(t) for t in texts]
-        found = self._detect(cased)
+        found = self._detect([truecase(t) for t in texts])
         if found is None:
             return [REDACTED_TEXT if t else t for t in texts]
-        out = []
-        for t, spans in zip(texts, found, strict=True):
-            out.append(self._replace(t, self._select(t, spans, self._index_spans(t)), remember=False))
-        return out
+        return [self._replace(t, self._select(t, spans, self._index_spans(t)), remember=False)
+                for t, spans in zip(texts, found, strict=True)]
 
     # -- the keyed query index ----------------------------------------------------------
     def _mac(self, kind: str, value: str) -> str:
