@@ -43,6 +43,7 @@ NAMES = ["Amelia", "Okafor", "Jonas", "Berger"]
 def _ef(**kw):
     kw.setdefault("model", "fake")
     kw.setdefault("random_state", 0)
+    kw.setdefault("eps", 10)
     return PrivateEmbedding(**kw)
 
 
