@@ -53,7 +53,7 @@ def redactor() -> Sanitizer:
 def surrogater() -> Sanitizer:
     if not presidio_available():
         pytest.skip("presidio-analyzer/spaCy not installed")
-    return Sanitizer("PII", policy="surrogate", key="test key one")
+    return Sanitizer("PII", policy="surrogate", key="test key one, 16+ bytes")
 
 
 # -- detectors ----------------------------------------------------------------------------
@@ -208,17 +208,17 @@ def test_surrogate_consistency_across_documents_and_queries(surrogater):
 
 
 def test_two_keys_give_different_surrogates(surrogater):
-    other = Sanitizer("PII", policy="surrogate", key="test key two",
+    other = Sanitizer("PII", policy="surrogate", key="test key two, 16+ bytes",
                       detectors=surrogater.detectors)
     a, b = surrogater.apply(DOCS[:1])[0], other.apply(DOCS[:1])[0]
     assert a != b
-    assert SurrogateGenerator(b"k1").person("Amelia Okafor") != SurrogateGenerator(b"k2").person("Amelia Okafor")
+    assert SurrogateGenerator(b"k1-sixteen-bytes").person("Amelia Okafor") != SurrogateGenerator(b"k2-sixteen-bytes").person("Amelia Okafor")
 
 
 def test_surrogate_kinds_are_well_formed():
     from private_vectors.text.regex import _EMAIL, _luhn_ok
 
-    gen = SurrogateGenerator(b"secret")
+    gen = SurrogateGenerator(b"secret-sixteen-bytes")
     card = gen.digits("4111 1111 1111 1111", "CREDIT_CARD")
     assert card != "4111 1111 1111 1111" and _luhn_ok(card.replace(" ", "")) and card.count(" ") == 3
     phone = gen.digits("+44 20 7946 0958", "PHONE_NUMBER")
@@ -316,10 +316,10 @@ def test_config_is_json_safe_and_has_no_key(surrogater):
     assert cfg["policy"] == "surrogate" and cfg["keyed"] is True
     assert cfg["pool"]["version"] == "1" and len(cfg["pool"]["sha256"]) == 64
     assert [d["type"] for d in cfg["detectors"]] == ["regex", "presidio"]
-    again = Sanitizer.from_config(cfg, key="test key one")
+    again = Sanitizer.from_config(cfg, key="test key one, 16+ bytes")
     assert again.apply(DOCS[:1]) == surrogater.apply(DOCS[:1])
     with pytest.raises(ConfigMismatchError):
-        Sanitizer.from_config(cfg, key="another key")
+        Sanitizer.from_config(cfg, key="another key, 16+ bytes")
     with pytest.raises(InvalidParameterError, match="key"):
         Sanitizer.from_config(cfg)
 
@@ -329,13 +329,13 @@ def test_query_index_state_round_trip(surrogater):
     state = surrogater.get_state()
     text = json.dumps(state)
     assert "zanele" not in text.lower() and "mbeki" not in text.lower()
-    fresh = Sanitizer("PII", policy="surrogate", key="test key one", detectors=[RegexDetector()])
+    fresh = Sanitizer("PII", policy="surrogate", key="test key one, 16+ bytes", detectors=[RegexDetector()])
     before = fresh.apply_queries(["lease of zanele"])[0]
     assert "zanele" in before  # regexes alone cannot see the name
     fresh.load_state(state)
     after = fresh.apply_queries(["lease of zanele"])[0]
     assert "zanele" not in after and after == f"lease of {surrogater._surrogates.name_token('zanele')}"
-    other = Sanitizer("PII", policy="surrogate", key="another key", detectors=[RegexDetector()])
+    other = Sanitizer("PII", policy="surrogate", key="another key, 16+ bytes", detectors=[RegexDetector()])
     with pytest.raises(ConfigMismatchError):
         other.load_state(state)
 
@@ -357,3 +357,19 @@ def test_wordlist_fallback_when_presidio_is_absent(monkeypatch):
     cfg = s.get_config()
     assert cfg["fallback"] is True and [d["type"] for d in cfg["detectors"]] == ["regex", "wordlist"]
     assert s.apply(["Maria Lopez moved to Madrid."]) == ["<PERSON> moved to <LOCATION>."]
+
+
+def test_sanitizer_key_goes_through_the_stretched_key_and_is_never_shown():
+    from private_vectors.errors import InvalidParameterError
+    from private_vectors.keys import surrogate_subkey
+    from private_vectors.text.surrogates import _surrogate_subkey
+
+    with pytest.raises(InvalidParameterError, match="16 bytes") as info:
+        Sanitizer("PII", policy="surrogate", key="short-secret", detectors=[RegexDetector()])
+    assert "short-secret" not in str(info.value)
+    secret = "a surrogate key of enough bytes"
+    assert _surrogate_subkey(secret) == bytes(surrogate_subkey(secret))
+    san = Sanitizer("PII", policy="surrogate", key=secret, detectors=[RegexDetector()])
+    check = san.get_config()["key_id"]
+    assert len(check) * 4 >= 64  # >= 64-bit check value
+    assert secret not in repr(san) and secret not in str(san.get_config()) and secret not in str(san.get_state())

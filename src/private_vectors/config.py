@@ -42,7 +42,7 @@ CHROMA_NAME = "private_vectors"
 KEY_ENV = "PRIVATE_VECTORS_KEY"
 """Environment variable holding the key when none is passed."""
 CONFIG_VERSION = 1
-DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "sanitizer")
+DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "erasure", "sanitizer")
 """Fields whose change alters what the stored vectors mean: a reopened collection must agree."""
 
 
@@ -121,7 +121,7 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
         elif field in ("eps", "unit") and a is not None and b is not None:
             if math.isclose(float(a), float(b), rel_tol=1e-9):
                 continue
-        elif field == "concept":
+        elif field in ("concept", "erasure"):
             a, b = _concept_identity(a), _concept_identity(b)
         elif field == "sanitizer":
             a, b = _without_versions(a), _without_versions(b)
@@ -183,7 +183,8 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
                             "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
     return {
-        "concept": config.get("concept"), "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
+        "concept": config.get("concept") if config.get("erasure") is None else config["erasure"],
+        "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
         "space": config.get("space"),

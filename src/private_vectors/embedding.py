@@ -97,6 +97,19 @@ except Exception:  # pragma: no cover - langchain not installed
 _BASES = (*_CHROMA_BASES, *_LC_BASES) or (object,)
 
 
+def _is_attribute(concept: Any) -> bool:
+    """Whether ``concept`` names an attribute concept (erasure stage) rather than a noise concept."""
+    from .concepts.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
+
+    if isinstance(concept, AttributeConcept):
+        return True
+    if isinstance(concept, dict):
+        return concept.get("kind") == "attribute"
+    if isinstance(concept, str) and concept in BUILTIN_ATTRIBUTES:
+        return True
+    return is_attribute_folder(concept)
+
+
 def _load_concept(concept: Any, encoder: Any) -> Any:
     """A FittedConcept from a name, folder or object (duck-typed objects pass through)."""
     if concept is None:
@@ -122,7 +135,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     Args:
         concept: what to hide: a built-in concept name (``"PII"``, ``"person"``, ``"location"``,
             ``"datetime"``, ``"demographic"``, ``"medical"``), a fitted-concept folder, a
-            ``FittedConcept``, or None (no concept: spherical noise).
+            ``FittedConcept``, or None (no concept: spherical noise). An *attribute* concept —
+            an ``AttributeConcept``, its folder, or the built-in ``"sex"`` / ``"age_band"`` —
+            adds an erasure stage after the encoder for documents and queries alike; the
+            mechanism then defaults to Laplace (``mechanism="none"`` for erasure only).
         eps: ε per ``unit`` of distance, finite and > 0. **Default 10** when not given, with a
             :class:`~private_vectors.errors.PrivacyWarning` (pass it explicitly: the protection
             depends on it); the privacy report records it. For a CAPE/TextCrafter
@@ -200,6 +216,12 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             # the default unit, possibly one ulp off after a store's JSON round trip (Chroma returns
             # 0.051031036307982884 as 0.05103103630798288): the exact value, as it was written
             self.unit = 1.0 / math.sqrt(self.dim)
+        self.erasure: Any = None
+        if concept is not None and _is_attribute(concept):
+            from .concepts.attribute import load_attribute
+
+            self.erasure = load_attribute(concept, self.encoder)
+            concept = None
         self.concept = _load_concept(concept, self.encoder)
         if self.concept is not None and hasattr(self.concept, "check_encoder"):
             self.concept.check_encoder(self.encoder)
@@ -289,6 +311,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         ref = self.concept.reference()
         return json.loads(canonical(ref))
 
+    def _erasure_reference(self) -> Any:
+        return None if self.erasure is None else json.loads(canonical(self.erasure.reference()))
+
     def _encoder_config(self) -> dict[str, Any]:
         cfg = dict(self.encoder.get_config())
         return {"config": cfg, "model_id": self.encoder.model_id, "dim": self.dim}
@@ -305,14 +330,17 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             if version not in self._contexts:
                 enc = {"model_id": self.encoder.model_id, "dim": self.dim,
                        "normalize": bool(getattr(self.encoder, "normalize", True))}
+                concept_ctx = self._concept_reference()
+                if self.erasure is not None:  # an attribute concept: its erasure identifies the stage
+                    concept_ctx = {"name": f"erasure:{self.erasure.name}", "sha256": self.erasure.content_sha256()}
                 if version == "v1":
                     mech = {"mechanism": self._mechanism_ref, "eps": self.eps, "unit": self.unit,
-                            "concept": self._concept_reference()}
+                            "concept": concept_ctx}
                     self._contexts[version] = canonical(enc) + b"\x00" + canonical(mech)
                 else:
                     self._contexts[version] = keyed_context_v2(encoder=enc, mechanism=self._mechanism_ref,
                                                                eps=self.eps, unit=self.unit,
-                                                               concept=self._concept_reference())
+                                                               concept=concept_ctx)
             return self._contexts[version]
 
     def get_config(self) -> dict[str, Any]:
@@ -322,6 +350,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "library_version": __version__,
             "encoder": self._encoder_config(),
             "concept": self._concept_reference(),
+            "erasure": self._erasure_reference(),
             "mechanism": self._mechanism_ref,
             "eps": self.eps,
             "unit": self.unit,
@@ -404,6 +433,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if not hasattr(self, "space"):  # a half-built object (a traceback with locals shows it)
             return "PrivateEmbedding(<not constructed>)"
         concept = None if self.concept is None else getattr(self.concept, "name", "concept")
+        if self.erasure is not None:
+            concept = f"{self.erasure.name} (erasure: {self.erasure.method})"
         keyed = "keyed" if self._keying.keyed else "fresh noise"
         sanitizer = getattr(self, "sanitizer", None)
         text = None if sanitizer is None else sanitizer.get_config().get("policy", "custom")
@@ -456,6 +487,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if zero.size:  # a zero vector carries nothing of its text: refuse rather than store noise alone
             raise InvalidParameterError(f"model({name})", "non-zero vectors", mat,
                                         note=f"rows {zero[:5].tolist()} are all zeros")
+        if self.erasure is not None:  # documents and queries go through the same erasure
+            mat = np.asarray(self.erasure.erase(mat), dtype=np.float64)
         return items, mat
 
     # -- text stage -------------------------------------------------------------------------------
@@ -621,6 +654,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "model": self.encoder.model_id,
             "dim": self.dim,
             "concept": self._concept_reference(),
+            "erasure": None if self.erasure is None else self.erasure.report(),
             "expected_noise_norm": noise,
             "typical_inter_document_distance": typical,
             "noise_to_distance_ratio": (float(noise) / typical if isinstance(noise, (int, float)) and typical > 0
@@ -648,7 +682,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                                  "independent noisy copies whose average has about 1/sqrt(k) of the noise. Set a key "
                                  f"(key=... or {KEY_ENV}) to make re-ingestion give the identical vector.")
         if self.mechanism.name == "none":
-            report["warning"] = "mechanism 'none': vectors are stored as encoded; no privacy"
+            report["warning"] = ("mechanism 'none': vectors are stored as encoded; no privacy" if self.erasure is None
+                                 else f"mechanism 'none': erasure of {self.erasure.attribute!r} only, no noise: no "
+                                 "formal guarantee; the measured held-out attacker accuracy is under 'erasure'")
         return json.loads(canonical(report).decode("utf-8"))
 
     def privacy_report_text(self, texts: Sequence[str] | None = None) -> str:

@@ -42,6 +42,7 @@ from ..errors import (
     InvalidTypeError,
     PrivateVectorsError,
 )
+from ..keys import SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presidio import PresidioDetector
@@ -58,6 +59,8 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
+SANITIZER_SALT = b"private_vectors/surrogates/v2"
+"""Public domain salt of a Sanitizer's stretched key (it has no collection of its own)."""
 
 
 def _index_first(s: Span) -> tuple[bool, bool, float, int]:
@@ -70,16 +73,10 @@ class DetectionError(PrivateVectorsError, RuntimeError):
     """A detector raised or timed out; no text was returned for that call."""
 
 
-def _key_bytes(key: Any) -> bytes | None:
-    if key is None:
-        return None
-    if isinstance(key, str) and key:
-        return key.encode("utf-8")
-    if isinstance(key, (bytes, bytearray)) and key:
-        return bytes(key)
-    if isinstance(key, (str, bytes, bytearray)):
-        raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
-    raise InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>")
+def _secret(key: Any) -> SecretKey | None:
+    """The key as a redacted :class:`SecretKey` (>= 16 bytes); None only when no key is given
+    (unlike PrivateEmbedding, a Sanitizer does not read ``PRIVATE_VECTORS_KEY``)."""
+    return None if key is None else SecretKey.resolve(key)
 
 
 @lru_cache(maxsize=1)
@@ -143,7 +140,7 @@ class Sanitizer:
                  timeout: float | None = None, chunk_size: int = 10_000) -> None:
         if policy not in POLICIES:
             raise InvalidParameterError("policy", f"one of {list(POLICIES)}", policy)
-        self._key = _key_bytes(key)
+        self._key = _secret(key)
         overrides = dict(operators or {})
         for label, pol in overrides.items():
             if pol not in POLICIES:
@@ -192,6 +189,8 @@ class Sanitizer:
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
         index_root = _surrogate_subkey(self._key) if self._key is not None else secrets.token_bytes(32)
+        self._check = (self._key.schedule("v2", SANITIZER_SALT).check if self._key is not None
+                       else hmac.new(index_root, b"key-id", hashlib.sha256).hexdigest()[:16])
         self._index_key = hmac.new(index_root, b"private_vectors/text/query-index/v1", hashlib.sha256).digest()
         self._index: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -386,7 +385,8 @@ class Sanitizer:
         return out
 
     def _key_id(self) -> str:
-        return hmac.new(self._index_key, b"key-id", hashlib.sha256).hexdigest()[:8]
+        """Check value of the key (128 bits from the stretched key's HKDF check subkey; never the key)."""
+        return self._check
 
     def get_state(self) -> dict[str, Any]:
         """The keyed query index as JSON-safe data: HMACs and labels, never names."""

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArtefactError
+from ..keys import SecretKey, surrogate_subkey
 
 __all__ = ["POOL_VERSION", "SURROGATE_LABELS", "SurrogateGenerator", "load_pool", "normalise_token"]
 
@@ -44,9 +45,11 @@ TITLES = frozenset(["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam
 _NAME_TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
 
 
-def _surrogate_subkey(key: bytes) -> bytes:
-    """The subkey surrogates are derived from (the one place the text stage derives it)."""
-    return hmac.new(key, b"private_vectors/text/surrogate-subkey/v1", hashlib.sha256).digest()
+def _surrogate_subkey(key: SecretKey | str | bytes) -> bytes:
+    """The subkey surrogates are derived from (the one place the text stage derives it): the
+    stretched key's HKDF surrogate subkey (:func:`private_vectors.keys.surrogate_subkey`), so a
+    known name with its surrogate lets an attacker test key guesses only at scrypt speed."""
+    return bytes(surrogate_subkey(key))
 
 
 def normalise_token(token: str) -> str:
@@ -99,11 +102,12 @@ class SurrogateGenerator:
     """Keyed surrogate values for detected spans.
 
     Args:
-        key: the user's secret (bytes); only its surrogate subkey is kept.
+        key: the user's secret (a :class:`~private_vectors.keys.SecretKey`, str or bytes of >= 16
+            bytes); only its surrogate subkey is kept.
         pool: a :class:`Pool` (default: the shipped current version).
     """
 
-    def __init__(self, key: bytes, pool: Pool | None = None) -> None:
+    def __init__(self, key: SecretKey | str | bytes, pool: Pool | None = None) -> None:
         self._subkey = _surrogate_subkey(key)
         self.pool = pool or load_pool()
 
