@@ -58,7 +58,7 @@ from .errors import (
     ModelNotAvailableError,
     PrivacyWarning,
 )
-from .keys import MIN_KEY_BYTES, Keying, SecretKey, keyed_context_v2, surrogate_subkey
+from .keys import MIN_KEY_BYTES, Keying, SecretKey, keyed_context_v2
 from .keystream import keyed_perturb
 from .mechanisms import LaplaceMechanism, Mechanism
 from .mechanisms.factory import GAUSSIAN_DELTA as GAUSSIAN_DELTA
@@ -264,12 +264,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         return LaplaceMechanism(epsilon=self.query_eps, unit=1.0 / math.sqrt(self.out_dim), dim=self.out_dim,
                                 random_state=self._random)
 
-    def _text_key(self) -> bytes | None:
-        """The text stage's key: the surrogate subkey of the stretched key (keys.surrogate_subkey,
-        derivation v2 with its fixed public salt, so surrogates are the same in every collection
-        and process), never the raw key."""
-        secret = self._keying.secret
-        return None if secret is None else surrogate_subkey(secret)
+    def _text_key(self) -> Any:
+        """The text stage's key: the same redacted SecretKey (the Sanitizer derives its surrogate
+        subkey through keys.surrogate_subkey, the stretched key's HKDF subkey)."""
+        return self._keying.secret
 
     def _build_sanitizer(self, sanitize: Any, concept: Any) -> Any:
         """The text stage for ``sanitize`` (see the class docstring), or None."""
