@@ -30,11 +30,17 @@ DOCS = ["Maria Lopez flew to Madrid on Monday", "the patient had a cough and fev
         "quarterly revenue grew by twelve percent", "the trail closes after snowfall"]
 
 
-class SanitizingEmbedding(PrivateEmbedding):
-    """A PrivateEmbedding with the ``texts_to_store`` hook (what a sanitizer provides)."""
+class HookEmbedding:
+    """A non-PrivateEmbedding LangChain embedding with the ``texts_to_store`` hook."""
+
+    def embed_documents(self, texts):
+        return [[float(len(t)), 1.0] for t in texts]
+
+    def embed_query(self, text):
+        return [float(len(text)), 1.0]
 
     def texts_to_store(self, texts):
-        return [t.replace("Maria Lopez", "<PERSON>").replace("Madrid", "<LOCATION>") for t in texts]
+        return [t.replace("Maria Lopez", "<PERSON>") for t in texts]
 
 
 def _store(tmp_path, pe=None, name="notes", **kw):
@@ -90,14 +96,21 @@ def test_store_raw_text_keeps_page_content(tmp_path):
         _store(tmp_path, store_raw_text="yes")
 
 
-def test_sanitizer_hook_text_is_what_is_stored(tmp_path):
-    store = _store(tmp_path, SanitizingEmbedding(model="fake", eps=20))
+def test_text_stage_sanitizes_once_and_stores_that_text(tmp_path):
+    pe = PrivateEmbedding(concept="PII", eps=20, sanitize="redact")
+    store = _store(tmp_path, pe)
     store.add_texts(DOCS[:1], ids=["a"])
-    assert store.get(ids=["a"])["documents"] == ["<PERSON> flew to <LOCATION> on Monday"]
-    # store_raw_text wins over the hook (the flag is explicit)
-    raw = _store(tmp_path, SanitizingEmbedding(model="fake", eps=20), name="raw", store_raw_text=True)
+    kept = store.get(ids=["a"])["documents"][0]
+    assert "Maria Lopez" not in kept and "Madrid" not in kept and kept == pe.sanitize_documents(DOCS[:1])[0]
+    raw = _store(tmp_path, pe, name="raw", store_raw_text=True)  # the explicit flag wins
     raw.add_texts(DOCS[:1], ids=["a"])
     assert raw.get(ids=["a"])["documents"] == DOCS[:1]
+
+
+def test_hook_of_another_embedding_class(tmp_path):
+    store = _store(tmp_path, HookEmbedding(), name="hook")
+    store.add_texts(DOCS[:1], ids=["a"])
+    assert store.get(ids=["a"])["documents"] == ["<PERSON> flew to Madrid on Monday"]
 
 
 def test_stored_texts_rules_and_a_bad_hook():

@@ -19,9 +19,10 @@ own random stream), so it plugs into any LangChain vector store. The plain
 It records the PrivateEmbedding in the collection's configuration (Chroma's
 embedding-function registration: drift and key checks on every reopen), creates the
 collection in the space the PrivateEmbedding chooses, and stores no document text unless
-``store_raw_text=True``. When the embedding function offers a ``texts_to_store(texts)`` hook
-(a PrivateEmbedding with a text sanitizer), the text it returns — the sanitized text that was
-embedded — is stored instead.
+``store_raw_text=True``. With a PrivateEmbedding that has a text stage (``sanitize=``), each
+text is sanitized once (``PrivateEmbedding.prepare_documents``): that sanitized text is what is
+embedded and what the collection stores, and the text stage's keyed query index is saved in the
+collection's metadata and restored on reopen.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any
 
 from ..embedding import CHROMA_NAME, PrivateEmbedding
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from .chroma import check_collection
+from .chroma import check_collection, load_query_index, save_query_index
 
 __all__ = ["Chroma", "chroma_store", "stored_texts"]
 
@@ -67,9 +68,9 @@ def _configuration_for(embedding: Any, configuration: Any) -> Any:
 def stored_texts(embedding: Any, texts: Sequence[str], *, store_raw_text: bool = False) -> list[str]:
     """The document text a store keeps for ``texts`` (contracts: stored text).
 
-    ``store_raw_text=True``: the texts as given. Otherwise, when ``embedding`` has a
-    ``texts_to_store(texts)`` hook (a PrivateEmbedding with a sanitizer), what it returns —
-    the sanitized text — and else nothing: an empty string per document.
+    ``store_raw_text=True``: the texts as given. A PrivateEmbedding decides itself (its
+    sanitized text with a text stage, else nothing). Another embedding with a
+    ``texts_to_store(texts)`` hook: what it returns. Else nothing: an empty string per document.
 
     Raises:
         InvalidParameterError: the hook returned the wrong number of texts or non-strings.
@@ -77,6 +78,9 @@ def stored_texts(embedding: Any, texts: Sequence[str], *, store_raw_text: bool =
     items = list(texts)
     if store_raw_text:
         return items
+    if isinstance(embedding, PrivateEmbedding):
+        kept = embedding.texts_to_store(items, embedding.sanitize_documents(items)) if items else None
+        return list(kept) if kept is not None else [""] * len(items)
     hook = getattr(embedding, "texts_to_store", None)
     if not callable(hook):
         return [""] * len(items)
@@ -159,6 +163,7 @@ class Chroma(_Base):
             check_collection(col, embedding_function)
         ef = self._embedding_function
         if isinstance(ef, PrivateEmbedding):
+            load_query_index(col, ef)  # the text stage's keyed query index, when one was saved
             space = collection_space(col)
             ef.store_space = space  # the privacy report states the space actually in use
             if space is not None and space != ef.space and ef.store_geometry == "none":
@@ -190,15 +195,25 @@ class Chroma(_Base):
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
         metas: list[Any] = list(metadatas or [])
         metas = [m or None for m in metas] + [None] * (len(items) - len(metas))
-        documents = self._documents_for(items) if ef is not None else items
-        embeddings = ef.embed_documents(items) if ef is not None else None
+        documents, embeddings = self._documents_and_vectors(items)
         for start in range(0, len(items), self._batch_size()):
             stop = start + self._batch_size()
             self._collection.upsert(
                 ids=ids[start:stop], documents=documents[start:stop],
                 embeddings=None if embeddings is None else embeddings[start:stop],
                 metadatas=metas[start:stop] if any(m is not None for m in metas[start:stop]) else None)
+        save_query_index(self._collection, ef)
         return ids
+
+    def _documents_and_vectors(self, items: list[str]) -> tuple[list[str], Any]:
+        """(documents to store, vectors): one pass through a PrivateEmbedding's text stage."""
+        ef = self._embedding_function
+        if ef is None:
+            return items, None
+        if isinstance(ef, PrivateEmbedding):
+            kept, vectors = ef.prepare_documents(items, store_raw_text=self._store_raw_text)
+            return (list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors]
+        return self._documents_for(items), ef.embed_documents(items)
 
     def update_documents(self, ids: list[str], documents: list[Any]) -> None:
         """Re-embed and replace ``documents`` under ``ids`` (stored text as in :meth:`add_texts`)."""
@@ -206,13 +221,13 @@ class Chroma(_Base):
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
         metas = [d.metadata or None for d in documents]
-        embeddings = self._embedding_function.embed_documents(texts)
-        stored = self._documents_for(texts)
+        stored, embeddings = self._documents_and_vectors(texts)
         size = self._batch_size()
         for start in range(0, len(ids), size):
             sl = slice(start, start + size)
             self._collection.update(ids=ids[sl], embeddings=embeddings[sl], documents=stored[sl],
                                     metadatas=metas[sl] if any(m is not None for m in metas[sl]) else None)
+        save_query_index(self._collection, self._embedding_function)
 
     def fork(self, new_name: str) -> Chroma:
         """Fork this store (same client, embedding function and ``store_raw_text``)."""
@@ -255,7 +270,8 @@ def _warn_space_once(name: str, space: str, wanted: str) -> None:
         f"PrivateEmbedding(space={space!r})) so perturbed documents rank as measured", UserWarning, stacklevel=3)
 
 
-def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langchain", **kwargs: Any) -> Any:
+def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langchain", store_raw_text: bool = False,
+                 **kwargs: Any) -> Any:
     """A drop-in :class:`Chroma` store over a collection that records ``embedding``.
 
     Kept for existing code: ``Chroma(collection_name=..., embedding_function=embedding)`` is the
@@ -272,4 +288,5 @@ def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langcha
     if not isinstance(embedding, PrivateEmbedding):
         raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
     _require_langchain_chroma()
-    return Chroma(collection_name=collection_name, embedding_function=embedding, **kwargs)
+    return Chroma(collection_name=collection_name, embedding_function=embedding, store_raw_text=store_raw_text,
+                  **kwargs)
