@@ -3,8 +3,9 @@
     .venv/bin/python integrations/langchain_rag.py                 # default model, concept PII, eps 10
     .venv/bin/python integrations/langchain_rag.py --model fake --concept none
 
-retriever (the drop-in ``private_vectors.langchain.Chroma``: perturbed vectors, no document
-text in the store) → the application's own id → text lookup → prompt → a template LLM that
+retriever (the drop-in ``private_vectors.langchain.Chroma``: perturbed vectors and the
+sanitized text, or no text without a text stage, then the application's own id → text lookup)
+→ prompt → a template LLM that
 answers from the retrieved context → text. Prints what was stored, each question's retrieved
 context and answer, and the privacy report.
 """
@@ -52,16 +53,17 @@ def _run(store, ef) -> int:
     from langchain_core.prompts import PromptTemplate
     from langchain_core.runnables import RunnableLambda, RunnablePassthrough
 
-    # the store keeps vectors and ids only; the text stays in the application's own records
+    # the store keeps the sanitized text when a text stage runs (concept PII: redacted), else
+    # vectors and ids only: the application then answers from its own records
     records = {f"note-{i}": note for i, note in enumerate(NOTES)}
     store.add_texts(list(records.values()), ids=list(records))
-    print(f"== stored {len(NOTES)} perturbed documents (no text) through {ef!r}")
+    print(f"== stored {len(NOTES)} perturbed documents through {ef!r}")
 
     retriever = store.as_retriever(search_kwargs={"k": 2})
     prompt = PromptTemplate.from_template("Answer from the context.\n\nContext:\n{context}\n\nQuestion: {question}")
 
     def format_docs(docs) -> str:
-        return "\n".join(records[d.id] for d in docs)
+        return "\n".join(d.page_content or records[d.id] for d in docs)
 
     chain = ({"context": retriever | format_docs, "question": RunnablePassthrough()}
              | prompt | RunnableLambda(template_llm) | StrOutputParser())
@@ -69,7 +71,7 @@ def _run(store, ef) -> int:
         docs = retriever.invoke(q)
         print(f"\nQ: {q}")
         for d in docs:
-            print(f"   retrieved: {records[d.id]}")
+            print(f"   retrieved: {d.page_content or records[d.id]}")
         print(f"A: {chain.invoke(q)}")
 
     print("\n== privacy report")
