@@ -235,9 +235,12 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
     per_seed = {s: aggregate([r for r in lines if r.get("seed", 0) == s]) for s in seeds} if len(seeds) > 1 else {}
     rows = []
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
-        mechs = sorted({m for (d, b, m, _e) in agg if d == dataset and b == backend and m != "none"},
+        # rows without noise (none, presidio: ε = ∞ only) have no curve to meet the target on
+        mechs = sorted({m for (d, b, m, e) in agg if d == dataset and b == backend and not math.isinf(e)},
                        key=lambda m: ORDER.index(m) if m in ORDER else 99)
         for a in _attackers(lines):
+            if a == "prior":  # the floor itself: shown in the prior column
+                continue
             for m in mechs:
                 row = _ratio_row(agg, dataset, backend, a, m, reference, ref_eps)
                 if row is None:
@@ -261,6 +264,8 @@ def _ratio_cell(r: dict[str, Any]) -> str:
         return f"uninformative ({_x(r['ratio'], le)})"
     if r.get("undetermined"):
         return "undetermined (" + " / ".join(_x(c) for c in r["crossing_ratios"]) + ")"
+    if r["reference_leakage"] - r["prior_leakage"] <= AT_PRIOR:  # only the mechanism rises above it
+        return f"{_x(r['ratio'], le)} (reference at prior)"
     return _x(r["ratio"], le)
 
 
@@ -281,7 +286,8 @@ def equal_utility_markdown(lines: list[dict[str, Any]], *, references: Sequence[
              "(reference − prior), the share of what the vectors add beyond a frequency guess that the "
              f"mechanism lets through; 'n/a' where the reference leaks < {100 * MIN_EXCESS:.0f} points above the "
              f"prior. 'uninformative' = both sides within {100 * AT_PRIOR:.1f} points of the prior or below it: "
-             "the ratio of two at-chance numbers means nothing. 'undetermined' = the utility curve crosses the "
+             "the ratio of two at-chance numbers means nothing; '(reference at prior)' = only the mechanism "
+             "rises above it, so read its net leakage, not the ratio. 'undetermined' = the utility curve crosses the "
              "target more than once with different leakage; every crossing's ratio is listed (the larger one "
              "is used as the leakage). Per seed: each seed's curves against that seed's reference; CI: "
              f"percentile bootstrap (over seeds, {BOOTSTRAP} resamples) of the mean per-seed ratio.\n"]
