@@ -131,7 +131,7 @@ def probe_accuracy(train_X: np.ndarray, train_y: list, test_X: np.ndarray, test_
 
 
 def run_cape(X, y, z, tr, te, args, encoder) -> tuple[object, dict]:
-    from private_vectors.encoders import CapeEncoder
+    from private_vectors.mechanisms import CapeEncoder
 
     y, z = np.asarray(y), np.asarray(z)
     res: dict = {"n_train": len(tr), "n_test": len(te), "n_task_classes": len(set(y)), "n_private_classes": len(set(z))}
@@ -163,8 +163,8 @@ def run_cape(X, y, z, tr, te, args, encoder) -> tuple[object, dict]:
 
 
 def run_textcrafter(X, labels, texts, tr, te, args, encoder) -> tuple[object, dict]:
-    from private_vectors.encoders import TextCrafter
-    from private_vectors.encoders.textcrafter import relabel_pii
+    from private_vectors.mechanisms import TextCrafter
+    from private_vectors.mechanisms.textcrafter import relabel_pii
 
     start = time.perf_counter()
     fixed, flipped = relabel_pii(texts, labels)

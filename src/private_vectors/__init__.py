@@ -1,9 +1,11 @@
 """private_vectors: concept-aware privacy for stored text embeddings.
 
-Rooms:
-    mechanisms    noise mechanisms (Laplace, Mahalanobis, Purkayastha, Gaussian)
+Rooms, in the order a document goes through them:
     encoders      text → vector adapters (sentence-transformers, callables, a fake)
     concepts      concept corpora, SPARSE masks, concept subspaces, artefacts
+    mechanisms    noise mechanisms (Laplace, Mahalanobis, Purkayastha, Gaussian) and the
+                  learned perturbations (CAPE, TextCrafter)
+    embedding     ``PrivateEmbedding``: composes the stages; ``config`` holds what it persists
     integrations  Chroma, LangChain and FAISS adapters
     attacks       inversion attacks against stored vectors
     metrics       leakage, confidence, NDCG, correlation (pure functions)
@@ -21,6 +23,9 @@ from .errors import (
     ModelNotAvailableError,
     PrivateVectorsError,
 )
+from .integrations.chroma import register_if_available as _register_with_chroma
+
+_register_with_chroma()  # registers PrivateEmbedding with Chroma when chromadb is installed
 
 __all__ = [
     "ArtefactError",

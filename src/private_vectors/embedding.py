@@ -16,55 +16,57 @@ protection to near-clean retrieval. (ε per unit of L2 would give noise of norm 
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import hmac
 import json
 import math
 import os
 import threading
-import weakref
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import __version__
 from ._validation import as_float_matrix, check_positive_finite, check_texts
+from ._version import __version__
+from .config import _BUILD_CACHE as _BUILD_CACHE
+from .config import _BUILD_LOCK as _BUILD_LOCK
+from .config import _LIVE as _LIVE
+from .config import (
+    CHROMA_NAME,
+    CONFIG_VERSION,
+    DRIFT_FIELDS,
+    KEY_ENV,
+    _key_bytes,
+    _key_id,
+    cached_build,
+    canonical,
+    check_config_compatible,
+    check_key_matches,
+    rebuild_arguments,
+    remember_build,
+    remember_live,
+    validate_config,
+)
+from .config import _canonical as _canonical
+from .config import _concept_identity as _concept_identity
 from .encoders import load_encoder
-from .errors import (
-    ArtefactError,
-    ConfigMismatchError,
-    InvalidParameterError,
-    InvalidTypeError,
-    ModelNotAvailableError,
-)
-from .mechanisms import (
-    GaussianMechanism,
-    IdentityMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    PurkayasthaMechanism,
-)
+from .errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from .mechanisms import LaplaceMechanism, Mechanism
+from .mechanisms.factory import GAUSSIAN_DELTA as GAUSSIAN_DELTA
+from .mechanisms.factory import GAUSSIAN_SENSITIVITY as GAUSSIAN_SENSITIVITY
+from .mechanisms.factory import MECHANISMS, build_mechanism
+from .mechanisms.factory import is_learned_folder as _is_learned_folder  # noqa: F401
 from .random import keyed_stream, resolve_random_state
 from .retrieval import QUERY_TRANSFORMS, SPACES, IdentityTransform, build_query_transform
 
 __all__ = ["CHROMA_NAME", "DEFAULT_SPACE", "KEY_ENV", "MECHANISMS", "QUERY_POLICIES", "PrivateEmbedding"]
+# The `X as X` imports above keep names that moved to .config and .mechanisms.factory importable
+# from here (old import paths).
 
-CHROMA_NAME = "private_vectors"
-"""The stable name under which the class is registered with Chroma."""
-KEY_ENV = "PRIVATE_VECTORS_KEY"
-MECHANISMS = ("mahalanobis", "laplace", "purkayastha", "gaussian", "none")
 QUERY_POLICIES = ("clean", "noised", "keyed")
 DEFAULT_EPS = 10.0
-GAUSSIAN_DELTA = 1e-5
-GAUSSIAN_SENSITIVITY = 2.0  # max L2 distance between unit vectors
 DEFAULT_SPACE = "ip"
 """Space with a noise-aware query transform (concept noise); spherical noise uses ``"cosine"``.
 Measured in benchmarks/results/space.md; L2 is worst in both cases."""
-CONFIG_VERSION = 1
-# fields whose change alters what the stored vectors mean: a reopened collection must agree
-DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed")
 
 try:  # optional integrations: subclass their protocols when installed
     from chromadb.api.types import Documents as _Documents
@@ -81,43 +83,6 @@ except Exception:  # pragma: no cover - langchain not installed
     _LC_BASES = ()
 
 _BASES = (*_CHROMA_BASES, *_LC_BASES) or (object,)
-
-
-def _canonical(obj: Any) -> bytes:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
-
-
-def _key_bytes(key: Any) -> bytes | None:
-    if key is None:
-        env = os.environ.get(KEY_ENV)
-        return env.encode("utf-8") if env else None
-    if isinstance(key, str):
-        if not key:
-            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
-        return key.encode("utf-8")
-    if isinstance(key, (bytes, bytearray)):
-        if not key:
-            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
-        return bytes(key)
-    raise InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>")
-
-
-def _key_id(key: bytes) -> str:
-    """A short check value of the key (HMAC of a fixed label), to detect a wrong key on reopen."""
-    return hmac.new(key, b"private_vectors/key-id/v1", hashlib.sha256).hexdigest()[:8]
-
-
-def _is_learned_folder(value: Any) -> bool:
-    if not isinstance(value, (str, os.PathLike)):
-        return False
-    path = Path(value)
-    if not (path.is_dir() and (path / "config.json").is_file()):
-        return False
-    try:
-        kind = json.loads((path / "config.json").read_text()).get("type")
-    except (OSError, ValueError):
-        return False
-    return kind in ("cape", "textcrafter")
 
 
 def _load_concept(concept: Any, encoder: Any) -> Any:
@@ -216,8 +181,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self.space: str = space
         self._context: bytes | None = None
         self._context_lock = threading.Lock()
-        with _BUILD_LOCK:  # a rebuild of this exact config in this process returns this object
-            _LIVE[_canonical(self.get_config())] = self
+        remember_live(self.get_config(), self)  # a rebuild of this exact config in this process returns self
 
     # -- construction helpers -----------------------------------------------------------------
     @staticmethod
@@ -237,56 +201,17 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                                 random_state=self._random)
 
     def _build_mechanism(self, mechanism: Any, eps: float) -> tuple[Any, Mechanism]:
-        """(JSON-safe reference, mechanism instance) for ``mechanism``."""
-        if isinstance(mechanism, Mechanism):
-            ref = {"type": "instance", "class": type(mechanism).__name__, "params": mechanism.get_params()}
-            return ref, mechanism
-        if mechanism is None:
-            mechanism = "mahalanobis" if self.concept is not None else "laplace"
-        if _is_learned_folder(mechanism):
-            from . import encoders as _enc
-
-            load_learned = getattr(_enc, "load_learned", None)
-            if load_learned is None:
-                raise ModelNotAvailableError("learned encoders (CAPE/TextCrafter) are not available in this "
-                                             "version: private_vectors.encoders.load_learned is missing")
-            path = Path(mechanism).resolve()
-            kind = json.loads((path / "config.json").read_text()).get("type")
-            # CAPE's ε is an inference parameter (Laplace 2/ε); TextCrafter's noise is its radius
-            mech = load_learned(path, epsilon=eps) if self._eps_given and kind == "cape" else load_learned(path)
-            digest = hashlib.sha256((path / "config.json").read_bytes()).hexdigest()[:16]
-            return {"type": "learned", "path": str(path), "config_sha256": digest}, mech
-        if isinstance(mechanism, os.PathLike):
-            raise ArtefactError(f"mechanism: {str(mechanism)!r} is not a CAPE/TextCrafter folder "
-                                "(config.json with type 'cape' or 'textcrafter')")
-        if not isinstance(mechanism, str):
-            raise InvalidTypeError("mechanism", f"one of {MECHANISMS}, a Mechanism or a learned-encoder folder",
-                                   mechanism)
-        name = mechanism.lower()
-        if name not in MECHANISMS:
-            raise InvalidParameterError("mechanism", f"one of {MECHANISMS}, a Mechanism or a learned-encoder folder",
-                                        mechanism)
-        rs = self._random
-        if name == "laplace":
-            return name, LaplaceMechanism(epsilon=eps, unit=self.unit, dim=self.dim, random_state=rs)
-        if name == "purkayastha":
-            return name, PurkayasthaMechanism(epsilon=eps, unit=self.unit, dim=self.dim, random_state=rs)
-        if name == "gaussian":
-            return name, GaussianMechanism(epsilon=eps / self.unit, delta=GAUSSIAN_DELTA,
-                                           sensitivity=GAUSSIAN_SENSITIVITY, dim=self.dim, random_state=rs)
-        if name == "none":
-            return name, IdentityMechanism(dim=self.dim, random_state=rs)
-        if self.concept is None:
-            raise InvalidParameterError("mechanism", "a concept for mechanism='mahalanobis' (concept=...)",
-                                        mechanism, note="or use mechanism='laplace' without a concept")
-        return name, self.concept.mechanism(epsilon=eps, unit=self.unit, random_state=rs)
+        """(JSON-safe reference, mechanism instance) for ``mechanism``: see
+        :func:`private_vectors.mechanisms.factory.build_mechanism`."""
+        return build_mechanism(mechanism, eps=eps, eps_given=self._eps_given, unit=self.unit, dim=self.dim,
+                               concept=self.concept, random_state=self._random)
 
     # -- identity / config ----------------------------------------------------------------------
     def _concept_reference(self) -> Any:
         if self.concept is None:
             return None
         ref = self.concept.reference()
-        return json.loads(_canonical(ref))
+        return json.loads(canonical(ref))
 
     def _encoder_config(self) -> dict[str, Any]:
         cfg = dict(self.encoder.get_config())
@@ -300,7 +225,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                        "normalize": bool(getattr(self.encoder, "normalize", True))}
                 mech = {"mechanism": self._mechanism_ref, "eps": self.eps, "unit": self.unit,
                         "concept": self._concept_reference()}
-                self._context = _canonical(enc) + b"\x00" + _canonical(mech)
+                self._context = canonical(enc) + b"\x00" + canonical(mech)
             return self._context
 
     def get_config(self) -> dict[str, Any]:
@@ -332,44 +257,19 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> PrivateEmbedding:
         """Rebuild from :meth:`get_config` (the key comes from ``PRIVATE_VECTORS_KEY``)."""
-        PrivateEmbedding.validate_config(config)
-        canonical = _canonical(config)
-        cache_key = canonical + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
-        with _BUILD_LOCK:  # Chroma rebuilds on every config read: never refit or reload twice
-            cached = _LIVE.get(canonical) or _BUILD_CACHE.get(cache_key)
+        validate_config(config)
+        cached = cached_build(config)
         if cached is not None:
             return cached
-        mech = config["mechanism"]
-        if isinstance(mech, dict):
-            if mech.get("type") == "learned":
-                mech = mech["path"]
-            else:
-                raise ArtefactError(
-                    f"this collection was written with a {mech.get('class')} instance that cannot be rebuilt from "
-                    "its config; pass the same PrivateEmbedding(mechanism=...) as embedding_function")
-        enc_cfg = config["encoder"]["config"]
-        if enc_cfg.get("type") == "callable":
-            raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
-                                "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
-        concept = config.get("concept")
-        ef = PrivateEmbedding(
-            concept=concept, eps=config["eps"], model=enc_cfg, mechanism=mech, query=config.get("query", "clean"),
-            query_eps=config.get("query_eps"), query_transform=config.get("query_transform", "auto"),
-            unit=config["unit"], space=config.get("space"),
-        )
+        ef = PrivateEmbedding(**rebuild_arguments(config))
         ef._expected_keyed = bool(config.get("keyed"))
         ef._expected_key_id = config.get("key_id")
-        with _BUILD_LOCK:
-            _BUILD_CACHE[cache_key] = ef
+        remember_build(config, ef)
         return ef
 
     @staticmethod
     def validate_config(config: dict[str, Any]) -> None:
-        if not isinstance(config, dict):
-            raise InvalidTypeError("config", "a PrivateEmbedding config dict", config)
-        missing = [k for k in ("encoder", "mechanism", "eps", "unit") if k not in config]
-        if missing:
-            raise ArtefactError(f"PrivateEmbedding config is missing {missing}; it was not written by get_config()")
+        validate_config(config)
 
     def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
         """Refuse a change of anything that alters what stored vectors mean."""
@@ -400,14 +300,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
 
     # -- the verbs --------------------------------------------------------------------------------
     def _check_key_for_documents(self) -> None:
-        if getattr(self, "_expected_keyed", False):
-            if self._key is None:
-                raise ConfigMismatchError(
-                    f"this collection was written with keyed noise; set {KEY_ENV} to the same key before adding "
-                    "documents (fresh noise on re-ingested texts would let an attacker average copies)")
-            expected = getattr(self, "_expected_key_id", None)
-            if expected is not None and _key_id(self._key) != expected:
-                raise ConfigMismatchError(f"the key in {KEY_ENV} is not the key this collection was written with")
+        check_key_matches(self._key, expected_keyed=getattr(self, "_expected_keyed", False),
+                          expected_key_id=getattr(self, "_expected_key_id", None))
 
     def _encode(self, texts: Any, name: str) -> tuple[list[str], np.ndarray]:
         items = check_texts(texts, name)
@@ -535,7 +429,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                                  f"(key=... or {KEY_ENV}) to make re-ingestion give the identical vector.")
         if self.mechanism.name == "none":
             report["warning"] = "mechanism 'none': vectors are stored as encoded; no privacy"
-        return json.loads(_canonical(report).decode("utf-8"))
+        return json.loads(canonical(report).decode("utf-8"))
 
     def privacy_report_text(self, texts: Sequence[str] | None = None) -> str:
         """:meth:`privacy_report` as indented JSON."""
@@ -563,42 +457,3 @@ def _as_list(value: Any, name: str) -> list[str]:
     if isinstance(value, str):
         raise InvalidTypeError(name, "a list of strings", value, note="wrap a single text in a list")
     return check_texts(value, name)
-
-
-def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
-    """Raise :class:`ConfigMismatchError` when two PrivateEmbedding configs disagree on what
-    stored vectors mean (encoder, mechanism, ε, unit, concept, space, keyed)."""
-    diffs = []
-    for field in DRIFT_FIELDS:
-        a, b = old.get(field), new.get(field)
-        if field == "encoder":
-            a = None if a is None else (a.get("model_id"), a.get("dim"))
-            b = None if b is None else (b.get("model_id"), b.get("dim"))
-        elif field in ("eps", "unit") and a is not None and b is not None:
-            if math.isclose(float(a), float(b), rel_tol=1e-9):
-                continue
-        elif field == "concept":
-            a, b = _concept_identity(a), _concept_identity(b)
-        if a != b:
-            diffs.append(f"{field}: stored {a!r}, given {b!r}")
-    if diffs:
-        raise ConfigMismatchError(
-            "the PrivateEmbedding does not match the one this collection/index was written with — "
-            + "; ".join(diffs) + ". Reopen it without an embedding function to rebuild the stored one, "
-            "or write to a new collection.")
-
-
-def _concept_identity(ref: Any) -> Any:
-    if isinstance(ref, dict):
-        return ref.get("sha256") or ref.get("fingerprint") or ref.get("name") or _canonical(ref).decode()
-    return ref
-
-
-_BUILD_CACHE: dict[bytes, PrivateEmbedding] = {}
-_LIVE: weakref.WeakValueDictionary[bytes, PrivateEmbedding] = weakref.WeakValueDictionary()
-_BUILD_LOCK = threading.RLock()
-
-if _CHROMA_BASES:
-    from .integrations.chroma import register as _register_chroma
-
-    _register_chroma(PrivateEmbedding)

@@ -162,7 +162,7 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
 
     spec = dict(MECHANISM_SPECS[mechanism])
     if "learned" in spec:
-        from ..encoders.learned import load_learned
+        from ..mechanisms import load_learned
 
         kind = spec["learned"]
         over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}

@@ -1,4 +1,8 @@
-"""Encoders: texts → float32 (m, n). One protocol, three adapters, one loader."""
+"""Encoders: texts → float32 (m, n). One protocol, three adapters, one loader.
+
+CAPE and TextCrafter moved to :mod:`private_vectors.mechanisms` (they perturb vectors);
+``CapeEncoder``, ``TextCrafter`` and ``load_learned`` stay importable from here.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,9 @@ from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError
 from .base import CANARY_SENTENCES, Encoder, fingerprint, fingerprints_match, l2_normalize
-from .cape import CapeEncoder
 from .fake import FakeEncoder
 from .function import CallableEncoder
-from .learned import load_learned
 from .sentence_transformers import DEFAULT_MODEL, SentenceTransformerEncoder, default_model_path
-from .textcrafter import TextCrafter
 
 __all__ = [
     "CANARY_SENTENCES",
@@ -30,6 +31,18 @@ __all__ = [
     "load_encoder",
     "load_learned",
 ]
+
+_MOVED = ("CapeEncoder", "TextCrafter", "load_learned")
+
+
+def __getattr__(name: str) -> Any:
+    """Old names of the learned perturbations, now in :mod:`private_vectors.mechanisms`."""
+    if name in _MOVED:
+        from .. import mechanisms
+
+        return getattr(mechanisms, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _CACHE: dict[tuple[str, bool], Encoder] = {}
 _CACHE_LOCK = threading.Lock()

@@ -3,7 +3,8 @@
 ``PrivateEmbedding`` implements Chroma's ``EmbeddingFunction`` protocol (``__call__``,
 ``embed_query``, ``name``, ``get_config``, ``build_from_config``, ``validate_config``,
 ``validate_config_update``, ``default_space``, ``supported_spaces``, ``is_legacy``) and is
-registered as ``"private_vectors"`` when :mod:`private_vectors` is imported, so a persisted
+registered as ``"private_vectors"`` when :mod:`private_vectors` is imported (its ``__init__``
+calls :func:`register_if_available`; the core never imports this module), so a persisted
 collection reopened **without** an embedding function rebuilds the same private function from
 its stored config.
 
@@ -20,11 +21,25 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ..config import CHROMA_NAME, check_config_compatible
+from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import ConfigMismatchError
 
-__all__ = ["check_collection", "open_collection", "register"]
+__all__ = ["check_collection", "open_collection", "register", "register_if_available"]
 
 _PATCHED = False
+
+
+def register_if_available() -> bool:
+    """Register :class:`~private_vectors.PrivateEmbedding` when chromadb is installed.
+
+    Called once by ``private_vectors/__init__``; without chromadb it does nothing and returns
+    False (chromadb stays an optional dependency).
+    """
+    if not _CHROMA_BASES:
+        return False
+    register(PrivateEmbedding)
+    return True
 
 
 def register(cls: type) -> None:
@@ -57,8 +72,6 @@ def _wrap_conflict_check(original: Any) -> Any:
 
 
 def _check_against_persisted(embedding_function: Any, persisted: Any) -> None:
-    from ..embedding import CHROMA_NAME, PrivateEmbedding, check_config_compatible
-
     if not isinstance(persisted, dict) or persisted.get("name") != CHROMA_NAME:
         return
     if isinstance(embedding_function, PrivateEmbedding):
@@ -77,8 +90,6 @@ def _check_against_persisted(embedding_function: Any, persisted: Any) -> None:
 def check_collection(collection: Any, embedding_function: Any) -> None:
     """Raise :class:`ConfigMismatchError` if ``embedding_function`` does not match the
     PrivateEmbedding ``collection`` was written with (no-op for collections without one)."""
-    from ..embedding import CHROMA_NAME, PrivateEmbedding
-
     cfg = collection.configuration_json.get("embedding_function") if hasattr(
         collection, "configuration_json") else None
     if cfg is None:
@@ -100,8 +111,6 @@ def open_collection(client: Any, name: str, embedding_function: Any = None) -> A
     Unlike ``client.get_collection(name)`` this also refuses a collection that has no
     PrivateEmbedding in its config when none is given (instead of Chroma's default function).
     """
-    from ..embedding import CHROMA_NAME
-
     if embedding_function is None:
         col = client.get_collection(name)
         cfg = col.configuration_json.get("embedding_function") or {}

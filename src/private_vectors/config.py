@@ -1,0 +1,190 @@
+"""The persisted configuration of a ``PrivateEmbedding``: what is stored, how it is checked.
+
+A Chroma collection or FAISS index keeps ``PrivateEmbedding.get_config()`` next to the
+vectors. This module holds what reads and checks that record without building anything:
+
+* the fields whose change alters what stored vectors mean (:data:`DRIFT_FIELDS`) and the
+  check that refuses a mismatch on reopen (:func:`check_config_compatible`);
+* :func:`validate_config` and :func:`rebuild_arguments` (a stored config → constructor
+  arguments), plus the per-process build cache Chroma's repeated rebuilds go through;
+* the key helpers: a secret from the parameter or ``PRIVATE_VECTORS_KEY`` (:func:`_key_bytes`),
+  its short check value (:func:`_key_id`) and the reopen check (:func:`check_key_matches`).
+  No key material is ever written to a config.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import os
+import threading
+import weakref
+from typing import Any
+
+from .errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+
+__all__ = [
+    "CHROMA_NAME",
+    "CONFIG_VERSION",
+    "DRIFT_FIELDS",
+    "KEY_ENV",
+    "canonical",
+    "check_config_compatible",
+    "check_key_matches",
+    "rebuild_arguments",
+    "validate_config",
+]
+
+CHROMA_NAME = "private_vectors"
+"""The stable name under which ``PrivateEmbedding`` is registered with Chroma."""
+KEY_ENV = "PRIVATE_VECTORS_KEY"
+"""Environment variable holding the key when none is passed."""
+CONFIG_VERSION = 1
+DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed")
+"""Fields whose change alters what the stored vectors mean: a reopened collection must agree."""
+
+
+def canonical(obj: Any) -> bytes:
+    """Canonical JSON bytes (sorted keys, no spaces; non-JSON values as ``str``)."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
+
+
+_canonical = canonical
+
+
+# -- keys ----------------------------------------------------------------------------------------
+def _key_bytes(key: Any) -> bytes | None:
+    """The secret as bytes: ``key`` if given, else env ``PRIVATE_VECTORS_KEY``, else None."""
+    if key is None:
+        env = os.environ.get(KEY_ENV)
+        return env.encode("utf-8") if env else None
+    if isinstance(key, str):
+        if not key:
+            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
+        return key.encode("utf-8")
+    if isinstance(key, (bytes, bytearray)):
+        if not key:
+            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
+        return bytes(key)
+    raise InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>")
+
+
+def _key_id(key: bytes) -> str:
+    """A short check value of the key (HMAC of a fixed label), to detect a wrong key on reopen."""
+    return hmac.new(key, b"private_vectors/key-id/v1", hashlib.sha256).hexdigest()[:8]
+
+
+def check_key_matches(key: bytes | None, *, expected_keyed: bool, expected_key_id: str | None) -> None:
+    """Refuse to add documents to a keyed collection without its key, or with another key.
+
+    Raises:
+        ConfigMismatchError: the collection was written with keyed noise and ``key`` is
+            missing or has a different check value.
+    """
+    if not expected_keyed:
+        return
+    if key is None:
+        raise ConfigMismatchError(
+            f"this collection was written with keyed noise; set {KEY_ENV} to the same key before adding "
+            "documents (fresh noise on re-ingested texts would let an attacker average copies)")
+    if expected_key_id is not None and _key_id(key) != expected_key_id:
+        raise ConfigMismatchError(f"the key in {KEY_ENV} is not the key this collection was written with")
+
+
+# -- drift -----------------------------------------------------------------------------------------
+def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """Raise :class:`ConfigMismatchError` when two PrivateEmbedding configs disagree on what
+    stored vectors mean (encoder, mechanism, ε, unit, concept, space, keyed)."""
+    diffs = []
+    for field in DRIFT_FIELDS:
+        a, b = old.get(field), new.get(field)
+        if field == "encoder":
+            a = None if a is None else (a.get("model_id"), a.get("dim"))
+            b = None if b is None else (b.get("model_id"), b.get("dim"))
+        elif field in ("eps", "unit") and a is not None and b is not None:
+            if math.isclose(float(a), float(b), rel_tol=1e-9):
+                continue
+        elif field == "concept":
+            a, b = _concept_identity(a), _concept_identity(b)
+        if a != b:
+            diffs.append(f"{field}: stored {a!r}, given {b!r}")
+    if diffs:
+        raise ConfigMismatchError(
+            "the PrivateEmbedding does not match the one this collection/index was written with — "
+            + "; ".join(diffs) + ". Reopen it without an embedding function to rebuild the stored one, "
+            "or write to a new collection.")
+
+
+def _concept_identity(ref: Any) -> Any:
+    if isinstance(ref, dict):
+        return ref.get("sha256") or ref.get("fingerprint") or ref.get("name") or canonical(ref).decode()
+    return ref
+
+
+# -- rebuilding ------------------------------------------------------------------------------------
+def validate_config(config: dict[str, Any]) -> None:
+    """Refuse anything that is not a config written by ``PrivateEmbedding.get_config()``."""
+    if not isinstance(config, dict):
+        raise InvalidTypeError("config", "a PrivateEmbedding config dict", config)
+    missing = [k for k in ("encoder", "mechanism", "eps", "unit") if k not in config]
+    if missing:
+        raise ArtefactError(f"PrivateEmbedding config is missing {missing}; it was not written by get_config()")
+
+
+def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
+    """``PrivateEmbedding`` keyword arguments that rebuild a stored config (the key is not one).
+
+    Raises:
+        ArtefactError: the config records a mechanism instance or a callable encoder, which
+            cannot be rebuilt from JSON.
+    """
+    validate_config(config)
+    mech = config["mechanism"]
+    if isinstance(mech, dict):
+        if mech.get("type") == "learned":
+            mech = mech["path"]
+        else:
+            raise ArtefactError(
+                f"this collection was written with a {mech.get('class')} instance that cannot be rebuilt from "
+                "its config; pass the same PrivateEmbedding(mechanism=...) as embedding_function")
+    enc_cfg = config["encoder"]["config"]
+    if enc_cfg.get("type") == "callable":
+        raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
+                            "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
+    return {
+        "concept": config.get("concept"), "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
+        "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
+        "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
+        "space": config.get("space"),
+    }
+
+
+# Chroma rebuilds the function on every config read: never refit or reload twice. A live object
+# with the same config is reused; otherwise one build per (config, key in the environment).
+_BUILD_CACHE: dict[bytes, Any] = {}
+_LIVE: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
+_BUILD_LOCK = threading.RLock()
+
+
+def _build_cache_key(config: dict[str, Any]) -> bytes:
+    return canonical(config) + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
+
+
+def cached_build(config: dict[str, Any]) -> Any:
+    """The object already built for ``config`` in this process, or None."""
+    with _BUILD_LOCK:
+        return _LIVE.get(canonical(config)) or _BUILD_CACHE.get(_build_cache_key(config))
+
+
+def remember_build(config: dict[str, Any], built: Any) -> None:
+    """Cache ``built`` as the rebuild of ``config`` (with the key now in the environment)."""
+    with _BUILD_LOCK:
+        _BUILD_CACHE[_build_cache_key(config)] = built
+
+
+def remember_live(config: dict[str, Any], obj: Any) -> None:
+    """Let a rebuild of exactly ``config`` in this process return ``obj`` (weakly held)."""
+    with _BUILD_LOCK:
+        _LIVE[canonical(config)] = obj
