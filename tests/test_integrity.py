@@ -226,11 +226,21 @@ print(json.dumps(list(att.frequencies_)))
 """
 
 
-def test_prior_attacker_is_the_same_under_any_hash_seed():
+_GENERATIVE_PRIOR_SCRIPT = """
+import json
+from private_vectors.attacks.generative import TokenVocabulary, _token_prior
+toks = [[f"tok{i}", f"tok{(i * 7) % 23}"] for i in range(23)]
+vocab = TokenVocabulary("word")
+print(json.dumps(list(_token_prior(toks, vocab))))
+"""
+
+
+@pytest.mark.parametrize("script", [_PRIOR_SCRIPT, _GENERATIVE_PRIOR_SCRIPT], ids=["PriorAttacker", "generative"])
+def test_token_priors_are_the_same_under_any_hash_seed(script):
     outs = set()
     for hash_seed in ("1", "2", "3"):
         env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        res = subprocess.run([sys.executable, "-c", _PRIOR_SCRIPT], capture_output=True, text=True, env=env,
+        res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                              check=True, timeout=120)
         outs.add(res.stdout.strip())
     assert len(outs) == 1, outs
@@ -294,7 +304,8 @@ def test_analytic_gaussian_known_value_and_classic_kept():
 def _lines(mech: str, pts, seed: int = 0, prior: float | None = None, attacker: str = "nn"):
     out = []
     for e, u, lk in pts:
-        r = {"dataset": "x", "mechanism": mech, "eps": e, "utility": u, f"leakage_{attacker}": lk, "seed": seed}
+        r = {"dataset": "x", "mechanism": mech, "eps": e, "utility": u, f"leakage_{attacker}": lk, "seed": seed,
+             "stages": row_stages(mech) if mech in MECHANISM_SPECS else None}
         if prior is not None:
             r["leakage_prior"] = prior
         out.append(r)

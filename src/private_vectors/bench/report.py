@@ -316,9 +316,9 @@ def _stages(lines: list[dict[str, Any]], mechanism: str) -> dict[str, Any]:
     for r in lines:
         if r["mechanism"] == mechanism and isinstance(r.get("stages"), dict):
             return dict(r["stages"])
-    from .runner import row_stages  # lines written before stages were recorded
-
-    return row_stages(mechanism)
+    # lines written before rows recorded their stages: the row name is all there is
+    return {"text": None, "erasure": None, "noise": None if mechanism == "none" else mechanism.removesuffix("+qt"),
+            "query_transform": "auto" if mechanism.endswith("+qt") else None}
 
 
 def ablation_markdown(lines: list[dict[str, Any]], *, ref_eps: float = 10.0) -> str:

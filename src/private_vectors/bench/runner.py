@@ -52,7 +52,7 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
 (``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform.
-``cape``/``textcrafter`` load the packaged learned artefacts (``encoders.load_learned``) with
+``cape``/``textcrafter`` load the packaged learned artefacts (``mechanisms.load_learned``) with
 ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit).
 A ``"text"`` entry names a text stage (:data:`private_vectors.bench.text_rows.TEXT_STAGES`) that
 rewrites every stored text before it is encoded: ``presidio`` is the practitioner's anchor
