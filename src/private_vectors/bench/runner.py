@@ -167,7 +167,8 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
         kind = spec["learned"]
         over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}
         # a config may point a row at other artefacts (e.g. trained on disjoint data)
-        mech = load_learned(cfg.get("learned_artefacts", {}).get(kind, kind), random_state=seed, **over)
+        folder = cfg.get("learned_artefacts", {}).get(kind)
+        mech = load_learned(Path(folder).expanduser() if folder else kind, random_state=seed, **over)
         return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=seed)
     spec.pop("text", None)  # the text stage is applied by the task (doc_transform), not here
     est = spec.pop("estimator", None)
