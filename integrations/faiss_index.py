@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     loaded = PrivateFaissIndex.load(folder)  # PrivateEmbedding rebuilt from the JSON sidecar
     for q in QUERIES:
         print(f"\nQ: {q}")
-        for doc_id, score, text in loaded.search_texts(q, k=2):
-            print(f"   {doc_id}  {score:+.3f}  {text}")
+        for doc_id, score, _ in loaded.search_texts(q, k=2):  # no text in the index folder by default
+            print(f"   {doc_id}  {score:+.3f}  {NOTES[doc_id]}")
 
     print("\n== privacy report")
     print(json.dumps(ef.privacy_report(NOTES), indent=2))

@@ -75,7 +75,7 @@ def test_failed_batch_stores_nothing(tmp_path):
 
 
 def test_reopen_in_new_process_rebuilds_the_same_function_and_keyed_noise(tmp_path):
-    pe = PrivateEmbedding(model="fake", eps=15, mechanism="laplace", key="k-123")
+    pe = PrivateEmbedding(model="fake", eps=15, mechanism="laplace", key="k-123-0123456789abc")
     client = chromadb.PersistentClient(path=str(tmp_path))
     col = client.create_collection("notes", embedding_function=pe)
     col.add(ids=IDS, documents=DOCS)
@@ -92,10 +92,10 @@ def test_reopen_in_new_process_rebuilds_the_same_function_and_keyed_noise(tmp_pa
         e = col.get(ids=["d0", "again"], include=["embeddings"])["embeddings"]
         print(json.dumps({{"type": type(ef).__name__, "config": ef.get_config(), "top": res["ids"][0][0],
                           "same": bool(np.allclose(e[0], e[1]))}}))
-    """, env={KEY_ENV: "k-123"})
+    """, env={KEY_ENV: "k-123-0123456789abc"})
     got = json.loads(out.strip().splitlines()[-1])
     assert got["type"] == "PrivateEmbedding"
-    for field in ("encoder", "mechanism", "eps", "unit", "space", "keyed", "key_id"):
+    for field in ("encoder", "mechanism", "eps", "unit", "space", "keyed", "key_derivation", "key_salt", "key_check"):
         assert got["config"][field] == expected_cfg[field]
     assert got["top"] == "d1"
     assert got["same"] is True  # keyed: re-ingesting gives the identical vector

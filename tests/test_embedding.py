@@ -111,25 +111,25 @@ def test_fresh_noise_without_key_and_identical_noise_with_key(monkeypatch):
     fresh = PrivateEmbedding(model="fake")
     a, b = fresh.embed_array(DOCS[:1]), fresh.embed_array(DOCS[:1])
     assert not np.allclose(a, b)
-    keyed = PrivateEmbedding(model="fake", key="s3cret")
+    keyed = PrivateEmbedding(model="fake", key="s3cret-key-0123456789")
     a, b = keyed.embed_array(DOCS), keyed.embed_array(list(reversed(DOCS)))[::-1]
     np.testing.assert_array_equal(a, b)  # same text -> same vector, independent of batch position
     assert not np.allclose(a[0], keyed.encoder.encode(DOCS[:1])[0])
-    other = PrivateEmbedding(model="fake", key="other")
+    other = PrivateEmbedding(model="fake", key="other-key-0123456789")
     assert not np.allclose(other.embed_array(DOCS), a)
-    monkeypatch.setenv(KEY_ENV, "s3cret")
+    monkeypatch.setenv(KEY_ENV, "s3cret-key-0123456789")
     from_env = PrivateEmbedding(model="fake")
     np.testing.assert_array_equal(from_env.embed_array(DOCS), a)
     # the key never appears in config, repr or report
     for text in (json.dumps(keyed.get_config()), repr(keyed), json.dumps(keyed.privacy_report())):
-        assert "s3cret" not in text
+        assert "s3cret-key-0123456789" not in text
     assert keyed.get_config()["keyed"] is True
     # other eps -> other keyed noise (the mechanism config is part of the HMAC context)
-    assert not np.allclose(PrivateEmbedding(model="fake", key="s3cret", eps=20).embed_array(DOCS), a)
+    assert not np.allclose(PrivateEmbedding(model="fake", key="s3cret-key-0123456789", eps=20).embed_array(DOCS), a)
 
 
 def test_keyed_noise_has_the_mechanism_distribution():
-    pe = PrivateEmbedding(model="fake:128", eps=10, key="k")
+    pe = PrivateEmbedding(model="fake:128", eps=10, key="k-0123456789abcdef")
     texts = [f"document number {i}" for i in range(400)]
     dist = np.linalg.norm(pe.embed_array(texts) - pe.encoder.encode(texts), axis=1)
     n, scale = 128, pe.unit / 10
@@ -144,7 +144,7 @@ def test_query_policies():
     noised = PrivateEmbedding(model="fake", query="noised", query_eps=5, random_state=0)
     d = np.linalg.norm(np.asarray(noised.embed_query("cough fever")) - q)
     assert d == pytest.approx(64 * noised.unit / 5, rel=0.5)
-    keyed = PrivateEmbedding(model="fake", query="keyed", key="k")
+    keyed = PrivateEmbedding(model="fake", query="keyed", key="k-0123456789abcdef")
     assert keyed.embed_query("cough fever") == keyed.embed_query("cough fever")
     assert not np.allclose(keyed.embed_query("cough fever"), q)
     with pytest.raises(InvalidParameterError, match="key"):

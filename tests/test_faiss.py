@@ -11,7 +11,12 @@ faiss = pytest.importorskip("faiss")
 
 from private_vectors import PrivateEmbedding  # noqa: E402
 from private_vectors.embedding import KEY_ENV  # noqa: E402
-from private_vectors.errors import ArtefactError, ConfigMismatchError, InvalidParameterError  # noqa: E402
+from private_vectors.errors import (  # noqa: E402
+    ArtefactError,
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+)
 from private_vectors.integrations.faiss import (  # noqa: E402
     INDEX_FILE,
     SIDECAR,
@@ -33,7 +38,7 @@ def _no_env_key(monkeypatch):
 @pytest.mark.parametrize("space", ["ip", "l2", "cosine"])
 def test_build_and_search_every_kind(kind, space):
     pe = PrivateEmbedding(model="fake", eps=40, space=space, random_state=0)
-    index = build_index(DOCS, pe, kind=kind, nlist=4 if kind == "ivf" else None)
+    index = build_index(DOCS, pe, kind=kind, nlist=4 if kind == "ivf" else None, store_raw_text=True)
     assert len(index) == len(DOCS)
     hits = index.search_texts("cough fever patient", k=5)
     assert len(hits) == 5
@@ -50,14 +55,14 @@ def test_stored_vectors_are_perturbed():
 
 @pytest.mark.parametrize("kind", ["flat", "ivf", "hnsw"])
 def test_save_load_round_trip_without_pickle(tmp_path, kind):
-    pe = PrivateEmbedding(model="fake", eps=30, key="k")
+    pe = PrivateEmbedding(model="fake", eps=30, key="k-0123456789abcdef")
     index = build_index(DOCS, pe, kind=kind, nlist=4 if kind == "ivf" else None)
     before = index.search(["trail snow mountain"], k=5)
     index.save(tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == {INDEX_FILE, SIDECAR}
     sidecar = json.loads((tmp_path / SIDECAR).read_text())
     assert sidecar["embedding"]["eps"] == 30 and "k" not in json.dumps(sidecar["embedding"]).split('"')
-    loaded = PrivateFaissIndex.load(tmp_path, PrivateEmbedding(model="fake", eps=30, key="k"))
+    loaded = PrivateFaissIndex.load(tmp_path, PrivateEmbedding(model="fake", eps=30, key="k-0123456789abcdef"))
     after = loaded.search(["trail snow mountain"], k=5)
     np.testing.assert_array_equal(before[1], after[1])
     rebuilt = PrivateFaissIndex.load(tmp_path)  # embedding rebuilt from the sidecar
@@ -99,3 +104,30 @@ def test_langchain_faiss_vector_store():
     assert all("invoice" in d.page_content for d in hits)
     stored = store.index.reconstruct(0)
     assert not np.allclose(stored, pe.encoder.encode([DOCS[0]])[0], atol=1e-3)
+
+
+def test_sidecar_holds_no_text_by_default(tmp_path):
+    """Issue 16 point 5: main wrote every raw text into private_vectors.json by default."""
+    secret_doc = "Maria Lopez, SSN 123-45-6789, flew to Madrid"
+    pe = PrivateEmbedding(model="fake", eps=10, random_state=0)
+    index = build_index([secret_doc, *DOCS[:4]], pe)
+    assert index.texts[0] == ""
+    folder = index.save(tmp_path / "idx")
+    raw = b"".join(p.read_bytes() for p in folder.iterdir())
+    assert b"Maria" not in raw and b"123-45-6789" not in raw
+    loaded = PrivateFaissIndex.load(folder)
+    assert len(loaded) == 5 and sorted(loaded.texts) == [0, 1, 2, 3, 4]
+    assert loaded.search_texts("flew to Madrid", k=1)[0][2] == ""
+    loaded.add_texts(["one more"])  # ids continue after a reload
+    assert sorted(loaded.texts) == [0, 1, 2, 3, 4, 5]
+
+
+def test_store_raw_text_is_an_explicit_opt_in(tmp_path):
+    pe = PrivateEmbedding(model="fake", eps=10, random_state=0)
+    index = build_index(DOCS[:3], pe, store_raw_text=True)
+    folder = index.save(tmp_path / "idx")
+    sidecar = json.loads((folder / "private_vectors.json").read_text())
+    assert sidecar["store_raw_text"] is True and sidecar["texts"]["0"] == DOCS[0]
+    assert PrivateFaissIndex.load(folder).texts[0] == DOCS[0]
+    with pytest.raises(InvalidTypeError, match="store_raw_text"):
+        PrivateFaissIndex(pe, store_raw_text="yes")

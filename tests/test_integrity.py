@@ -228,10 +228,10 @@ print(json.dumps(list(att.frequencies_)))
 
 _GENERATIVE_PRIOR_SCRIPT = """
 import json
-from private_vectors.attacks.generative import TokenVocabulary, _token_prior
+from private_vectors.attacks.generative.vocabulary import TokenVocabulary, token_prior
 toks = [[f"tok{i}", f"tok{(i * 7) % 23}"] for i in range(23)]
 vocab = TokenVocabulary("word")
-print(json.dumps(list(_token_prior(toks, vocab))))
+print(json.dumps(list(token_prior(toks, vocab))))
 """
 
 

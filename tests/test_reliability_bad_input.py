@@ -444,7 +444,7 @@ def reopen_dir(tmp_path_factory):
     st.builds(lambda e: {"eps": e}, st.floats(0.5, 100).filter(lambda e: abs(e - 10) > 1e-6)),
     st.builds(lambda m: {"mechanism": m}, st.sampled_from(["purkayastha", "gaussian", "none"])),
     st.builds(lambda d: {"model": f"fake:{d}"}, st.sampled_from([16, 32, 128])),
-    st.builds(lambda s: {"space": s}, st.sampled_from(["ip", "cosine", "l2"])), st.just({"key": "some-key"}),
+    st.builds(lambda s: {"space": s}, st.sampled_from(["ip", "cosine", "l2"])), st.just({"key": "some-key-0123456789"}),
 ))
 def test_reopened_collection_with_another_privacy_config_refused(reopen_dir, change):
     client, before = reopen_dir

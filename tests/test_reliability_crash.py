@@ -10,6 +10,7 @@ identical vectors (no duplicates, nothing lost). Uses FakeEncoder (``model="fake
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -37,17 +38,31 @@ def _report_counts():
     flush(__name__)
 
 
-@pytest.fixture(scope="module")
-def expected() -> dict[str, np.ndarray]:
-    """The keyed vectors every stored document must have (computed here, in another process).
+_EXPECTED: dict[str, dict[str, np.ndarray]] = {}
+
+
+def expected_for(config: dict) -> dict[str, np.ndarray]:
+    """The keyed vectors every stored document must have (computed here, in another process),
+    under the key derivation the store recorded (each new collection has its own scrypt salt).
 
     As the store holds them: a cosine-space FAISS index stores L2-normalised vectors.
     """
+    salt = str(config.get("key_salt"))
+    if salt in _EXPECTED:
+        return _EXPECTED[salt]
     pe = PrivateEmbedding(model="fake", eps=10, key=KEY)
+    pe.bind_to_stored(config, "the crash-test store")
     Z = pe.embed_array(corpus(N_DOCS)).astype(np.float64)
     normalised = Z / np.linalg.norm(Z, axis=1, keepdims=True)
-    return {"space": pe.space,  # type: ignore[dict-item]
-            **{f"doc-{i}": Z[i] for i in range(N_DOCS)}, **{f"unit:doc-{i}": normalised[i] for i in range(N_DOCS)}}
+    _EXPECTED[salt] = {"space": pe.space,  # type: ignore[dict-item]
+                       **{f"doc-{i}": Z[i] for i in range(N_DOCS)},
+                       **{f"unit:doc-{i}": normalised[i] for i in range(N_DOCS)}}
+    return _EXPECTED[salt]
+
+
+@pytest.fixture(scope="module")
+def expected():
+    return expected_for
 
 
 def run_worker(store: str, path: Path, *, kill_after: int | None, rng: random.Random) -> tuple[set[int], bool]:
@@ -90,33 +105,38 @@ def run_worker(store: str, path: Path, *, kill_after: int | None, rng: random.Ra
     return acked, killed
 
 
-def read_chroma(path: Path) -> dict[str, np.ndarray]:
+def read_chroma(path: Path) -> tuple[dict[str, np.ndarray], dict]:
     import chromadb
 
     client = chromadb.PersistentClient(path=str(path))
     try:
-        got = client.get_collection("crash").get(include=["embeddings"])  # rebuilt from the stored config
-        return {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], got["embeddings"], strict=True)}
+        col = client.get_collection("crash")  # rebuilt from the stored config
+        got = col.get(include=["embeddings"])
+        config = col.configuration_json["embedding_function"]["config"]
+        return {i: np.asarray(e, dtype=np.float32) for i, e in zip(got["ids"], got["embeddings"], strict=True)}, config
     finally:
         client.clear_system_cache()
 
 
-def read_faiss(path: Path) -> dict[str, np.ndarray]:
-    from private_vectors.integrations.faiss import PrivateFaissIndex
+def read_faiss(path: Path) -> tuple[dict[str, np.ndarray], dict]:
+    from private_vectors.integrations.faiss import SIDECAR, PrivateFaissIndex
 
     idx = PrivateFaissIndex.load(path, PrivateEmbedding(model="fake", eps=10, key=KEY))
     assert len(idx) == len(idx.texts), "index and sidecar disagree"
     vectors = idx.stored_vectors()
-    return {f"doc-{i}": vectors[k] for k, i in enumerate(sorted(idx.texts))}
+    config = json.loads((Path(path) / SIDECAR).read_text())["embedding"]
+    return {f"doc-{i}": vectors[k] for k, i in enumerate(sorted(idx.texts))}, config
 
 
-def check_state(stored: dict[str, np.ndarray], acked: set[int], expected: dict[str, np.ndarray],
+def check_state(read: tuple[dict[str, np.ndarray], dict], acked: set[int], expected_for,
                 store: str = "chroma") -> int:
     """Every acknowledged batch present, batches all-or-nothing, vectors right; returns docs lost.
 
     The keyed vector of each text is recomputed in this process; the store may round it in the
     last float32 bit (Chroma's cosine space) or normalise it (FAISS cosine index).
     """
+    stored, config = read
+    expected = expected_for(config)
     lost = 0
     for b, ids in batches(N_DOCS, BATCH):
         present = [f"doc-{i}" in stored for i in ids]
@@ -149,20 +169,19 @@ def test_sigkill_mid_ingest_then_resume(tmp_path, expected, store, kills):
         got, killed = run_worker(store, path, kill_after=rng.randint(2, n_batches // (kills + 1) + 2), rng=rng)
         assert killed, "the worker finished before it could be killed; make the corpus longer"
         acked |= got
-        stored = read(path)
-        record("documents lost", check_state(stored, acked, expected, store))
+        record("documents lost", check_state(read(path), acked, expected, store))
         record(f"crashes survived ({store})")
         record("acknowledged documents checked", sum(len(ids) for b, ids in batches(N_DOCS, BATCH) if b in acked))
-    before = read(path)
+    before = read(path)[0]
     # resume to the end (Chroma re-upserts every batch, acknowledged ones included) — and in the
     # slow variant once more: idempotent (same ids, identical vectors)
     for _ in range(2 if kills > 1 else 1):
         got, killed = run_worker(store, path, kill_after=None, rng=rng)
         assert not killed and got == set(range(n_batches))
-        stored = read(path)
+        stored, config = read(path)
         assert sorted(stored) == [f"doc-{i}" for i in sorted(range(N_DOCS), key=lambda i: f"doc-{i}")], \
             "ids missing or duplicated after the re-run"
-        check_state(stored, set(range(n_batches)), expected, store)
+        check_state((stored, config), set(range(n_batches)), expected, store)
         for doc_id, vec in before.items():  # what survived the crash is what the re-run stores
             np.testing.assert_array_equal(stored[doc_id], vec)
 
@@ -232,9 +251,8 @@ def test_faiss_save_failing_half_way_keeps_the_last_saved_state(tmp_path, monkey
     record("failed saves survived (faiss)")
     loaded = faiss_mod.PrivateFaissIndex.load(folder, pe)  # never an unreadable folder
     assert len(loaded) == len(loaded.texts) and len(loaded) in (3 * BATCH, 4 * BATCH)
-    stored = read_faiss(folder)
     acked = {0, 1, 2} | ({3} if len(loaded) == 4 * BATCH else set())
-    record("documents lost", check_state(stored, acked, expected, "faiss"))
+    record("documents lost", check_state(read_faiss(folder), acked, expected, "faiss"))
     # and the next save after the failure leaves exactly the two files
     loaded.save(folder)
     assert {p.name for p in folder.iterdir()} == {faiss_mod.INDEX_FILE, faiss_mod.SIDECAR}

@@ -131,7 +131,7 @@ def test_key_not_in_config_repr_report_or_noise_context():
                             ("vars", repr(sorted(k for k in vars(pe))))]:
             assert_no_key(text, where)
         cfg = pe.get_config()
-        assert cfg["keyed"] is True and len(cfg["key_id"]) == 8  # a check value only
+        assert cfg["keyed"] is True and len(cfg["key_check"]) == 32  # a 128-bit check value only
         assert pe.privacy_report()["key_source"] == "parameter"
 
 

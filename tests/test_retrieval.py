@@ -147,7 +147,7 @@ def test_transform_never_touches_stored_vectors():
     docs = ["Maria Lopez flew to Madrid", "cough and fever", "revenue grew", "snow closes the trail"]
     stored = {}
     for kind in ("none", "project", "wiener", "auto"):
-        pe = PrivateEmbedding(model="fake", concept=concept, eps=10, key="same-key", query_transform=kind)
+        pe = PrivateEmbedding(model="fake", concept=concept, eps=10, key="same-key-0123456789", query_transform=kind)
         stored[kind] = pe.embed_array(docs)
         q = np.asarray(pe.embed_query("cough fever"))
         clean_q = pe.encoder.encode(["cough fever"])[0]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import numbers
+import unicodedata
+from collections.abc import Mapping, Set
 from typing import Any
 
 import numpy as np
@@ -93,9 +95,17 @@ def as_float_matrix(
 
 
 def check_texts(texts: Any, name: str = "texts", *, allow_empty_batch: bool = True) -> list[str]:
-    """Check a batch of documents: a list/tuple of non-empty strings (a lone str is refused)."""
+    """Check a batch of documents: a list/tuple of non-empty strings.
+
+    Refused, naming the item: a lone str/bytes, a mapping or set (no stable order of texts),
+    non-str items, blank texts (whitespace and zero-width/format characters only, e.g. U+200B)
+    and texts that cannot be encoded as UTF-8 (a lone surrogate).
+    """
     if isinstance(texts, (str, bytes)) or texts is None:
         raise InvalidTypeError(name, "a list of strings", texts, note="wrap a single text in a list")
+    if isinstance(texts, (Mapping, Set)):
+        raise InvalidTypeError(name, "a list of strings", f"<{type(texts).__name__}>",
+                               note="pass list(d.values()) explicitly: a mapping or set has no batch order")
     try:
         items = list(texts)
     except TypeError as exc:
@@ -105,6 +115,25 @@ def check_texts(texts: Any, name: str = "texts", *, allow_empty_batch: bool = Tr
     for i, t in enumerate(items):
         if not isinstance(t, str):
             raise InvalidTypeError(f"{name}[{i}]", "a str", t)
-        if not t.strip():
+        stripped = t.strip()
+        if not stripped:
             raise InvalidParameterError(f"{name}[{i}]", "a non-empty, non-blank string", t)
+        if not t.isascii():
+            _check_unicode_text(t, stripped, f"{name}[{i}]")
     return items
+
+
+def _check_unicode_text(text: str, stripped: str, name: str) -> None:
+    if all(c.isspace() or unicodedata.category(c) == "Cf" for c in stripped):
+        raise InvalidParameterError(name, "a string with visible characters",
+                                    f"<{len(text)} whitespace/zero-width characters>",
+                                    note="zero-width and format characters (U+200B, U+FEFF, ...) do not count")
+    bad = None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        bad = exc.start
+    if bad is not None:  # raised outside the except block: the text is not chained into the error
+        raise InvalidParameterError(name, "a string that encodes as UTF-8",
+                                    f"<a str with a lone surrogate character at position {bad}>",
+                                    note="decode bytes with errors='replace' or remove the surrogate")

@@ -55,11 +55,26 @@ _canonical = canonical
 
 
 # -- keys ----------------------------------------------------------------------------------------
+def _env_bytes(name: str) -> bytes | None:
+    """An environment variable's bytes as the OS holds them: nothing to decode, so a non-UTF-8
+    value cannot raise an error that would hold it (``os.environ`` on Windows: UTF-8 or None)."""
+    environb = getattr(os, "environb", None)
+    if environb is not None:
+        return environb.get(name.encode())
+    value = os.environ.get(name)  # pragma: no cover - Windows
+    if value is None:  # pragma: no cover
+        return None
+    try:  # pragma: no cover
+        return value.encode("utf-8")
+    except UnicodeEncodeError:  # pragma: no cover
+        pass
+    return b"\x00invalid"  # pragma: no cover - refused as a key without echoing the value
+
+
 def _key_bytes(key: Any) -> bytes | None:
     """The secret as bytes: ``key`` if given, else env ``PRIVATE_VECTORS_KEY``, else None."""
-    if key is None:
-        env = os.environ.get(KEY_ENV)
-        return env.encode("utf-8") if env else None
+    if key is None:  # the variable's bytes as the OS holds them (a non-UTF-8 value cannot fail)
+        return _env_bytes(KEY_ENV) or None
     if isinstance(key, str):
         if not key:
             raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
@@ -169,7 +184,7 @@ _BUILD_LOCK = threading.RLock()
 
 
 def _build_cache_key(config: dict[str, Any]) -> bytes:
-    return canonical(config) + b"\x00" + hashlib.sha256(os.environ.get(KEY_ENV, "").encode()).digest()
+    return canonical(config) + b"\x00" + hashlib.sha256(_env_bytes(KEY_ENV) or b"").digest()
 
 
 def cached_build(config: dict[str, Any]) -> Any:

@@ -16,10 +16,13 @@ protection to near-clean retrieval. (ε per unit of L2 would give noise of norm 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import os
+import secrets
 import threading
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,12 +38,9 @@ from .config import (
     CONFIG_VERSION,
     DRIFT_FIELDS,
     KEY_ENV,
-    _key_bytes,
-    _key_id,
     cached_build,
     canonical,
     check_config_compatible,
-    check_key_matches,
     rebuild_arguments,
     remember_build,
     remember_live,
@@ -48,8 +48,18 @@ from .config import (
 )
 from .config import _canonical as _canonical
 from .config import _concept_identity as _concept_identity
+from .config import _key_bytes as _key_bytes
+from .config import _key_id as _key_id
+from .config import check_key_matches as check_key_matches
 from .encoders import load_encoder
-from .errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from .errors import (
+    InvalidParameterError,
+    InvalidTypeError,
+    ModelNotAvailableError,
+    PrivacyWarning,
+)
+from .keys import MIN_KEY_BYTES, Keying, SecretKey, keyed_context_v2
+from .keystream import keyed_perturb
 from .mechanisms import LaplaceMechanism, Mechanism
 from .mechanisms.factory import GAUSSIAN_DELTA as GAUSSIAN_DELTA
 from .mechanisms.factory import GAUSSIAN_SENSITIVITY as GAUSSIAN_SENSITIVITY
@@ -111,7 +121,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         concept: what to hide: a built-in concept name (``"PII"``, ``"person"``, ``"location"``,
             ``"datetime"``, ``"demographic"``, ``"medical"``), a fitted-concept folder, a
             ``FittedConcept``, or None (no concept: spherical noise).
-        eps: ε per ``unit`` of distance (default 10), finite and > 0. For a CAPE/TextCrafter
+        eps: ε per ``unit`` of distance, finite and > 0. **Default 10** when not given, with a
+            :class:`~private_vectors.errors.PrivacyWarning` (pass it explicitly: the protection
+            depends on it); the privacy report records it. For a CAPE/TextCrafter
             folder: overrides the artefact's own ε when given (default: the artefact's); for a
             ``Mechanism`` instance: ignored (the instance's ε is recorded).
         model: the encoder: None (packaged all-MiniLM-L6-v2), a sentence-transformers name or
@@ -124,7 +136,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         query_eps: ε of the query's own noise (default: ``eps``).
         query_transform: ``"auto"`` (default), ``"none"``, ``"project"`` or ``"wiener"``; see
             :mod:`private_vectors.retrieval`. Applied after the query's own noise.
-        key: secret for keyed document noise (default: env ``PRIVATE_VECTORS_KEY``). Never stored.
+        key: secret for keyed document noise (default: env ``PRIVATE_VECTORS_KEY``), str or
+            bytes of at least 16 bytes. Never stored, pickled or shown: the config records the
+            key derivation, its salt and a check value (see :mod:`private_vectors.keys`).
         random_state: None (secure, OS entropy per call) or an int / Generator (tests only;
             never persisted).
         unit: distance unit of ε (default 1/√n; radians for Purkayastha).
@@ -149,20 +163,32 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         unit: float | None = None,
         space: str | None = None,
     ) -> None:
+        try:  # the raw key never stays in a local a traceback could show
+            secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
+        finally:
+            del key
+        self._keying = Keying(secret)
+        self._key_source = "none" if secret is None else secret.source
         self._eps_given = eps is not None
+        if eps is None:
+            warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
+                          "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning,
+                          stacklevel=2)
         self.eps = DEFAULT_EPS if eps is None else check_positive_finite(eps, "eps")
-        self._key = _key_bytes(key)
-        self._key_source = "none" if self._key is None else ("parameter" if key is not None else "env")
         self._random = resolve_random_state(random_state)
         self.query = self._check_choice(query, "query", QUERY_POLICIES)
         query_eps = None if query_eps is None else check_positive_finite(query_eps, "query_eps")
         self.query_transform_kind = self._check_choice(query_transform, "query_transform", QUERY_TRANSFORMS)
         space = None if space is None else self._check_choice(space, "space", SPACES)
-        if self.query == "keyed" and self._key is None:
+        if self.query == "keyed" and secret is None:
             raise InvalidParameterError("key", f"a secret (parameter or env {KEY_ENV}) for query='keyed'", None)
         self.encoder = load_encoder(model)
         self.dim = int(self.encoder.dim)
         self.unit = 1.0 / math.sqrt(self.dim) if unit is None else check_positive_finite(unit, "unit")
+        if math.isclose(self.unit, 1.0 / math.sqrt(self.dim), rel_tol=1e-12):
+            # the default unit, possibly one ulp off after a store's JSON round trip (Chroma returns
+            # 0.051031036307982884 as 0.05103103630798288): the exact value, as it was written
+            self.unit = 1.0 / math.sqrt(self.dim)
         self.concept = _load_concept(concept, self.encoder)
         if self.concept is not None and hasattr(self.concept, "check_encoder"):
             self.concept.check_encoder(self.encoder)
@@ -179,9 +205,13 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if space is None:
             space = "cosine" if isinstance(self.query_transform, IdentityTransform) else DEFAULT_SPACE
         self.space: str = space
-        self._context: bytes | None = None
+        self._contexts: dict[str, bytes] = {}
         self._context_lock = threading.Lock()
-        remember_live(self.get_config(), self)  # a rebuild of this exact config in this process returns self
+        self._seen_salt = secrets.token_bytes(16)  # in-memory digests of texts embedded without a key
+        self._seen: set[bytes] = set()
+        self._keying.set_context(self.keyed_context("v2"))
+        if not self._keying.keyed:  # (a keyed config is only final once its salt is: see keys.Keying)
+            remember_live(self.get_config(), self)  # a rebuild of this exact config in this process returns self
 
     # -- construction helpers -----------------------------------------------------------------
     @staticmethod
@@ -217,16 +247,27 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         cfg = dict(self.encoder.get_config())
         return {"config": cfg, "model_id": self.encoder.model_id, "dim": self.dim}
 
-    def keyed_context(self) -> bytes:
-        """Encoder identity ‖ mechanism config: the context of keyed noise (no text, no key)."""
+    def keyed_context(self, version: str | None = None) -> bytes:
+        """Encoder identity ‖ mechanism config: the public context of keyed noise (no text, no key).
+
+        v1 (collections written before issue 16): exact-float JSON, as then. v2: every number
+        canonicalised through float32 (:func:`private_vectors.keys.canonical_context`), so a
+        store's JSON round trip of ε or the unit cannot change the noise.
+        """
+        version = version or self._keying.version
         with self._context_lock:
-            if self._context is None:
+            if version not in self._contexts:
                 enc = {"model_id": self.encoder.model_id, "dim": self.dim,
                        "normalize": bool(getattr(self.encoder, "normalize", True))}
-                mech = {"mechanism": self._mechanism_ref, "eps": self.eps, "unit": self.unit,
-                        "concept": self._concept_reference()}
-                self._context = canonical(enc) + b"\x00" + canonical(mech)
-            return self._context
+                if version == "v1":
+                    mech = {"mechanism": self._mechanism_ref, "eps": self.eps, "unit": self.unit,
+                            "concept": self._concept_reference()}
+                    self._contexts[version] = canonical(enc) + b"\x00" + canonical(mech)
+                else:
+                    self._contexts[version] = keyed_context_v2(encoder=enc, mechanism=self._mechanism_ref,
+                                                               eps=self.eps, unit=self.unit,
+                                                               concept=self._concept_reference())
+            return self._contexts[version]
 
     def get_config(self) -> dict[str, Any]:
         """Everything needed to rebuild this function (never the key, never a seed)."""
@@ -243,11 +284,11 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "query_eps": self.query_eps,
             "query_transform": self.query_transform_kind,
             "space": self.space,
-            "keyed": self._key is not None,
             "seeded": bool(self._random.seeded),
         }
-        if self._key is not None:
-            cfg["key_id"] = _key_id(self._key)
+        cfg.update(self._keying.config())  # keyed, derivation, salt, check value: never the key
+        if self._keying.keyed:  # final once the salt is: a rebuild of it in this process returns self
+            remember_live(cfg, self)
         return cfg
 
     @staticmethod
@@ -257,15 +298,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> PrivateEmbedding:
         """Rebuild from :meth:`get_config` (the key comes from ``PRIVATE_VECTORS_KEY``)."""
-        validate_config(config)
-        cached = cached_build(config)
-        if cached is not None:
-            return cached
-        ef = PrivateEmbedding(**rebuild_arguments(config))
-        ef._expected_keyed = bool(config.get("keyed"))
-        ef._expected_key_id = config.get("key_id")
-        remember_build(config, ef)
-        return ef
+        return rebuild(config, "this collection")
 
     @staticmethod
     def validate_config(config: dict[str, Any]) -> None:
@@ -284,9 +317,47 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     def supported_spaces(self) -> list[str]:
         return [self.space, *[s for s in SPACES if s != self.space]]
 
+    def bind_to_stored(self, config: dict[str, Any], where: str) -> None:
+        """Check this function's key against a stored config and adopt its key derivation
+        (called on every reopen: Chroma, ``chroma_store``, ``PrivateFaissIndex.load``).
+
+        Raises:
+            ConfigMismatchError: another key, named by ``where`` (never the key).
+        """
+        self._keying.bind(config if isinstance(config, dict) else {}, where)
+
+    def set_key(self, key: Any) -> None:
+        """Give the key to a function rebuilt without it (e.g. unpickled in a process without
+        ``PRIVATE_VECTORS_KEY``); checked against the stored check value when there is one."""
+        stored = self._keying.expected
+        legacy = bool(stored and stored.get("key_derivation") == "v1")
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1 if legacy or isinstance(key, SecretKey) else MIN_KEY_BYTES)
+        finally:
+            del key
+        if secret is None:
+            raise InvalidParameterError("key", "a secret (str or bytes)", None)
+        keying = Keying(secret)
+        if stored is not None:
+            keying.bind(stored, "this embedding's collection")
+        self._keying = keying
+        self._key_source = secret.source
+
+    def __reduce__(self) -> Any:
+        """Pickle as the config (never the key, never a seed): the key is re-read from
+        ``PRIVATE_VECTORS_KEY`` on load, or given with :meth:`set_key`."""
+        cfg = self.get_config()
+        try:
+            rebuild_arguments(cfg)
+        except Exception as exc:
+            raise TypeError(f"this PrivateEmbedding cannot be pickled: {exc}") from None
+        return (_unpickle, (cfg,))
+
     def __repr__(self) -> str:
+        if not hasattr(self, "space"):  # a half-built object (a traceback with locals shows it)
+            return "PrivateEmbedding(<not constructed>)"
         concept = None if self.concept is None else getattr(self.concept, "name", "concept")
-        keyed = "keyed" if self._key is not None else "fresh noise"
+        keyed = "keyed" if self._keying.keyed else "fresh noise"
         return (f"PrivateEmbedding(concept={concept!r}, eps={self.eps:g}, model={self.encoder.model_id!r}, "
                 f"mechanism={self.mechanism.name!r}, query={self.query!r}, "
                 f"query_transform={self.query_transform_kind!r}, space={self.space!r}, {keyed})")
@@ -294,14 +365,35 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivateEmbedding):
             return NotImplemented
-        return all(self.get_config().get(f) == other.get_config().get(f) for f in DRIFT_FIELDS)
+        if self._keying.keyed != other._keying.keyed:
+            return False
+        mine, theirs = self._drift_view(), other._drift_view()
+        return all(mine.get(f) == theirs.get(f) for f in DRIFT_FIELDS if f != "keyed")
+
+    def _drift_view(self) -> dict[str, Any]:
+        """The drift fields without fixing a salt (no side effect on the key derivation)."""
+        return {"encoder": self._encoder_config(), "mechanism": self._mechanism_ref, "eps": self.eps,
+                "unit": self.unit, "concept": self._concept_reference(), "space": self.space}
 
     __hash__ = object.__hash__
 
     # -- the verbs --------------------------------------------------------------------------------
     def _check_key_for_documents(self) -> None:
-        check_key_matches(self._key, expected_keyed=getattr(self, "_expected_keyed", False),
-                          expected_key_id=getattr(self, "_expected_key_id", None))
+        self._keying.check_for_documents()
+
+    def _warn_on_repeats(self, items: list[str]) -> None:
+        """Fresh noise: warn when a text is embedded again (each copy weakens its protection)."""
+        if self._random.seeded or self.mechanism.name == "none":
+            return
+        digests = [hashlib.blake2b(t.encode("utf-8"), key=self._seen_salt, digest_size=16).digest() for t in items]
+        repeated = len(set(digests)) < len(digests) or any(d in self._seen for d in digests)
+        if len(self._seen) < 100_000:
+            self._seen.update(digests)
+        if repeated:
+            warnings.warn("a text was embedded again without a key: each call draws fresh noise, so every stored "
+                          "copy weakens its protection (the average of k copies has about 1/sqrt(k) of the noise). "
+                          "Set a key (key=... or PRIVATE_VECTORS_KEY) to make re-ingestion reproduce the vector.",
+                          PrivacyWarning, stacklevel=3)
 
     def _encode(self, texts: Any, name: str) -> tuple[list[str], np.ndarray]:
         items = check_texts(texts, name)
@@ -311,6 +403,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         mat, _ = as_float_matrix(X, f"model({name})", dim=self.dim)
         if mat.shape[0] != len(items):
             raise InvalidParameterError(f"model({name})", f"{len(items)} rows", mat)
+        zero = np.flatnonzero(~np.any(mat != 0, axis=1))
+        if zero.size:  # a zero vector carries nothing of its text: refuse rather than store noise alone
+            raise InvalidParameterError(f"model({name})", "non-zero vectors", mat,
+                                        note=f"rows {zero[:5].tolist()} are all zeros")
         return items, mat
 
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
@@ -319,19 +415,28 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         items, X = self._encode(texts, "texts")
         if not items:
             return np.zeros((0, self.out_dim), dtype=np.float32)
-        if self._key is None:
+        if not self._keying.keyed:
+            self._warn_on_repeats(items)
             out = self.mechanism.perturb(X, rng=self._random.source())
         else:
-            ctx = self.keyed_context()
-            out = np.vstack([
-                np.atleast_2d(self.mechanism.perturb(X[i], rng=keyed_stream(self._key, b"doc", ctx,
-                                                                            t.encode("utf-8"))))
-                for i, t in enumerate(items)
-            ])
+            out = self._keyed_noise(self.mechanism, X, items, b"doc")
         out = np.asarray(out, dtype=np.float32)
         if not np.all(np.isfinite(out)):
-            raise InvalidParameterError("texts", "texts whose perturbed vectors are finite", items[:3])
+            raise InvalidParameterError("eps", "a value whose noise is finite", self.eps)
         return out
+
+    def _keyed_noise(self, mechanism: Mechanism, X: np.ndarray, items: list[str], label: bytes) -> np.ndarray:
+        """Noise determined by (key, context, text). v2: one batched call, one keyed stream per
+        text (:mod:`private_vectors.keystream`); v1: today's per-vector stream, kept so
+        collections written with it reproduce their vectors."""
+        sched = self._keying.schedule()
+        self._keying.used = True
+        ctx = self.keyed_context(sched.version)
+        if sched.version == "v2":
+            return keyed_perturb(mechanism, X, sched.noise, ctx, items, label)
+        return np.vstack([np.atleast_2d(mechanism.perturb(X[i], rng=keyed_stream(sched.noise, label, ctx,
+                                                                                 t.encode("utf-8"))))
+                          for i, t in enumerate(items)])
 
     def embed_query_array(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors, float32 (m, out_dim): encode → ``mechanism.transform_query`` → the
@@ -344,11 +449,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if self.query == "noised" and qm is not None:
             Q = np.atleast_2d(qm.perturb(Q, rng=self._random.source())).astype(np.float64)
         elif self.query == "keyed" and qm is not None:
-            assert self._key is not None
-            ctx = self.keyed_context()
-            Q = np.vstack([np.atleast_2d(qm.perturb(Q[i], rng=keyed_stream(self._key, b"query", ctx,
-                                                                           t.encode("utf-8"))))
-                           for i, t in enumerate(items)]).astype(np.float64)
+            Q = np.asarray(self._keyed_noise(qm, Q, items, b"query"), dtype=np.float64)
         return np.asarray(self.query_transform.apply(Q), dtype=np.float32)
 
     # Chroma: __call__(input) for documents, embed_query(input=...) for queries
@@ -418,12 +519,14 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "query_transform": {**self.query_transform.describe(), "requested": self.query_transform_kind,
                                 "note": "post-processing: does not change the documents' guarantee"},
             "space": self.space,
-            "keyed": self._key is not None,
+            "keyed": self._keying.keyed,
             "key_source": self._key_source,
+            "key_derivation": self._keying.version if self._keying.keyed else None,
+            "eps_defaulted": not self._eps_given,
             "randomness": desc.get("randomness", "seeded: for testing only" if self._random.seeded
                                    else "secure: OS entropy (secrets) per call"),
         }
-        if self._key is None and self.mechanism.name != "none":
+        if not self._keying.keyed and self.mechanism.name != "none":
             report["warning"] = ("no key: each call draws fresh noise, so re-ingesting the same text k times stores k "
                                  "independent noisy copies whose average has about 1/sqrt(k) of the noise. Set a key "
                                  f"(key=... or {KEY_ENV}) to make re-ingestion give the identical vector.")
@@ -457,3 +560,31 @@ def _as_list(value: Any, name: str) -> list[str]:
     if isinstance(value, str):
         raise InvalidTypeError(name, "a list of strings", value, note="wrap a single text in a list")
     return check_texts(value, name)
+
+
+def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> PrivateEmbedding:
+    """A PrivateEmbedding from a stored config, its key from ``PRIVATE_VECTORS_KEY``, bound to the
+    stored key derivation (a different key is refused, naming ``where``)."""
+    validate_config(config)
+    if use_cache:
+        cached = cached_build(config)
+        if cached is not None:
+            env = SecretKey.resolve(None, min_bytes=1)
+            if env is None or not cached._keying.keyed or cached._keying.secret == env:
+                return cached  # (another key in the environment is checked below, and refused)
+    stored = Keying.stored_fields(config)
+    secret = SecretKey.resolve(None, min_bytes=1 if stored.get("key_derivation") == "v1" else MIN_KEY_BYTES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret)
+    if not stored["keyed"] and secret is not None:
+        ef._keying = Keying(None)  # an unkeyed collection stays unkeyed
+        ef._key_source = "none"
+    ef.bind_to_stored(config, where)
+    if use_cache:
+        remember_build(config, ef)
+    return ef
+
+
+def _unpickle(config: dict[str, Any]) -> PrivateEmbedding:
+    return rebuild(config, "the pickled PrivateEmbedding's collection", use_cache=False)

@@ -16,6 +16,7 @@ __all__ = [
     "InvalidParameterError",
     "InvalidTypeError",
     "ModelNotAvailableError",
+    "PrivacyWarning",
     "PrivateVectorsError",
     "describe_value",
 ]
@@ -70,3 +71,7 @@ class ArtefactError(PrivateVectorsError, ValueError):
 
 class ModelNotAvailableError(PrivateVectorsError, LookupError):
     """An encoder model cannot be loaded offline; the message says what to install."""
+
+
+class PrivacyWarning(UserWarning):
+    """A call is valid but weaker than it looks (a defaulted ε, a text re-embedded without a key)."""

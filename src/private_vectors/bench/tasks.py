@@ -50,7 +50,7 @@ class VectorStore:
         elif backend == "faiss":
             from ..integrations.faiss import PrivateFaissIndex
 
-            self._index = PrivateFaissIndex(embedding, kind="flat", store_texts=False)
+            self._index = PrivateFaissIndex(embedding, kind="flat")
             self._ids: dict[str, int] = {}
         else:
             raise ValueError(f"backend: expected 'chroma' or 'faiss', received {backend!r}")

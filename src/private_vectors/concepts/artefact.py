@@ -196,18 +196,34 @@ class FittedConcept:
         return cfg
 
     def save(self, folder: str | os.PathLike[str]) -> Path:
-        """Write ``config.json`` + ``model.safetensors`` into ``folder`` (created if needed)."""
+        """Write ``config.json`` + ``model.safetensors`` into ``folder`` (created if needed).
+
+        Crash-safe: both files are written to ``*.tmp`` and synced, then moved into place
+        weights first; :meth:`load` finishes or discards an interrupted save. A failure at any
+        point leaves the previous artefact or this one, never a mixed or truncated pair.
+        """
         from safetensors.numpy import save_file
 
         path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
-        tensors = {"mask": self.mask} if self.mask is not None else {"basis": self.basis}
-        save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
-                  str(path / WEIGHTS_FILE), metadata={"format": FORMAT, "name": self.name})
-        cfg = self.to_config()
-        cfg["weights_sha256"] = _sha256_file(path / WEIGHTS_FILE)
-        cfg.setdefault("created", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
-        (path / CONFIG_FILE).write_text(json.dumps(cfg, indent=1, sort_keys=False) + "\n", "utf-8")
+        w_tmp, cfg_tmp = path / (WEIGHTS_FILE + _TMP), path / (CONFIG_FILE + _TMP)
+        try:
+            tensors = {"mask": self.mask} if self.mask is not None else {"basis": self.basis}
+            save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
+                      str(w_tmp), metadata={"format": FORMAT, "name": self.name})
+            cfg = self.to_config()
+            cfg["weights_sha256"] = _sha256_file(w_tmp)
+            cfg.setdefault("created", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+            cfg_tmp.write_text(json.dumps(cfg, indent=1, sort_keys=False) + "\n", "utf-8")
+            _fsync(w_tmp)
+            _fsync(cfg_tmp)
+        except BaseException:
+            w_tmp.unlink(missing_ok=True)
+            cfg_tmp.unlink(missing_ok=True)
+            raise
+        os.replace(w_tmp, path / WEIGHTS_FILE)  # from here on, load() completes the save
+        os.replace(cfg_tmp, path / CONFIG_FILE)
+        _fsync(path)
         return path
 
     @classmethod
@@ -217,6 +233,7 @@ class FittedConcept:
         from safetensors.numpy import load_file
 
         path = Path(folder)
+        _finish_interrupted_save(path)
         cfg_path, w_path = path / CONFIG_FILE, path / WEIGHTS_FILE
         for f in (cfg_path, w_path):
             if not f.is_file():
@@ -413,3 +430,34 @@ def load_concept(ref: Any, encoder: Any = None, *, estimator: str | None = None)
         return _builtin_for(canonical_builtin(ref), enc, estimator)
     raise InvalidTypeError("concept", f"a built-in name ({', '.join(BUILTIN_CONCEPTS)}), a folder path, "
                            "a FittedConcept or a reference dict", ref)
+
+
+_TMP = ".tmp"  # suffix of a save in progress
+
+
+def _fsync(path: Path) -> None:
+    """Flush a file or directory entry to disk (best effort where the OS refuses)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _finish_interrupted_save(path: Path) -> None:
+    """Weights ``.tmp`` still there: the save stopped before any move, drop the temporaries (the
+    previous pair is intact). Only the config ``.tmp``: the new weights are in place, move it in."""
+    w_tmp, cfg_tmp = path / (WEIGHTS_FILE + _TMP), path / (CONFIG_FILE + _TMP)
+    try:
+        if w_tmp.exists():
+            w_tmp.unlink()
+            cfg_tmp.unlink(missing_ok=True)
+        elif cfg_tmp.exists():
+            os.replace(cfg_tmp, path / CONFIG_FILE)
+    except OSError:  # read-only folder (e.g. packaged artefacts): load what is there
+        pass

@@ -49,6 +49,10 @@ class CallableEncoder:
         mat = self._call(items)
         if mat.shape[1] != self.dim:
             raise InvalidParameterError("fn(texts)", f"vectors of dimension {self.dim}", mat)
+        zero = np.flatnonzero(~np.any(mat != 0, axis=1))
+        if zero.size:  # a zero vector carries no text: storing its noise would silently lose the document
+            raise InvalidParameterError("fn(texts)", "non-zero vectors", mat,
+                                        note=f"rows {zero[:5].tolist()} are all zeros")
         if self.normalize:
             mat = l2_normalize(mat)
         return mat.astype(np.float32)

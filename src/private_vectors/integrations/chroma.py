@@ -58,7 +58,48 @@ def register(cls: type) -> None:
         if original is None or getattr(original, "_private_vectors", False):
             continue
         mod.validate_embedding_function_conflict_on_get = _wrap_conflict_check(original)  # type: ignore[attr-defined]
+    for cls_name in ("Client", "AsyncClient"):
+        klass = getattr(client, cls_name, None) or getattr(async_client, cls_name, None)
+        for method in ("get_collection", "get_or_create_collection"):
+            original = getattr(klass, method, None) if klass is not None else None
+            if original is not None and not getattr(original, "_private_vectors", False):
+                setattr(klass, method, _name_the_collection(original))
     _PATCHED = True
+
+
+def _name_the_collection(original: Any) -> Any:
+    """Put the collection's name into our reopen errors (Chroma's check does not receive it)."""
+    import inspect
+
+    if inspect.iscoroutinefunction(original):
+        @functools.wraps(original)
+        async def async_method(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return await original(self, name, *args, **kwargs)
+            except ConfigMismatchError as exc:
+                raise _named(exc, name) from None
+
+        async_method._private_vectors = True  # type: ignore[attr-defined]
+        return async_method
+
+    @functools.wraps(original)
+    def method(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, name, *args, **kwargs)
+        except ConfigMismatchError as exc:
+            raise _named(exc, name) from None
+
+    method._private_vectors = True  # type: ignore[attr-defined]
+    return method
+
+
+def _named(exc: ConfigMismatchError, name: str) -> ConfigMismatchError:
+    message = str(exc)
+    if message.startswith("this collection"):
+        message = f"collection {name!r}" + message[len("this collection"):]
+    elif f"{name!r}" not in message:
+        message = f"collection {name!r}: {message}"
+    return ConfigMismatchError(message)
 
 
 def _wrap_conflict_check(original: Any) -> Any:
@@ -71,16 +112,20 @@ def _wrap_conflict_check(original: Any) -> Any:
     return check
 
 
-def _check_against_persisted(embedding_function: Any, persisted: Any) -> None:
+def _check_against_persisted(embedding_function: Any, persisted: Any, where: str = "this collection") -> None:
     if not isinstance(persisted, dict) or persisted.get("name") != CHROMA_NAME:
         return
     if isinstance(embedding_function, PrivateEmbedding):
-        check_config_compatible(persisted.get("config") or {}, embedding_function.get_config())
+        stored = persisted.get("config") or {}
+        check_config_compatible(stored, embedding_function.get_config())
+        embedding_function.bind_to_stored(stored, where)  # same key (check value), same key derivation
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
     try:
         PrivateEmbedding.build_from_config(persisted.get("config") or {})
+    except ConfigMismatchError:
+        raise  # a wrong key: already clear
     except Exception as exc:
         raise ConfigMismatchError(
             f"this collection was written by a PrivateEmbedding that cannot be rebuilt here ({exc}); "
@@ -102,7 +147,7 @@ def check_collection(collection: Any, embedding_function: Any) -> None:
         raise ConfigMismatchError(
             f"collection {collection.name!r} was written by a PrivateEmbedding; {type(embedding_function).__name__} "
             "would embed queries and documents differently")
-    _check_against_persisted(embedding_function, cfg)
+    _check_against_persisted(embedding_function, cfg, f"collection {collection.name!r}")
 
 
 def open_collection(client: Any, name: str, embedding_function: Any = None) -> Any:

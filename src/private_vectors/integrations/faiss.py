@@ -7,8 +7,9 @@ inner product on L2-normalised vectors. Every index is wrapped in ``IndexIDMap2`
 stable 64-bit integers.
 
 Persistence without pickle: ``faiss.write_index`` for the index and a JSON sidecar
-(``private_vectors.json``) with the PrivateEmbedding config, the index kind and metric, and the
-stored texts by id (``store_texts=False`` keeps texts out of the folder). Loading with a
+(``private_vectors.json``) with the PrivateEmbedding config, the index kind and metric and the ids.
+**No document text** is kept, in memory or in the sidecar, unless ``store_raw_text=True`` (the raw
+texts then sit in clear next to the protected index: see the README's threat model). Loading with a
 conflicting PrivateEmbedding raises :class:`~private_vectors.errors.ConfigMismatchError`.
 
 A GPU index is used when the FAISS GPU build is present and a GPU is visible.
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_texts
-from ..embedding import PrivateEmbedding, check_config_compatible
+from ..embedding import PrivateEmbedding, check_config_compatible, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index", "gpu_available"]
@@ -61,13 +63,15 @@ class PrivateFaissIndex:
         nlist: IVF lists (default: √(first batch size), between 1 and 4096).
         nprobe: IVF lists searched (default: min(nlist, 16)).
         hnsw_m: HNSW neighbours per node (default 32).
-        store_texts: keep the texts by id (in memory and in the sidecar) for search results.
+        store_raw_text: keep the raw texts by id (in memory and in clear in the sidecar) for search
+            results (default False: only ids; privacy-first).
+        store_texts: deprecated alias of ``store_raw_text``.
         use_gpu: ``"auto"`` (GPU when the GPU build sees one), True or False.
     """
 
     def __init__(self, embedding: PrivateEmbedding, *, kind: str = "flat", nlist: int | None = None,
-                 nprobe: int | None = None, hnsw_m: int = 32, store_texts: bool = True,
-                 use_gpu: Any = "auto") -> None:
+                 nprobe: int | None = None, hnsw_m: int = 32, store_raw_text: bool = False,
+                 use_gpu: Any = "auto", store_texts: bool | None = None) -> None:
         if not isinstance(embedding, PrivateEmbedding):
             raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
         if not isinstance(kind, str) or kind not in KINDS:
@@ -77,7 +81,12 @@ class PrivateFaissIndex:
         self.nlist = None if nlist is None else check_int(nlist, "nlist", minimum=1)
         self.nprobe = None if nprobe is None else check_int(nprobe, "nprobe", minimum=1)
         self.hnsw_m = check_int(hnsw_m, "hnsw_m", minimum=2)
-        self.store_texts = bool(store_texts)
+        if not isinstance(store_raw_text, bool):
+            raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
+        if store_texts is not None:
+            warnings.warn("store_texts is deprecated; use store_raw_text", DeprecationWarning, stacklevel=2)
+            store_raw_text = bool(store_texts)
+        self.store_raw_text = store_raw_text
         if use_gpu not in ("auto", True, False):
             raise InvalidParameterError("use_gpu", "'auto', True or False", use_gpu)
         self.use_gpu = gpu_available() if use_gpu == "auto" else bool(use_gpu)
@@ -85,6 +94,7 @@ class PrivateFaissIndex:
             raise ModelNotAvailableError("use_gpu=True but the FAISS GPU build or a GPU is not available")
         self.space = embedding.space
         self.dim = embedding.out_dim
+        embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
         self.texts: dict[int, str] = {}
         self._index: Any = None
         self._next_id = 0
@@ -150,7 +160,7 @@ class PrivateFaissIndex:
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
         for i, t in zip(id_arr.tolist(), texts, strict=True):
-            self.texts[int(i)] = t if self.store_texts else ""
+            self.texts[int(i)] = t if self.store_raw_text else ""
         return [int(i) for i in id_arr]
 
     def __len__(self) -> int:
@@ -210,9 +220,11 @@ class PrivateFaissIndex:
             "embedding": self.embedding.get_config(),
             "kind": self.kind, "space": self.space, "metric": self.metric, "dim": self.dim,
             "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
-            "store_texts": self.store_texts, "next_id": self._next_id, "ntotal": len(self),
-            "texts": {str(i): t for i, t in self.texts.items()},
+            "store_raw_text": self.store_raw_text, "next_id": self._next_id, "ntotal": len(self),
+            "ids": sorted(self.texts),
         }
+        if self.store_raw_text:
+            sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
         sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
         _fsync(sidecar_tmp)
         os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
@@ -238,12 +250,19 @@ class PrivateFaissIndex:
             raise ArtefactError(f"{path}: no readable {SIDECAR} ({exc})") from exc
         if sidecar.get("format") != FORMAT:
             raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
+        where = f"FAISS index {str(path)!r}"
         if embedding is None:
-            embedding = PrivateEmbedding.build_from_config(sidecar["embedding"])
+            embedding = rebuild(sidecar["embedding"], where)
         else:
             check_config_compatible(sidecar["embedding"], embedding.get_config())
+            embedding.bind_to_stored(sidecar["embedding"], where)  # same key, same key derivation
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
-                   hnsw_m=sidecar.get("hnsw_m", 32), store_texts=sidecar.get("store_texts", True), use_gpu=use_gpu)
+                   hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
+                   use_gpu=use_gpu)
+        if "store_raw_text" not in sidecar and any(sidecar.get("texts", {}).values()):
+            warnings.warn(f"{path / SIDECAR} was saved with raw texts (the old default); they are loaded for search "
+                          "results but a new save drops them unless store_raw_text=True is set on the index",
+                          UserWarning, stacklevel=2)
         try:
             index = faiss.read_index(str(path / INDEX_FILE))
         except Exception as exc:
@@ -257,7 +276,9 @@ class PrivateFaissIndex:
             self._gpu_res = faiss.StandardGpuResources()
             index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
         self._index = index
-        self.texts = {int(i): t for i, t in sidecar.get("texts", {}).items()}
+        stored_texts = sidecar.get("texts", {})
+        ids = sidecar.get("ids", list(stored_texts))
+        self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
         return self
 

@@ -44,7 +44,9 @@ class LaplaceMechanism(Mechanism):
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
         m, n = X.shape
         radius = rng.gamma(n, self.scale, m).astype(np.float32)
-        X += radius[:, None] * unit_sphere(rng, m, n)
+        noise = unit_sphere(rng, m, n)
+        noise *= radius[:, None]
+        X += noise
         return X
 
     def _describe(self, n: int | None) -> dict[str, Any]:

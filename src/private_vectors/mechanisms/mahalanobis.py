@@ -157,9 +157,10 @@ class MahalanobisMechanism(Mechanism):
 
     # -- the verb --------------------------------------------------------------------------
     def _apply_sqrt(self, U: np.ndarray) -> np.ndarray:
-        """U @ Σ^½ row-wise (Σ^½ is symmetric)."""
+        """U @ Σ^½ row-wise (Σ^½ is symmetric). The diagonal form scales ``U`` in place."""
         if self._form == "diagonal":
-            return U * self._sqrt_diag
+            U *= self._sqrt_diag
+            return U
         if self._form == "dense":
             return U @ self._sqrt
         assert self._basis is not None
@@ -173,7 +174,9 @@ class MahalanobisMechanism(Mechanism):
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
         m, n = X.shape
         radius = rng.gamma(n, self.unit / self.epsilon, m).astype(np.float32)
-        X += radius[:, None] * self._apply_sqrt(unit_sphere(rng, m, n))
+        noise = self._apply_sqrt(unit_sphere(rng, m, n))  # a fresh float32 array: scaled in place
+        noise *= radius[:, None]
+        X += noise
         return X
 
     def _dense(self) -> tuple[np.ndarray, np.ndarray]:

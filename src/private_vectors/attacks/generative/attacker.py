@@ -1,37 +1,12 @@
-"""Generative embedding inversion in the GEIA style: a decoder that writes the sentence back.
+"""The GEIA-style generative inversion attacker: fit, token probabilities, evaluation, persistence.
 
-GEIA (Li et al., 2023, "Sentence Embedding Leaks More Information than You Expect:
-Generative Embedding Inversion Attack to Recover the Whole Sentence", Findings of ACL)
-projects a sentence vector into the prefix of a decoder language model and fine-tunes the
-decoder to reconstruct the sentence from it. This module follows that recipe with a small
-decoder trained from scratch (issue 8 allows it), because fine-tuning SmolLM2-135M costs
-≈ 1.9 s per step on the project's 2-core CPU:
-
-* the (possibly perturbed) vector ``v`` is layer-normalised (the attacker may rescale
-  noisy vectors at will), then projected to (i) a prefix embedding fed as the decoder's
-  first input, as in GEIA, (ii) the GRU's initial state and (iii) a context vector
-  concatenated to every input step, so a small decoder keeps hold of it;
-* the output vocabulary is the WordPiece vocabulary of the packaged all-MiniLM-L6-v2
-  tokenizer restricted to the pieces seen in the attacker's training sentences (so words
-  never seen whole can still be spelled from pieces), or a plain word vocabulary;
-* training is teacher-forced cross-entropy (Adam, gradient clipping, early stopping on a
-  held-out share of the training set).
-
-Sensitive tokens are scored the same way as for the other attackers: each gets a
-probability — the share of ``n_samples`` ancestral samples from the decoder (temperature
-``temperature``) that contain the token as whole word(s) — and leakage/confidence follow
-the SPARSE paper's eq. 13/14 (share of sensitive token instances recovered; mean
-probability assigned to them). A token counts as recovered when it is among the
-sentence's k_s most probable words (``rule="top-k"``, the project's default for every
-attacker) or when its probability reaches ``threshold`` (``rule="threshold"``); the share
-of tokens found in the greedy reconstruction (GEIA's own criterion) is reported alongside.
+See :mod:`private_vectors.attacks.generative` for the method (Li et al., 2023, Findings of ACL)
+and how sensitive tokens are scored.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import re
 import secrets
 from collections import Counter
 from collections.abc import Sequence
@@ -40,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import (
+from ..._validation import (
     as_float_matrix,
     check_int,
     check_non_negative_finite,
@@ -48,142 +23,20 @@ from .._validation import (
     check_probability,
     check_texts,
 )
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError
-from ..metrics import confidence, leakage
-from ..random import resolve_random_state
-from .base import Attacker, check_token_lists, normalize_token
+from ...errors import ArtefactError, InvalidParameterError, InvalidTypeError
+from ...metrics import confidence, leakage
+from ...random import resolve_random_state
+from ..base import Attacker, check_token_lists, normalize_token
+from .decoding import decode
+from .model import build_decoder, resolve_device
+from .training import train, unit_weights
+from .vocabulary import TokenVocabulary, _contains, token_prior
 
-__all__ = ["GenerativeInversion", "TokenVocabulary"]
+__all__ = ["GenerativeInversion"]
 
-_PAD, _BOS, _EOS = "[PAD]", "[BOS]", "[EOS]"
-_WORD = re.compile(r"\w+|[^\w\s]", re.UNICODE)
 _SAVE_VERSION = 1
 
 
-# --------------------------------------------------------------------------------------
-# vocabulary
-# --------------------------------------------------------------------------------------
-class TokenVocabulary:
-    """Text ↔ units (WordPiece pieces or lower-cased words) ↔ ids, over a closed unit set.
-
-    Args:
-        kind: ``"wordpiece"`` (the packaged MiniLM tokenizer, lower-cased, accents stripped)
-            or ``"word"`` (lower-cased words and punctuation marks, no dependency).
-        units: the unit list (ids follow its order after the three specials).
-    """
-
-    def __init__(self, kind: str, units: Sequence[str] = ()) -> None:
-        if kind not in ("wordpiece", "word"):
-            raise InvalidParameterError("tokenizer", "'wordpiece' or 'word'", kind)
-        self.kind = kind
-        self.itos: list[str] = [_PAD, _BOS, _EOS, *[u for u in units if u not in (_PAD, _BOS, _EOS)]]
-        self.stoi = {u: i for i, u in enumerate(self.itos)}
-        self._tokenizer: Any = None
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def split(self, text: str) -> list[str]:
-        """Units of ``text`` (pieces or words), before restriction to the vocabulary."""
-        if self.kind == "word":
-            return _WORD.findall(text.lower())
-        if self._tokenizer is None:
-            self._tokenizer = _load_wordpiece()
-        return list(self._tokenizer.tokenize(text))
-
-    def encode(self, text: str) -> list[int]:
-        """Ids of the in-vocabulary units of ``text`` (unknown units are dropped)."""
-        return [self.stoi[u] for u in self.split(text) if u in self.stoi]
-
-    def units(self, ids: Sequence[int]) -> list[str]:
-        """Units of an id sequence, specials removed."""
-        return [self.itos[i] for i in ids if i > 2]
-
-    def join(self, units: Sequence[str]) -> str:
-        """Readable text from units (WordPiece ``##`` continuations glued back)."""
-        text = " ".join(units)
-        return text.replace(" ##", "") if self.kind == "wordpiece" else text
-
-    def is_continuation(self, unit: str) -> bool:
-        """Whether ``unit`` continues the previous word (WordPiece ``##`` pieces)."""
-        return self.kind == "wordpiece" and unit.startswith("##")
-
-
-def _load_wordpiece() -> Any:
-    """The packaged all-MiniLM-L6-v2 WordPiece tokenizer (offline)."""
-    from transformers import AutoTokenizer
-
-    from ..encoders import default_model_path
-
-    return AutoTokenizer.from_pretrained(str(default_model_path()), local_files_only=True)
-
-
-def _contains(generated: Sequence[str], token: Sequence[str], vocab: TokenVocabulary) -> bool:
-    """Whether ``token``'s units occur contiguously in ``generated`` as whole word(s)."""
-    k = len(token)
-    if k == 0:
-        return False
-    for i in range(len(generated) - k + 1):
-        if list(generated[i : i + k]) == list(token):
-            end = i + k
-            if end == len(generated) or not vocab.is_continuation(generated[end]):
-                return True
-    return False
-
-
-# --------------------------------------------------------------------------------------
-# the decoder
-# --------------------------------------------------------------------------------------
-def _build_decoder(vec_dim: int, vocab_size: int, cfg: dict[str, Any]) -> Any:
-    import torch
-    from torch import nn
-
-    class PrefixGRUDecoder(nn.Module):
-        """GRU decoder conditioned on a vector (prefix input + initial state + per-step context)."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            emb, hid, layers = cfg["embedding_size"], cfg["hidden_size"], cfg["num_layers"]
-            self.layers = layers
-            self.norm = nn.LayerNorm(vec_dim)
-            self.prefix = nn.Linear(vec_dim, emb)
-            self.init_state = nn.Linear(vec_dim, hid * layers)
-            self.context = nn.Linear(vec_dim, emb)
-            self.embed = nn.Embedding(vocab_size, emb, padding_idx=0)
-            self.drop = nn.Dropout(cfg["dropout"])
-            self.gru = nn.GRU(2 * emb, hid, num_layers=layers, batch_first=True,
-                              dropout=cfg["dropout"] if layers > 1 else 0.0)
-            self.out = nn.Linear(hid, vocab_size)
-
-        def condition(self, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-            v = self.norm(v)
-            h0 = torch.tanh(self.init_state(v)).view(v.shape[0], self.layers, -1).transpose(0, 1).contiguous()
-            return self.prefix(v), torch.tanh(self.context(v)), h0
-
-        def step_inputs(self, tok_emb: torch.Tensor, ctx: torch.Tensor) -> torch.Tensor:
-            return torch.cat([tok_emb, ctx.unsqueeze(1).expand(-1, tok_emb.shape[1], -1)], dim=-1)
-
-        def forward(self, v: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
-            """Logits for positions 0..T of ``[prefix] + tokens`` (predicting tokens[0..T-1], EOS)."""
-            prefix, ctx, h0 = self.condition(v)
-            seq = torch.cat([prefix.unsqueeze(1), self.embed(tokens)], dim=1)
-            out, _ = self.gru(self.drop(self.step_inputs(seq, ctx)), h0)
-            return self.out(self.drop(out))
-
-    return PrefixGRUDecoder()
-
-
-def _device(device: str | None) -> Any:
-    import torch
-
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-# --------------------------------------------------------------------------------------
-# the attacker
-# --------------------------------------------------------------------------------------
 class GenerativeInversion(Attacker):
     """GEIA-style generative inversion with a small decoder trained from scratch.
 
@@ -332,142 +185,31 @@ class GenerativeInversion(Attacker):
         vocab = TokenVocabulary(self.tokenizer, sorted({u for s in split for u in s}))
         vocab._tokenizer = probe._tokenizer
         ids = [[vocab.stoi[u] for u in s] for s in split]
-        weights = self._unit_weights(split, token_lists, vocab)
-        device = _device(self.device)
+        weights = unit_weights(split, token_lists, vocab, self.sensitive_weight)
+        device = resolve_device(self.device)
         with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
             torch.manual_seed(seed)
-            model = _build_decoder(X.shape[1], len(vocab), self._config()).to(device)
-            history = self._train(model, X, ids, weights, device, np.random.default_rng(seed))
+            model = build_decoder(X.shape[1], len(vocab), self._config()).to(device)
+            history = train(model, X, ids, weights, device, np.random.default_rng(seed), epochs=self.epochs,
+                            batch_size=self.batch_size, learning_rate=self.learning_rate,
+                            validation_share=self.validation_share, patience=self.patience,
+                            word_dropout=self.word_dropout, show_progress=self.show_progress)
         model.eval()
         self.model_, self.vocab_, self.dim_, self.history_ = model, vocab, X.shape[1], history
         self.sensitive_vocabulary_ = (None if token_lists is None else
                                       {normalize_token(w) for toks in token_lists for t in toks
                                        for w in vocab.join(vocab.split(t)).split()} - {""})
-        self.token_prior_ = None if token_lists is None else _token_prior(token_lists, vocab)
+        self.token_prior_ = None if token_lists is None else token_prior(token_lists, vocab)
         self._sample_seed_ = seed
         return self
-
-    def _unit_weights(self, split: list[list[str]], token_lists: Sequence[Sequence[str]] | None,
-                      vocab: TokenVocabulary) -> list[list[float]]:
-        weights = [[1.0] * (len(s) + 1) for s in split]  # + EOS
-        if token_lists is None or self.sensitive_weight == 1.0:
-            return weights
-        for row, units, tokens in zip(weights, split, token_lists, strict=True):
-            for token in tokens:
-                t = vocab.split(str(token))
-                for i in range(len(units) - len(t) + 1):
-                    if t and units[i : i + len(t)] == t:
-                        row[i : i + len(t)] = [self.sensitive_weight] * len(t)
-        return weights
-
-    def _train(self, model: Any, X: np.ndarray, ids: list[list[int]], weights: list[list[float]],
-               device: Any, rng: np.random.Generator) -> list[dict[str, float]]:
-        import torch
-        from tqdm.auto import tqdm
-
-        order = rng.permutation(len(ids))
-        n_val = round(self.validation_share * len(ids)) if len(ids) >= 20 else 0
-        val, train = order[:n_val], order[n_val:]
-        opt = torch.optim.Adam(model.parameters(), lr=self.learning_rate)
-        best, best_state, stale, history = math.inf, None, 0, []
-        bar = tqdm(range(self.epochs), desc="GEIA decoder", unit="epoch", disable=not self.show_progress)
-        for epoch in bar:
-            model.train()
-            perm = train[rng.permutation(len(train))]
-            losses = []
-            for start in range(0, len(perm), self.batch_size):
-                loss = self._batch_loss(model, X, ids, weights, perm[start : start + self.batch_size], device,
-                                        self.word_dropout)
-                opt.zero_grad()
-                loss.backward()
-                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-                opt.step()
-                losses.append(float(loss.detach()))
-            record = {"epoch": epoch + 1, "train_loss": float(np.mean(losses))}
-            if n_val:
-                model.eval()
-                with torch.no_grad():
-                    record["val_loss"] = float(np.mean([
-                        float(self._batch_loss(model, X, ids, weights, val[s : s + 256], device))
-                        for s in range(0, n_val, 256)]))
-            history.append(record)
-            bar.set_postfix({k: round(v, 3) for k, v in record.items() if k != "epoch"})
-            score = record.get("val_loss", record["train_loss"])
-            if score < best - 1e-4:
-                best, stale = score, 0
-                best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            else:
-                stale += 1
-                if n_val and stale >= self.patience:
-                    break
-        if best_state is not None:
-            model.load_state_dict(best_state)
-        return history
-
-    @staticmethod
-    def _batch_loss(model: Any, X: np.ndarray, ids: list[list[int]], weights: list[list[float]],
-                    rows: np.ndarray, device: Any, word_dropout: float = 0.0) -> Any:
-        import torch
-
-        length = max(len(ids[r]) for r in rows)
-        tokens = torch.zeros(len(rows), length, dtype=torch.long)
-        target = torch.zeros(len(rows), length + 1, dtype=torch.long)
-        weight = torch.zeros(len(rows), length + 1)
-        for j, r in enumerate(rows):
-            seq = ids[r]
-            tokens[j, : len(seq)] = torch.tensor(seq, dtype=torch.long)
-            target[j, : len(seq) + 1] = torch.tensor([*seq, 2], dtype=torch.long)
-            weight[j, : len(seq) + 1] = torch.tensor(weights[r], dtype=torch.float32)
-        if word_dropout > 0:
-            tokens = tokens.masked_fill(torch.rand(tokens.shape) < word_dropout, 0)
-        v = torch.from_numpy(X[rows]).to(device)
-        logits = model(v, tokens.to(device))
-        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target.to(device), reduction="none")
-        weight = weight.to(device)
-        return (nll * weight).sum() / weight.sum()
 
     # -- decoding ------------------------------------------------------------------------
     def _decode(self, X: np.ndarray, *, sample: bool, repeats: int = 1, batch: int = 512,
                 generator: Any = None, desc: str = "decoding") -> list[list[str]]:
         """Unit sequences decoded greedily or by ancestral sampling (``repeats`` per vector)."""
-        import torch
-        from tqdm.auto import tqdm
-
-        model, device = self.model_, next(self.model_.parameters()).device
-        rows = np.repeat(np.arange(X.shape[0]), repeats)
-        out: list[list[str]] = []
-        starts = range(0, len(rows), batch)
-        for start in tqdm(starts, desc=desc, unit="batch", disable=not self.show_progress or len(starts) < 2):
-            v = torch.from_numpy(X[rows[start : start + batch]]).to(device)
-            with torch.no_grad():
-                seqs = self._decode_batch(model, v, sample=sample, generator=generator)
-            out.extend(self.vocab_.units(s) for s in seqs)
-        return out
-
-    def _decode_batch(self, model: Any, v: Any, *, sample: bool, generator: Any) -> list[list[int]]:
-        import torch
-
-        prefix, ctx, h = model.condition(v)
-        inp = prefix.unsqueeze(1)
-        done = torch.zeros(v.shape[0], dtype=torch.bool, device=v.device)
-        steps = []
-        for _ in range(self.max_length + 1):
-            out, h = model.gru(model.step_inputs(inp, ctx), h)
-            logits = model.out(out[:, -1])
-            logits[:, :2] = -math.inf  # never PAD or BOS
-            if sample:
-                probs = torch.softmax(logits / self.temperature, dim=-1)
-                nxt = torch.multinomial(probs.cpu(), 1, generator=generator).squeeze(1).to(v.device)
-            else:
-                nxt = logits.argmax(dim=-1)
-            nxt = torch.where(done, torch.zeros_like(nxt), nxt)
-            steps.append(nxt)
-            done |= nxt == 2
-            if bool(done.all()):
-                break
-            inp = model.embed(nxt).unsqueeze(1)
-        seqs = torch.stack(steps, dim=1).cpu().tolist()
-        return [s[: s.index(2)] if 2 in s else s for s in seqs]
+        return decode(self.model_, self.vocab_, X, sample=sample, max_length=self.max_length,
+                      temperature=self.temperature, repeats=repeats, batch=batch, generator=generator, desc=desc,
+                      show_progress=self.show_progress)
 
     def generate(self, vectors: Any) -> list[str]:
         """Greedy reconstructions of the sentences behind ``vectors`` (lower-cased text)."""
@@ -646,9 +388,9 @@ class GenerativeInversion(Attacker):
         known = config.get("sensitive_vocabulary")
         self.sensitive_vocabulary_ = None if known is None else set(known)
         self.token_prior_ = config.get("token_prior")
-        model = _build_decoder(self.dim_, len(self.vocab_), self._config())
+        model = build_decoder(self.dim_, len(self.vocab_), self._config())
         model.load_state_dict(state)
-        self.model_ = model.to(_device(device)).eval()
+        self.model_ = model.to(resolve_device(device)).eval()
         self._sample_seed_ = self._seed()
         return self
 
@@ -659,15 +401,6 @@ _PARAMS = ("tokenizer", "embedding_size", "hidden_size", "num_layers", "dropout"
 
 
 _PRIOR_GUESSES = 200  # most frequent training tokens offered as guesses, as PriorAttacker's ``top``
-
-
-def _token_prior(token_lists: Sequence[Sequence[str]], vocab: TokenVocabulary) -> dict[str, float]:
-    """{token in the vocabulary's normal form: share of sentences holding it}, most frequent first."""
-    # dict.fromkeys, not a set: most_common breaks ties by first-seen order, which must not
-    # depend on the process's string-hash seed (PYTHONHASHSEED)
-    counts = Counter(k for toks in token_lists
-                     for k in dict.fromkeys(vocab.join(vocab.split(t)) for t in toks) if k)
-    return {k: c / len(token_lists) for k, c in counts.most_common()}
 
 
 def _check_unit_interval(value: Any, name: str, *, upper_open: bool) -> float:

@@ -1,0 +1,434 @@
+"""Key material: a redacted holder, one stretch with scrypt, HKDF subkeys, versioned derivations.
+
+A secret key makes document noise a function of (key, context, text), so re-ingesting a text
+stores the identical vector and an attacker gains nothing from copies. This module is the one
+place key bytes are handled:
+
+* :class:`SecretKey` holds the raw secret. Its ``repr``/``str`` are redacted, it refuses to be
+  pickled or copied into a config, and errors about a bad key never echo it.
+* Derivation ``"v2"`` (new collections): the key is stretched **once** with scrypt
+  (RFC 7914) under a random per-collection salt recorded in the config, and every use of the
+  key goes through that stretched key: HKDF-SHA256 (RFC 5869) subkeys for the noise streams,
+  the text stage's surrogates and a 128-bit key check value. Testing one key guess therefore
+  costs one scrypt evaluation, whether the attacker holds the check value, a known text with
+  its stored vector, or a known name with its surrogate.
+* Derivation ``"v1"`` (collections written before): HMAC-SHA256 directly with the raw key and a
+  32-bit check value. Kept only so those collections keep reproducing their vectors on
+  re-ingestion; never chosen for a new collection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import numbers
+import secrets
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .config import _env_bytes
+from .errors import InvalidParameterError, InvalidTypeError
+
+__all__ = [
+    "DERIVATIONS",
+    "KEY_ENV",
+    "LATEST_DERIVATION",
+    "MIN_KEY_BYTES",
+    "SCRYPT_PARAMS",
+    "KeySchedule",
+    "SecretKey",
+    "canonical_context",
+    "hkdf_sha256",
+    "legacy_key_check",
+    "make_key_hint",
+    "new_salt",
+    "surrogate_subkey",
+]
+
+KEY_ENV = "PRIVATE_VECTORS_KEY"
+MIN_KEY_BYTES = 16
+DERIVATIONS = ("v1", "v2")
+LATEST_DERIVATION = "v2"
+SCRYPT_PARAMS: dict[str, int] = {"n": 2**15, "r": 8, "p": 1}
+"""scrypt cost for v2 (32 MiB, ≈0.1-0.3 s once per key and collection); recorded in the config."""
+SALT_BYTES = 16
+CHECK_BYTES = 16  # 128-bit key check value (v2)
+_MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+
+
+class SecretBytes(bytes):
+    """Subkey bytes whose repr is redacted (a traceback showing locals prints ``<secret>``)."""
+
+    def __repr__(self) -> str:
+        return "<secret>"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("key material is never pickled")
+
+
+def make_key_hint() -> str:
+    """How to make a good key (used in error messages)."""
+    return f"make one with: {_MAKE_ONE} and pass it as key=... or set {KEY_ENV}"
+
+
+class SecretKey:
+    """A secret key whose bytes never reach a repr, str, pickle, config or error message.
+
+    Build it with :meth:`resolve`. The raw bytes are only read by this module's derivations.
+    """
+
+    __slots__ = ("__weakref__", "_lock", "_schedules", "_secret", "source")
+
+    def __init__(self, secret: bytes, source: str) -> None:
+        if not isinstance(secret, bytes):  # pragma: no cover - internal use only
+            raise InvalidTypeError("secret", "bytes", f"<{type(secret).__name__}>")
+        self._secret = secret
+        self.source = source
+        self._lock = threading.Lock()
+        self._schedules: dict[tuple[bytes, int, int, int], KeySchedule] = {}
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def resolve(cls, key: Any, *, min_bytes: int = MIN_KEY_BYTES, env: str = KEY_ENV) -> SecretKey | None:
+        """A :class:`SecretKey` from ``key`` (str, bytes, a SecretKey) or, when None, from env ``env``.
+
+        Returns None when no key is given and the variable is unset or empty.
+
+        Raises:
+            InvalidParameterError / InvalidTypeError naming ``key``; the message never contains
+            the key, and no frame of this call keeps it in a local once the error is raised.
+        """
+        if isinstance(key, SecretKey):
+            return key
+        source = "parameter"
+        if key is None:
+            key = _env_bytes(env)
+            source = "env"
+            if not key:
+                return None
+        problem, secret = _coerce(key, source, env)
+        del key  # never visible in a traceback's locals from here on
+        if problem is not None:
+            secret = None
+            raise problem
+        assert secret is not None
+        if len(secret) < min_bytes:
+            size = len(secret)
+            secret = None
+            where = f"env {env}" if source == "env" else "key"
+            raise InvalidParameterError(
+                "key", f"a secret of at least {min_bytes} bytes", f"<a secret of {size} bytes from {where}>",
+                note=f"A short key can be guessed from the stored vectors; {make_key_hint()}")
+        return cls(secret, source)
+
+    # -- protection ----------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"SecretKey(<redacted>, source={self.source!r})"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> Any:
+        raise TypeError("SecretKey: key material is never pickled; pass the key again (key=...) or set "
+                        f"{KEY_ENV} in the process that loads the object")
+
+    def __copy__(self) -> SecretKey:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> SecretKey:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SecretKey):
+            return NotImplemented
+        return hmac.compare_digest(self._secret, other._secret)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __len__(self) -> int:
+        return len(self._secret)
+
+    # -- derivations ---------------------------------------------------------------------------
+    def schedule(self, version: str, salt: bytes | None = None,
+                 scrypt: dict[str, int] | None = None) -> KeySchedule:
+        """The subkeys of derivation ``version`` (``"v1"`` or ``"v2"``; v2 needs the salt)."""
+        if version == "v1":
+            return _schedule_v1(self)
+        if version != "v2":
+            raise InvalidParameterError("derivation", f"one of {DERIVATIONS}", version)
+        if not isinstance(salt, bytes) or len(salt) < 8:
+            raise InvalidParameterError("salt", "at least 8 bytes (recorded in the collection config)", salt)
+        params = dict(SCRYPT_PARAMS if scrypt is None else scrypt)
+        return _schedule_v2(self, salt, params["n"], params["r"], params["p"])
+
+
+def _utf8_or_none(value: str) -> bytes | None:
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        pass
+    return None  # raised outside the except block: the UnicodeEncodeError (which holds the text) is dropped
+
+
+def _coerce(key: Any, source: str, env: str) -> tuple[Exception | None, bytes | None]:
+    """(error, None) or (None, secret bytes); errors describe the key without its content."""
+    if isinstance(key, str):
+        encoded = _utf8_or_none(key)
+        if encoded is None:
+            return InvalidParameterError(
+                "key", "a str that encodes as UTF-8 (or bytes)", "<a str with unencodable characters, e.g. a lone "
+                "surrogate>", note=make_key_hint()), None
+        return None, encoded
+    if isinstance(key, (bytes, bytearray, memoryview)):
+        return None, bytes(key)
+    return InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>"), None
+
+
+def new_salt() -> bytes:
+    """A random per-collection salt (OS secure source)."""
+    return secrets.token_bytes(SALT_BYTES)
+
+
+def hkdf_sha256(ikm: bytes, *, salt: bytes, info: bytes, length: int = 32) -> bytes:
+    """HKDF-SHA256 (RFC 5869): extract with ``salt``, expand with ``info`` to ``length`` bytes."""
+    if length > 255 * 32:
+        raise InvalidParameterError("length", "at most 8160 bytes", length)
+    prk = hmac.digest(salt or b"\x00" * 32, ikm, "sha256")
+    out, block, counter = b"", b"", 1
+    while len(out) < length:
+        block = hmac.digest(prk, block + info + bytes([counter]), "sha256")
+        out += block
+        counter += 1
+    return out[:length]
+
+
+def legacy_key_check(secret: SecretKey) -> str:
+    """The v1 (32-bit) key check value written by collections before derivation v2."""
+    return hmac.new(secret._secret, b"private_vectors/key-id/v1", hashlib.sha256).hexdigest()[:8]
+
+
+@dataclass(frozen=True, repr=False)
+class KeySchedule:
+    """The subkeys one derivation version gives for one key (and salt). Repr redacted.
+
+    Attributes:
+        version: ``"v1"`` or ``"v2"``.
+        noise: subkey of the document/query noise streams.
+        surrogate: subkey for the text stage's keyed surrogates.
+        check: the key check value (hex) recorded in configs.
+    """
+
+    version: str
+    noise: bytes
+    surrogate: bytes
+    check: str
+
+    def __repr__(self) -> str:
+        return f"KeySchedule(version={self.version!r}, <redacted>)"
+
+    def __reduce__(self) -> Any:
+        raise TypeError("KeySchedule: key material is never pickled")
+
+
+def _schedule_v1(secret: SecretKey) -> KeySchedule:
+    raw = secret._secret
+    return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret))
+
+
+def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeySchedule:
+    cache_key = (salt, n, r, p)
+    with secret._lock:  # stretch once per key object and salt
+        cached = secret._schedules.get(cache_key)
+        if cached is not None:
+            return cached
+        stretched = hashlib.scrypt(secret._secret, salt=salt, n=n, r=r, p=p, maxmem=256 * r * n + (1 << 20),
+                                   dklen=32)
+        sched = KeySchedule(
+            "v2",
+            noise=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/noise")),
+            surrogate=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate")),
+            check=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/key-check", length=CHECK_BYTES).hex(),
+        )
+        del stretched
+        secret._schedules[cache_key] = sched
+        return sched
+
+
+def surrogate_subkey(key: SecretKey | str | bytes, *, salt: bytes | None = None) -> bytes:
+    """The text stage's surrogate subkey through the stretched key (derivation v2).
+
+    Args:
+        key: the secret (a :class:`SecretKey`, str or bytes of >= 16 bytes).
+        salt: the collection's salt when there is one; default: a fixed, public domain salt
+            (the Sanitizer has no collection), so surrogates stay stable across processes.
+    """
+    secret = SecretKey.resolve(key)
+    if secret is None:
+        raise InvalidParameterError("key", "a secret for keyed surrogates", None, note=make_key_hint())
+    return secret.schedule("v2", salt if salt is not None else b"private_vectors/surrogates/v2").surrogate
+
+
+def canonical_context(obj: Any) -> bytes:
+    """Round-trip-stable canonical bytes of a JSON-like configuration (derivation v2 context).
+
+    Every number (not bool) becomes the hex form of its float32 rounding, so a value that a
+    store's JSON round trip returns one ulp off (Chroma returns 0.051031036307982884 as
+    0.05103103630798288) or as an int (10.0 -> 10) gives the same bytes. Keys are sorted.
+    """
+    return json.dumps(_canonical_numbers(obj), sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=True).encode("ascii")
+
+
+def _canonical_numbers(obj: Any) -> Any:
+    if isinstance(obj, bool) or obj is None or isinstance(obj, str):
+        return obj
+    if isinstance(obj, numbers.Real):
+        return {"f32": float(np.float32(float(obj))).hex()}
+    if isinstance(obj, dict):
+        return {str(k): _canonical_numbers(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_canonical_numbers(v) for v in obj]
+    return str(obj)
+
+
+def keyed_context_v2(*, encoder: dict[str, Any], mechanism: Any, eps: float, unit: float, concept: Any) -> bytes:
+    """The public context of v2 keyed noise: encoder identity ‖ mechanism config, canonicalised
+    (:func:`canonical_context`) so a store's JSON round trip cannot change it. Folder paths are
+    left out (a moved artefact keeps its noise); content hashes identify learned mechanisms and concepts."""
+    mech = {k: v for k, v in mechanism.items() if k != "path"} if isinstance(mechanism, dict) else mechanism
+    if isinstance(concept, dict):
+        concept = {k: concept[k] for k in ("sha256", "fingerprint", "name", "estimator", "builtin") if k in concept} \
+            or {k: v for k, v in concept.items() if k not in ("path", "folder")}
+    return canonical_context({"v": LATEST_DERIVATION, "encoder": encoder, "mechanism": mech, "eps": eps,
+                              "unit": unit, "concept": concept})
+
+
+class Keying:
+    """The keyed-noise state of one embedding function: its key, its derivation (version, salt,
+    scrypt cost) and what the collection it was reopened on expects.
+
+    A new keyed function gets derivation v2. Its scrypt salt is fixed on first need:
+    **random** when a store records the config first (Chroma through the registered function,
+    ``chroma_store``, a FAISS index, pickling: :meth:`config`), so each collection gets its own;
+    **derived from the public context** (:attr:`default_salt`) when documents are embedded before
+    any config was recorded (e.g. LangChain's plain ``Chroma``, which keeps no config), so
+    re-ingestion in a later process still reproduces the vectors. Reopening a collection
+    (:meth:`bind`) verifies the key against the stored check value and adopts the stored
+    derivation and salt.
+    """
+
+    def __init__(self, secret: SecretKey | None) -> None:
+        self.secret = secret
+        self.version = LATEST_DERIVATION
+        self.salt: bytes | None = None
+        self.default_salt = b"private_vectors/v2/default-salt"  # replaced by a context hash (set_context)
+        self.scrypt = dict(SCRYPT_PARAMS)
+        self.expected: dict[str, Any] | None = None  # stored keying of a reopened collection
+        self.used = False  # documents were embedded under (version, salt)
+        self._lock = threading.RLock()  # the salt is fixed once, by whichever need comes first
+
+    def __repr__(self) -> str:
+        return f"Keying(keyed={self.keyed}, version={self.version!r})"
+
+    @property
+    def keyed(self) -> bool:
+        return self.secret is not None
+
+    def set_context(self, context: bytes) -> None:
+        """Derive the default salt from the function's public context (no secret in it)."""
+        self.default_salt = hashlib.sha256(b"private_vectors/v2/default-salt\x00" + context).digest()[:SALT_BYTES]
+
+    def schedule(self) -> KeySchedule:
+        """The subkeys under the current derivation (stretching the key on first use)."""
+        if self.secret is None:
+            raise InvalidParameterError("key", "a secret for keyed noise", None, note=make_key_hint())
+        if self.version == "v2" and len(self.secret) < MIN_KEY_BYTES:
+            raise InvalidParameterError("key", f"a secret of at least {MIN_KEY_BYTES} bytes for a new collection",
+                                        f"<a secret of {len(self.secret)} bytes>", note=make_key_hint())
+        with self._lock:
+            if self.salt is None:
+                self.salt = self.default_salt  # no config recorded yet: reproducible without one
+            version, salt, scrypt = self.version, self.salt, self.scrypt
+        return self.secret.schedule(version, salt, scrypt)
+
+    def config(self) -> dict[str, Any]:
+        """JSON-safe keying fields of the config: derivation, salt, check value; never the key."""
+        if self.secret is None:
+            if self.expected is not None:  # a keyless reader of a keyed collection keeps its record
+                return dict(self.expected)
+            return {"keyed": False}
+        with self._lock:
+            if self.salt is None:
+                self.salt = new_salt()  # a store records this config: a salt of its own
+        sched = self.schedule()
+        if self.version == "v1":
+            return {"keyed": True, "key_derivation": "v1", "key_id": sched.check}
+        assert self.salt is not None
+        return {"keyed": True, "key_derivation": "v2", "key_salt": self.salt.hex(), "key_scrypt": dict(self.scrypt),
+                "key_check": sched.check}
+
+    @staticmethod
+    def stored_fields(config: dict[str, Any]) -> dict[str, Any]:
+        """The keying fields of a stored config (old configs: v1 when keyed)."""
+        if not config.get("keyed"):
+            return {"keyed": False}
+        out: dict[str, Any] = {k: config[k] for k in ("keyed", "key_derivation", "key_id", "key_salt", "key_scrypt", "key_check")
+               if k in config}
+        out.setdefault("key_derivation", "v1")
+        return out
+
+    def bind(self, config: dict[str, Any], where: str) -> None:
+        """Adopt the derivation of a stored config after checking the key against it.
+
+        Raises:
+            ConfigMismatchError: a different key (named by ``where``, never the key), or this
+                function already embedded documents under another derivation.
+        """
+        from .errors import ConfigMismatchError
+
+        stored = self.stored_fields(config)
+        if not stored["keyed"]:
+            return  # an unkeyed collection: the drift check on "keyed" decides
+        version = stored["key_derivation"]
+        if version not in DERIVATIONS:
+            raise ConfigMismatchError(f"{where} uses key derivation {version!r}, unknown to this version of "
+                                      "private_vectors; upgrade the library")
+        if version == "v2":
+            try:
+                salt = bytes.fromhex(str(stored.get("key_salt", "")))
+                scrypt = {k: int(stored["key_scrypt"][k]) for k in ("n", "r", "p")}
+            except (KeyError, TypeError, ValueError) as exc:
+                raise ConfigMismatchError(f"{where}: its keyed-noise record is incomplete ({type(exc).__name__}); "
+                                          "the config was edited or truncated") from None
+        else:
+            salt, scrypt = self.salt or self.default_salt, self.scrypt
+        self.expected = stored
+        if self.secret is None:
+            return  # a reader without the key may query; adding documents is refused later
+        sched = self.secret.schedule(version, salt, scrypt)
+        check = stored.get("key_id") if version == "v1" else stored.get("key_check")
+        if check is not None and not hmac.compare_digest(str(check), sched.check):
+            raise ConfigMismatchError(
+                f"{where}: the key does not match the key it was written with (key check value differs); "
+                f"use the same key (key=... or {KEY_ENV}) or write to a new collection")
+        with self._lock:
+            if self.used and (version, salt) != (self.version, self.salt):
+                raise ConfigMismatchError(
+                    f"{where}: this PrivateEmbedding already embedded documents for another keyed collection "
+                    "(another salt); use one PrivateEmbedding per keyed collection")
+            self.version, self.salt, self.scrypt = version, salt, scrypt
+
+    def check_for_documents(self, where: str = "this collection") -> None:
+        """Refuse to embed documents for a keyed collection without its key."""
+        from .errors import ConfigMismatchError
+
+        if self.expected is not None and self.expected.get("keyed") and self.secret is None:
+            raise ConfigMismatchError(
+                f"{where} was written with keyed noise; pass key=... or set {KEY_ENV} to the same key before "
+                "adding documents (fresh noise on re-ingested texts would let an attacker average copies)")
