@@ -296,6 +296,8 @@ def test_analytic_gaussian_known_value_and_classic_kept():
     big = GaussianMechanism(epsilon=eps, delta=1e-5, sensitivity=2.0)
     assert big.sigma > 2 * classic_gaussian_sigma(eps, 1e-5, 2.0)
     assert big.describe(384)["calibration"] == "analytic"
+    # ε → 0: (0, δ)-DP still holds with a finite σ = Δ / (δ √(2π)) (the δ term carries it)
+    assert analytic_gaussian_sigma(1e-300, 1e-5) == pytest.approx(1 / (1e-5 * math.sqrt(2 * math.pi)), rel=1e-6)
     with pytest.raises(ValueError, match="calibration"):
         GaussianMechanism(epsilon=1.0, delta=1e-5, calibration="exact")
 
