@@ -40,7 +40,11 @@ def main(argv: list[str] | None = None) -> int:
     client = chromadb.PersistentClient(path=path)
     col = client.get_or_create_collection("notes", embedding_function=ef)
     ids = [f"note-{i}" for i in range(len(NOTES))]
-    col.upsert(ids=ids, documents=NOTES)
+    # one pass: each note is sanitized once (ef's text stage), that text is embedded and stored;
+    # col.upsert(documents=NOTES) would embed the same way but keep the raw NOTES as documents
+    from private_vectors.integrations.chroma import add_documents
+
+    add_documents(col, ids=ids, documents=NOTES, upsert=True)
 
     stored = np.asarray(col.get(ids=ids, include=["embeddings"])["embeddings"])
     clean = ef.encoder.encode(NOTES)
@@ -51,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     print("\n== queries (clean queries, noise-aware transform: "
           f"{ef.query_transform.describe()['query_transform']})")
     res = col.query(query_texts=QUERIES, n_results=2)
-    for q, docs in zip(QUERIES, res["documents"], strict=True):
+    for q, hit_ids, docs in zip(QUERIES, res["ids"], res["documents"], strict=True):
         print(f"  {q!r}")
-        for d in docs:
-            print(f"     -> {d}")
+        for i, d in zip(hit_ids, docs, strict=True):
+            print(f"     -> {i}: {d if d is not None else '(no text stored)'}")
 
     print("\n== privacy report")
     print(json.dumps(ef.privacy_report(NOTES), indent=2))

@@ -24,6 +24,7 @@ from .errors import (
     PrivateVectorsError,
 )
 from .integrations.chroma import register_if_available as _register_with_chroma
+from .text import Sanitizer
 
 _register_with_chroma()  # registers PrivateEmbedding with Chroma when chromadb is installed
 
@@ -35,5 +36,6 @@ __all__ = [
     "ModelNotAvailableError",
     "PrivateEmbedding",
     "PrivateVectorsError",
+    "Sanitizer",
     "__version__",
 ]

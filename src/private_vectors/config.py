@@ -42,7 +42,7 @@ CHROMA_NAME = "private_vectors"
 KEY_ENV = "PRIVATE_VECTORS_KEY"
 """Environment variable holding the key when none is passed."""
 CONFIG_VERSION = 1
-DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed")
+DRIFT_FIELDS = ("encoder", "mechanism", "eps", "unit", "concept", "space", "keyed", "erasure", "sanitizer")
 """Fields whose change alters what the stored vectors mean: a reopened collection must agree."""
 
 
@@ -111,7 +111,7 @@ def check_key_matches(key: bytes | None, *, expected_keyed: bool, expected_key_i
 # -- drift -----------------------------------------------------------------------------------------
 def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
     """Raise :class:`ConfigMismatchError` when two PrivateEmbedding configs disagree on what
-    stored vectors mean (encoder, mechanism, ε, unit, concept, space, keyed)."""
+    stored vectors mean (encoder, mechanism, ε, unit, concept, space, keyed, sanitizer)."""
     diffs = []
     for field in DRIFT_FIELDS:
         a, b = old.get(field), new.get(field)
@@ -121,8 +121,10 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
         elif field in ("eps", "unit") and a is not None and b is not None:
             if math.isclose(float(a), float(b), rel_tol=1e-9):
                 continue
-        elif field == "concept":
+        elif field in ("concept", "erasure"):
             a, b = _concept_identity(a), _concept_identity(b)
+        elif field == "sanitizer":
+            a, b = _without_versions(a), _without_versions(b)
         if a != b:
             diffs.append(f"{field}: stored {a!r}, given {b!r}")
     if diffs:
@@ -130,6 +132,18 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
             "the PrivateEmbedding does not match the one this collection/index was written with — "
             + "; ".join(diffs) + ". Reopen it without an embedding function to rebuild the stored one, "
             "or write to a new collection.")
+
+
+def _without_versions(cfg: Any) -> Any:
+    """A sanitizer config without its package-version entries: a detector upgrade may move a
+    few spans but does not change what the stored text and vectors mean; a different policy,
+    key, concept, entity set, threshold, allow list or surrogate pool does."""
+    if isinstance(cfg, dict):
+        return {k: _without_versions(v) for k, v in cfg.items()
+                if "version" not in k.lower() and k not in ("library", "faults")}
+    if isinstance(cfg, list):
+        return [_without_versions(v) for v in cfg]
+    return cfg
 
 
 def _concept_identity(ref: Any) -> Any:
@@ -169,10 +183,13 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
                             "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
     return {
-        "concept": config.get("concept"), "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
+        "concept": config.get("concept") if config.get("erasure") is None else config["erasure"],
+        "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
         "space": config.get("space"),
+        # a config written before the text stage existed had none: rebuild it without one
+        "sanitize": config.get("sanitizer"),
     }
 
 
@@ -183,14 +200,31 @@ _LIVE: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
 _BUILD_LOCK = threading.RLock()
 
 
+def _rounded(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return float(f"{obj:.12g}")
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_rounded(v) for v in obj]
+    return obj
+
+
+def _build_identity(config: dict[str, Any]) -> bytes:
+    """:func:`canonical` with floats to 12 significant digits: Chroma's config store writes
+    floats back in a different shortest form (1/√384 returns as ...288 for ...2884), and a
+    missed cache hit would rebuild the function (for a keyed text stage, without the key)."""
+    return canonical(_rounded(config))
+
+
 def _build_cache_key(config: dict[str, Any]) -> bytes:
-    return canonical(config) + b"\x00" + hashlib.sha256(_env_bytes(KEY_ENV) or b"").digest()
+    return _build_identity(config) + b"\x00" + hashlib.sha256(_env_bytes(KEY_ENV) or b"").digest()
 
 
 def cached_build(config: dict[str, Any]) -> Any:
     """The object already built for ``config`` in this process, or None."""
     with _BUILD_LOCK:
-        return _LIVE.get(canonical(config)) or _BUILD_CACHE.get(_build_cache_key(config))
+        return _LIVE.get(_build_identity(config)) or _BUILD_CACHE.get(_build_cache_key(config))
 
 
 def remember_build(config: dict[str, Any], built: Any) -> None:
@@ -202,4 +236,4 @@ def remember_build(config: dict[str, Any], built: Any) -> None:
 def remember_live(config: dict[str, Any], obj: Any) -> None:
     """Let a rebuild of exactly ``config`` in this process return ``obj`` (weakly held)."""
     with _BUILD_LOCK:
-        _LIVE[canonical(config)] = obj
+        _LIVE[_build_identity(config)] = obj

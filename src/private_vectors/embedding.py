@@ -73,6 +73,8 @@ __all__ = ["CHROMA_NAME", "DEFAULT_SPACE", "KEY_ENV", "MECHANISMS", "QUERY_POLIC
 # from here (old import paths).
 
 QUERY_POLICIES = ("clean", "noised", "keyed")
+SANITIZE_POLICIES = ("redact", "surrogate")
+"""Text-stage policies ``PrivateEmbedding(sanitize=...)`` accepts by name."""
 DEFAULT_EPS = 10.0
 DEFAULT_SPACE = "ip"
 """Space with a noise-aware query transform (concept noise); spherical noise uses ``"cosine"``.
@@ -93,6 +95,19 @@ except Exception:  # pragma: no cover - langchain not installed
     _LC_BASES = ()
 
 _BASES = (*_CHROMA_BASES, *_LC_BASES) or (object,)
+
+
+def _is_attribute(concept: Any) -> bool:
+    """Whether ``concept`` names an attribute concept (erasure stage) rather than a noise concept."""
+    from .concepts.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
+
+    if isinstance(concept, AttributeConcept):
+        return True
+    if isinstance(concept, dict):
+        return concept.get("kind") == "attribute"
+    if isinstance(concept, str) and concept in BUILTIN_ATTRIBUTES:
+        return True
+    return is_attribute_folder(concept)
 
 
 def _load_concept(concept: Any, encoder: Any) -> Any:
@@ -120,7 +135,10 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
     Args:
         concept: what to hide: a built-in concept name (``"PII"``, ``"person"``, ``"location"``,
             ``"datetime"``, ``"demographic"``, ``"medical"``), a fitted-concept folder, a
-            ``FittedConcept``, or None (no concept: spherical noise).
+            ``FittedConcept``, or None (no concept: spherical noise). An *attribute* concept —
+            an ``AttributeConcept``, its folder, or the built-in ``"sex"`` / ``"age_band"`` —
+            adds an erasure stage after the encoder for documents and queries alike; the
+            mechanism then defaults to Laplace (``mechanism="none"`` for erasure only).
         eps: ε per ``unit`` of distance, finite and > 0. **Default 10** when not given, with a
             :class:`~private_vectors.errors.PrivacyWarning` (pass it explicitly: the protection
             depends on it); the privacy report records it. For a CAPE/TextCrafter
@@ -146,6 +164,14 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             SciFact, benchmarks/results/space.md): ``"ip"`` when the query transform is
             noise-aware (concept noise: dividing by ‖z‖ would rescale scores by the random
             noise norm), ``"cosine"`` for spherical mechanisms; L2 is worst in both cases.
+        sanitize: the text stage, run before the encoder on documents (``Sanitizer.apply``)
+            and on queries (``Sanitizer.apply_queries``, same key): ``"redact"`` (typed
+            placeholders), ``"surrogate"`` (keyed same-slot replacements; needs a key),
+            ``None`` (no text stage: raw text reaches the encoder), a
+            :class:`~private_vectors.text.Sanitizer`, or ``"auto"`` (default): ``"redact"``
+            when ``concept`` names a built-in span concept (``"PII"``, ``"person"``,
+            ``"location"``, ``"datetime"``, ``"demographic"``, ``"medical"``), else None.
+            A named policy detects the concept's spans (``Sanitizer(concept, policy=..., key=key)``).
     """
 
     def __init__(
@@ -162,6 +188,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         random_state: Any = None,
         unit: float | None = None,
         space: str | None = None,
+        sanitize: Any = "auto",
     ) -> None:
         try:  # the raw key never stays in a local a traceback could show
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
@@ -189,6 +216,12 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             # the default unit, possibly one ulp off after a store's JSON round trip (Chroma returns
             # 0.051031036307982884 as 0.05103103630798288): the exact value, as it was written
             self.unit = 1.0 / math.sqrt(self.dim)
+        self.erasure: Any = None
+        if concept is not None and _is_attribute(concept):
+            from .concepts.attribute import load_attribute
+
+            self.erasure = load_attribute(concept, self.encoder)
+            concept = None
         self.concept = _load_concept(concept, self.encoder)
         if self.concept is not None and hasattr(self.concept, "check_encoder"):
             self.concept.check_encoder(self.encoder)
@@ -210,6 +243,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         self._seen_salt = secrets.token_bytes(16)  # in-memory digests of texts embedded without a key
         self._seen: set[bytes] = set()
         self._keying.set_context(self.keyed_context("v2"))
+        self.sanitizer = self._build_sanitizer(sanitize, concept)
         if not self._keying.keyed:  # (a keyed config is only final once its salt is: see keys.Keying)
             remember_live(self.get_config(), self)  # a rebuild of this exact config in this process returns self
 
@@ -230,6 +264,38 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         return LaplaceMechanism(epsilon=self.query_eps, unit=1.0 / math.sqrt(self.out_dim), dim=self.out_dim,
                                 random_state=self._random)
 
+    def _text_key(self) -> Any:
+        """The text stage's key: the same redacted SecretKey (the Sanitizer derives its surrogate
+        subkey through keys.surrogate_subkey, the stretched key's HKDF subkey)."""
+        return self._keying.secret
+
+    def _build_sanitizer(self, sanitize: Any, concept: Any) -> Any:
+        """The text stage for ``sanitize`` (see the class docstring), or None."""
+        if isinstance(sanitize, str) and sanitize == "auto":
+            sanitize = "redact" if _is_span_concept(concept) else None
+        if sanitize is None:
+            return None
+        if isinstance(sanitize, str):
+            if sanitize not in SANITIZE_POLICIES:
+                raise InvalidParameterError("sanitize", f"one of {SANITIZE_POLICIES}, 'auto', None or a Sanitizer",
+                                            sanitize)
+            if sanitize == "surrogate" and not self._keying.keyed:
+                raise InvalidParameterError(
+                    "key", f"a secret (key=... or env {KEY_ENV}) for sanitize='surrogate'", None,
+                    note="a surrogate without a key is a public substitution; use sanitize='redact' without a key")
+            from .text import Sanitizer
+
+            text_concept = concept if isinstance(concept, str) or concept is None else getattr(
+                self.concept, "name", concept)
+            return Sanitizer("PII" if text_concept is None else text_concept, policy=sanitize, key=self._text_key())
+        if isinstance(sanitize, dict):  # a persisted Sanitizer config (rebuild from get_config())
+            from .text import Sanitizer
+
+            return Sanitizer.from_config(sanitize, key=self._text_key())
+        if all(callable(getattr(sanitize, m, None)) for m in ("apply", "apply_queries", "get_config")):
+            return sanitize
+        raise InvalidTypeError("sanitize", f"one of {SANITIZE_POLICIES}, 'auto', None or a Sanitizer", sanitize)
+
     def _build_mechanism(self, mechanism: Any, eps: float) -> tuple[Any, Mechanism]:
         """(JSON-safe reference, mechanism instance) for ``mechanism``: see
         :func:`private_vectors.mechanisms.factory.build_mechanism`."""
@@ -242,6 +308,9 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             return None
         ref = self.concept.reference()
         return json.loads(canonical(ref))
+
+    def _erasure_reference(self) -> Any:
+        return None if self.erasure is None else json.loads(canonical(self.erasure.reference()))
 
     def _encoder_config(self) -> dict[str, Any]:
         cfg = dict(self.encoder.get_config())
@@ -259,14 +328,17 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             if version not in self._contexts:
                 enc = {"model_id": self.encoder.model_id, "dim": self.dim,
                        "normalize": bool(getattr(self.encoder, "normalize", True))}
+                concept_ctx = self._concept_reference()
+                if self.erasure is not None:  # an attribute concept: its erasure identifies the stage
+                    concept_ctx = {"name": f"erasure:{self.erasure.name}", "sha256": self.erasure.content_sha256()}
                 if version == "v1":
                     mech = {"mechanism": self._mechanism_ref, "eps": self.eps, "unit": self.unit,
-                            "concept": self._concept_reference()}
+                            "concept": concept_ctx}
                     self._contexts[version] = canonical(enc) + b"\x00" + canonical(mech)
                 else:
                     self._contexts[version] = keyed_context_v2(encoder=enc, mechanism=self._mechanism_ref,
                                                                eps=self.eps, unit=self.unit,
-                                                               concept=self._concept_reference())
+                                                               concept=concept_ctx)
             return self._contexts[version]
 
     def get_config(self) -> dict[str, Any]:
@@ -276,6 +348,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "library_version": __version__,
             "encoder": self._encoder_config(),
             "concept": self._concept_reference(),
+            "erasure": self._erasure_reference(),
             "mechanism": self._mechanism_ref,
             "eps": self.eps,
             "unit": self.unit,
@@ -285,6 +358,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "query_transform": self.query_transform_kind,
             "space": self.space,
             "seeded": bool(self._random.seeded),
+            "sanitizer": None if self.sanitizer is None else self.sanitizer.get_config(),
         }
         cfg.update(self._keying.config())  # keyed, derivation, salt, check value: never the key
         if self._keying.keyed:  # final once the salt is: a rebuild of it in this process returns self
@@ -357,10 +431,14 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if not hasattr(self, "space"):  # a half-built object (a traceback with locals shows it)
             return "PrivateEmbedding(<not constructed>)"
         concept = None if self.concept is None else getattr(self.concept, "name", "concept")
+        if self.erasure is not None:
+            concept = f"{self.erasure.name} (erasure: {self.erasure.method})"
         keyed = "keyed" if self._keying.keyed else "fresh noise"
+        sanitizer = getattr(self, "sanitizer", None)
+        text = None if sanitizer is None else sanitizer.get_config().get("policy", "custom")
         return (f"PrivateEmbedding(concept={concept!r}, eps={self.eps:g}, model={self.encoder.model_id!r}, "
                 f"mechanism={self.mechanism.name!r}, query={self.query!r}, "
-                f"query_transform={self.query_transform_kind!r}, space={self.space!r}, {keyed})")
+                f"query_transform={self.query_transform_kind!r}, space={self.space!r}, sanitize={text!r}, {keyed})")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivateEmbedding):
@@ -407,10 +485,79 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         if zero.size:  # a zero vector carries nothing of its text: refuse rather than store noise alone
             raise InvalidParameterError(f"model({name})", "non-zero vectors", mat,
                                         note=f"rows {zero[:5].tolist()} are all zeros")
+        if self.erasure is not None:  # documents and queries go through the same erasure
+            mat = np.asarray(self.erasure.erase(mat), dtype=np.float64)
         return items, mat
 
+    # -- text stage -------------------------------------------------------------------------------
+    def sanitize_documents(self, texts: Sequence[str]) -> list[str]:
+        """The documents after the text stage (unchanged copies without one).
+
+        Together with :meth:`embed_sanitized` this is the one-pass path for stores that keep
+        text: sanitize once, embed exactly that text, store exactly that text (see
+        :meth:`prepare_documents`).
+        """
+        items = check_texts(texts, "texts")
+        if self.sanitizer is None or not items:
+            return list(items)
+        return _checked_output(self.sanitizer.apply(items), items, "sanitizer.apply")
+
+    def sanitize_queries(self, texts: Sequence[str]) -> list[str]:
+        """Queries after the text stage (``Sanitizer.apply_queries``, same key as documents)."""
+        items = check_texts(texts, "queries")
+        if self.sanitizer is None or not items:
+            return list(items)
+        return _checked_output(self.sanitizer.apply_queries(items), items, "sanitizer.apply_queries")
+
+    def query_index_state(self) -> dict[str, Any] | None:
+        """The text stage's keyed query index (HMACs of the entity tokens replaced at ingest,
+        never the tokens) as JSON-safe data for a store to persist, or None when there is
+        nothing worth persisting (no text stage, or an index under a per-process random key)."""
+        get_state = getattr(self.sanitizer, "get_state", None)
+        if get_state is None:
+            return None
+        state = get_state()
+        return state if isinstance(state, dict) and state.get("keyed") else None
+
+    def load_query_index_state(self, state: Any) -> bool:
+        """Restore a persisted :meth:`query_index_state` (so a reopened store still catches
+        lower-case names in queries); False when there is nothing to restore."""
+        load_state = getattr(self.sanitizer, "load_state", None)
+        if load_state is None or not state:
+            return False
+        load_state(state)
+        return True
+
+    def texts_to_store(self, texts: Sequence[str], sanitized: Sequence[str], *,
+                       store_raw_text: bool = False) -> list[str] | None:
+        """What a store may keep next to the vectors (contracts.md, "Stored text"): the raw
+        ``texts`` only with ``store_raw_text=True``; else the ``sanitized`` texts when a text
+        stage ran; else nothing (None)."""
+        if not isinstance(store_raw_text, bool):
+            raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
+        if store_raw_text:
+            return list(texts)
+        return list(sanitized) if self.sanitizer is not None else None
+
+    def prepare_documents(self, texts: Sequence[str], *,
+                          store_raw_text: bool = False) -> tuple[list[str] | None, np.ndarray]:
+        """One pass for a store: (texts to store or None, perturbed vectors).
+
+        Each text is sanitized once; the sanitized text is what is embedded and what is
+        returned for storage (see :meth:`texts_to_store`).
+        """
+        items = check_texts(texts, "texts")
+        sanitized = self.sanitize_documents(items)
+        return self.texts_to_store(items, sanitized, store_raw_text=store_raw_text), self.embed_sanitized(sanitized)
+
     def embed_array(self, texts: Sequence[str]) -> np.ndarray:
-        """Perturbed document vectors, float32 (m, out_dim). All checks run before any output."""
+        """Perturbed document vectors, float32 (m, out_dim): text stage → encoder → mechanism.
+        All checks run before any output."""
+        return self.embed_sanitized(self.sanitize_documents(texts))
+
+    def embed_sanitized(self, texts: Sequence[str]) -> np.ndarray:
+        """Perturbed vectors of texts that already went through :meth:`sanitize_documents`
+        (the text stage is not run again: a surrogate of a surrogate would break consistency)."""
         self._check_key_for_documents()
         items, X = self._encode(texts, "texts")
         if not items:
@@ -440,8 +587,8 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
 
     def embed_query_array(self, texts: Sequence[str]) -> np.ndarray:
         """Query vectors, float32 (m, out_dim): encode → ``mechanism.transform_query`` → the
-        query policy's noise → the noise-aware query transform."""
-        items, X = self._encode(texts, "queries")
+        query policy's noise → the noise-aware query transform. The text stage runs first."""
+        items, X = self._encode(self.sanitize_queries(texts), "queries")
         if not items:
             return np.zeros((0, self.out_dim), dtype=np.float32)
         Q = np.atleast_2d(np.asarray(self.mechanism.transform_query(X), dtype=np.float64))
@@ -505,6 +652,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "model": self.encoder.model_id,
             "dim": self.dim,
             "concept": self._concept_reference(),
+            "erasure": None if self.erasure is None else self.erasure.report(),
             "expected_noise_norm": noise,
             "typical_inter_document_distance": typical,
             "noise_to_distance_ratio": (float(noise) / typical if isinstance(noise, (int, float)) and typical > 0
@@ -519,6 +667,7 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             "query_transform": {**self.query_transform.describe(), "requested": self.query_transform_kind,
                                 "note": "post-processing: does not change the documents' guarantee"},
             "space": self.space,
+            "text_stage": _text_stage_report(self.sanitizer),
             "keyed": self._keying.keyed,
             "key_source": self._key_source,
             "key_derivation": self._keying.version if self._keying.keyed else None,
@@ -531,12 +680,51 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
                                  "independent noisy copies whose average has about 1/sqrt(k) of the noise. Set a key "
                                  f"(key=... or {KEY_ENV}) to make re-ingestion give the identical vector.")
         if self.mechanism.name == "none":
-            report["warning"] = "mechanism 'none': vectors are stored as encoded; no privacy"
+            report["warning"] = ("mechanism 'none': vectors are stored as encoded; no privacy" if self.erasure is None
+                                 else f"mechanism 'none': erasure of {self.erasure.attribute!r} only, no noise: no "
+                                 "formal guarantee; the measured held-out attacker accuracy is under 'erasure'")
         return json.loads(canonical(report).decode("utf-8"))
 
     def privacy_report_text(self, texts: Sequence[str] | None = None) -> str:
         """:meth:`privacy_report` as indented JSON."""
         return json.dumps(self.privacy_report(texts), indent=2)
+
+
+def _is_span_concept(concept: Any) -> bool:
+    """Whether ``concept`` names a built-in span concept (the ``sanitize="auto"`` rule)."""
+    if not isinstance(concept, str):
+        return False
+    from .concepts.spec import BUILTIN_CONCEPTS
+
+    return concept.strip().lower() in {b.lower() for b in BUILTIN_CONCEPTS}
+
+
+def _checked_output(out: Any, items: list[str], stage: str) -> list[str]:
+    """The text stage's output, refused unless it is one str per input."""
+    if not isinstance(out, list) or len(out) != len(items) or not all(isinstance(t, str) for t in out):
+        raise InvalidParameterError(stage, f"a list of {len(items)} strings", out,
+                                    note="the text stage failed; nothing was embedded")
+    return out
+
+
+_POLICY_NOTES = {
+    "redact": ("detected spans become typed placeholders (<PERSON>) in stored vectors, stored text and "
+               "queries; entity queries (by name) no longer retrieve those documents"),
+    "surrogate": ("detected spans become keyed same-slot surrogates, consistent across documents and queries "
+                  "for the key holder; an attacker who knows the plaintext of other documents about the same "
+                  "person can learn that person's surrogate"),
+    "keep": "spans are detected but left in place",
+}
+
+
+def _text_stage_report(sanitizer: Any) -> dict[str, Any]:
+    if sanitizer is None:
+        return {"enabled": False, "note": "no text stage: raw names and values reach the encoder"}
+    cfg = sanitizer.get_config()
+    policy = cfg.get("policy")
+    return {"enabled": True, "policy": policy, "keyed": cfg.get("keyed"), "sanitizer": cfg,
+            "note": _POLICY_NOTES.get(str(policy), "custom sanitizer"),
+            "misses": "a span the detectors miss reaches the encoder and the stored text unchanged"}
 
 
 def _direction_summary(mechanism: Mechanism) -> dict[str, Any]:

@@ -7,18 +7,29 @@
 * :class:`FittedConcept` is the saved artefact (config.json + model.safetensors) that turns
   into a :class:`~private_vectors.mechanisms.MahalanobisMechanism`;
 * :func:`load_concept` resolves a built-in name, a folder or an artefact for an encoder;
-  :func:`fit_concept` fits one.
+  :func:`fit_concept` fits one;
+* :class:`AttributeConcept` / :func:`fit_attribute` / :func:`load_attribute`: an attribute
+  (sex, age band, …) erased from vectors (LEACE and variants, :mod:`.erasure`).
 """
 
 from .artefact import ESTIMATORS, FittedConcept, fit_concept, load_concept, shipped_artefact
+from .attribute import (
+    BUILTIN_ATTRIBUTES,
+    AttributeConcept,
+    fit_attribute,
+    is_attribute_folder,
+    load_attribute,
+)
 from .mask import SparseMask
 from .spec import BUILTIN_CONCEPTS, Concept, ConceptPairs, builtin_concept
 from .subspace import ConceptSubspace
 from .text import find_tokens, remove_spans, remove_tokens, tidy
 
 __all__ = [
+    "BUILTIN_ATTRIBUTES",
     "BUILTIN_CONCEPTS",
     "ESTIMATORS",
+    "AttributeConcept",
     "Concept",
     "ConceptPairs",
     "ConceptSubspace",
@@ -26,7 +37,10 @@ __all__ = [
     "SparseMask",
     "builtin_concept",
     "find_tokens",
+    "fit_attribute",
     "fit_concept",
+    "is_attribute_folder",
+    "load_attribute",
     "load_concept",
     "remove_spans",
     "remove_tokens",

@@ -14,18 +14,30 @@ the name, so :func:`register` also wraps Chroma's check (``validate_embedding_fu
 in ``chromadb.api.client`` and ``chromadb.api.async_client``): for a collection written by
 ``PrivateEmbedding``, a given PrivateEmbedding must agree with the stored config or
 :class:`~private_vectors.errors.ConfigMismatchError` is raised — never a silent switch.
+
+Stored text. ``collection.add(documents=texts)`` embeds through the PrivateEmbedding (its text
+stage runs, so the *vectors* are sanitized) but Chroma keeps the ``documents`` it was given,
+i.e. the raw text. :func:`add_documents` is the one-pass alternative: each text is sanitized
+once, that sanitized text is embedded and is what Chroma stores; with no text stage no text is
+stored unless ``store_raw_text=True``::
+
+    add_documents(collection, ids=["n1"], documents=["Maria Lopez flew to Madrid."])
+    # stores "<PERSON> flew to <LOCATION>." (sanitize="redact") next to its perturbed vector
 """
 
 from __future__ import annotations
 
 import functools
+import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..config import CHROMA_NAME, check_config_compatible
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ConfigMismatchError
+from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
 
-__all__ = ["check_collection", "open_collection", "register", "register_if_available"]
+__all__ = ["QUERY_INDEX_KEY", "add_documents", "check_collection", "load_query_index", "open_collection", "register",
+           "register_if_available", "save_query_index"]
 
 _PATCHED = False
 
@@ -154,7 +166,8 @@ def open_collection(client: Any, name: str, embedding_function: Any = None) -> A
     """Open a collection; without ``embedding_function`` the stored PrivateEmbedding is rebuilt.
 
     Unlike ``client.get_collection(name)`` this also refuses a collection that has no
-    PrivateEmbedding in its config when none is given (instead of Chroma's default function).
+    PrivateEmbedding in its config when none is given (instead of Chroma's default function),
+    and restores the text stage's keyed query index (:func:`load_query_index`).
     """
     if embedding_function is None:
         col = client.get_collection(name)
@@ -163,7 +176,78 @@ def open_collection(client: Any, name: str, embedding_function: Any = None) -> A
             raise ConfigMismatchError(
                 f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
                 "pass embedding_function explicitly")
+        load_query_index(col, getattr(col, "_embedding_function", None))
         return col
     col = client.get_collection(name, embedding_function=embedding_function)
     check_collection(col, embedding_function)
+    load_query_index(col, embedding_function)
     return col
+
+
+def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[str],
+                  metadatas: Sequence[Mapping[str, Any]] | None = None, embedding: Any = None,
+                  store_raw_text: bool = False, upsert: bool = False) -> list[str] | None:
+    """Add ``documents`` to a Chroma ``collection`` in one pass (see the module docstring).
+
+    Args:
+        collection: a Chroma collection written by a PrivateEmbedding.
+        ids: one id per document.
+        documents: the raw texts.
+        metadatas: optional metadata per document (stored as given).
+        embedding: the PrivateEmbedding (default: the collection's own embedding function).
+        store_raw_text: store the raw texts (the stolen store then holds them in clear).
+        upsert: ``collection.upsert`` instead of ``collection.add``.
+
+    Returns:
+        The texts stored (sanitized, raw, or None when no text is stored).
+
+    Raises:
+        ConfigMismatchError: ``embedding`` differs from the PrivateEmbedding the collection
+            was written with.
+    """
+    ef = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
+    if not isinstance(ef, PrivateEmbedding):
+        raise InvalidTypeError("embedding", "a PrivateEmbedding (or a collection opened with one)", ef)
+    check_collection(collection, ef)
+    ids = list(ids)
+    stored, vectors = ef.prepare_documents(documents, store_raw_text=store_raw_text)
+    if len(ids) != len(vectors):
+        raise InvalidParameterError("ids", f"{len(vectors)} ids (one per document)", ids)
+    kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
+    if stored is not None:
+        kwargs["documents"] = stored
+    if metadatas is not None:
+        kwargs["metadatas"] = list(metadatas)
+    (collection.upsert if upsert else collection.add)(**kwargs)
+    save_query_index(collection, ef)
+    return stored
+
+
+QUERY_INDEX_KEY = "private_vectors:query_index"
+"""Collection-metadata key of the text stage's keyed query index (HMACs, never names)."""
+
+
+def save_query_index(collection: Any, embedding: Any) -> bool:
+    """Persist ``embedding``'s keyed query index in the collection's metadata (a JSON string;
+    no-op and False without one). Called by :func:`add_documents` and ``chroma_store`` adds."""
+    state = embedding.query_index_state() if isinstance(embedding, PrivateEmbedding) else None
+    if state is None:
+        return False
+    meta = dict(collection.metadata or {})
+    meta[QUERY_INDEX_KEY] = json.dumps(state, sort_keys=True)
+    collection.modify(metadata=meta)
+    return True
+
+
+def load_query_index(collection: Any, embedding: Any) -> bool:
+    """Restore the keyed query index saved by :func:`save_query_index` into ``embedding``'s
+    text stage (False when the collection has none). Called by :func:`open_collection` and
+    ``chroma_store``; a collection reopened with ``client.get_collection`` needs this call."""
+    raw = (collection.metadata or {}).get(QUERY_INDEX_KEY)
+    if not raw or not isinstance(embedding, PrivateEmbedding):
+        return False
+    try:
+        state = json.loads(raw)
+    except ValueError as exc:
+        raise ArtefactError(f"collection {collection.name!r}: {QUERY_INDEX_KEY} is not valid JSON ({exc})") from exc
+    return embedding.load_query_index_state(state)

@@ -8,8 +8,10 @@ stable 64-bit integers.
 
 Persistence without pickle: ``faiss.write_index`` for the index and a JSON sidecar
 (``private_vectors.json``) with the PrivateEmbedding config, the index kind and metric and the ids.
-**No document text** is kept, in memory or in the sidecar, unless ``store_raw_text=True`` (the raw
-texts then sit in clear next to the protected index: see the README's threat model). Loading with a
+**No raw document text** is kept, in memory or in the sidecar, unless ``store_raw_text=True`` (the raw
+texts then sit in clear next to the protected index: see the README's threat model). When the
+PrivateEmbedding has a text stage, the *sanitized* texts are kept (sanitized once: the text
+embedded is the text kept), never the raw values it replaced. Loading with a
 conflicting PrivateEmbedding raises :class:`~private_vectors.errors.ConfigMismatchError`.
 
 A GPU index is used when the FAISS GPU build is present and a GPU is visible.
@@ -139,7 +141,9 @@ class PrivateFaissIndex:
     def add_texts(self, texts: Sequence[str], ids: Sequence[int] | None = None) -> list[int]:
         """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing."""
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
-        Z = self._prepare(self.embedding.embed_array(texts))
+        # one pass: each text is sanitized once; that text is embedded and is the text kept
+        sanitized = self.embedding.sanitize_documents(texts)
+        Z = self._prepare(self.embedding.embed_sanitized(sanitized))
         if ids is None:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
@@ -159,8 +163,9 @@ class PrivateFaissIndex:
             self._index.train(Z)
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
-        for i, t in zip(id_arr.tolist(), texts, strict=True):
-            self.texts[int(i)] = t if self.store_raw_text else ""
+        kept = self.embedding.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
+        for n, i in enumerate(id_arr.tolist()):
+            self.texts[int(i)] = kept[n] if kept is not None else ""
         return [int(i) for i in id_arr]
 
     def __len__(self) -> int:
@@ -222,8 +227,9 @@ class PrivateFaissIndex:
             "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
             "store_raw_text": self.store_raw_text, "next_id": self._next_id, "ntotal": len(self),
             "ids": sorted(self.texts),
+            "query_index": self.embedding.query_index_state(),  # keyed HMACs of ingested entities, no names
         }
-        if self.store_raw_text:
+        if self.store_raw_text or self.embedding.sanitizer is not None:  # raw (opt-in) or sanitized texts
             sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
         sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
         _fsync(sidecar_tmp)
@@ -280,6 +286,7 @@ class PrivateFaissIndex:
         ids = sidecar.get("ids", list(stored_texts))
         self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
+        self.embedding.load_query_index_state(sidecar.get("query_index"))
         return self
 
 

