@@ -79,9 +79,13 @@ def test_hand_made_files(tmp_path):
     assert load_stsb(tmp_path / "sts-test.csv").scores == [2.5]
     (tmp_path / "sick.txt").write_text("pair_ID\tsentence_A\tsentence_B\trelatedness_score\n1\tx\ty\t3.3\n")
     assert load_sick(tmp_path / "sick.txt").sentences2 == ["y"]
-    lines = [{"question_init": "A has cough.", "question_mask": "A has.", "symptoms": ["cough"], "antecedents": []}]
+    lines = [{"question_init": "A has cough and fever.", "question_mask": "A has fever.",
+              "symptoms": ["cough", "fever"], "antecedents": [], "symptoms_mask": ["cough"],
+              "symptoms_remain": ["fever"], "antecedents_mask": []}]
     (tmp_path / "d.json").write_text("\n".join(json.dumps(r) for r in lines))
+    # only the private items: "fever" stays in the masked query, so it is no secret
     assert load_ddxplus(tmp_path / "d.json").tokens == [["cough"]]
+    assert load_ddxplus(tmp_path / "d.json", items=("symptoms",)).tokens == [["cough", "fever"]]
     with pytest.raises(ArtefactError):
         load_beir(tmp_path / "nowhere")
 

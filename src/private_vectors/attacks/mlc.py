@@ -46,8 +46,13 @@ class MLCAttacker(Attacker):
         epochs: maximum training epochs.
         batch_size: mini-batch size.
         lr: Adam learning rate.
-        min_count: tokens seen fewer times in training are left out of the vocabulary.
+        min_count: tokens in fewer training sentences are left out of the vocabulary (default
+            3: a token seen once cannot be learned, and thousands of them drown the loss).
         patience: early stopping on a 10% validation split (epochs without improvement).
+        stop_on: what early stopping watches on the validation split: ``"recall"`` (default:
+            top-k recall of the true tokens, the leakage metric itself, starting from the
+            prior-initialised model so training never ends below the prior) or ``"loss"``
+            (mean BCE, which on a long-tailed vocabulary stops after a few epochs).
         rule, threshold: when a token counts as recovered (see :class:`Attacker`).
         random_state: int seed for initialisation and batching (benchmarks), or None.
         progress: show a tqdm bar over epochs.
@@ -65,8 +70,9 @@ class MLCAttacker(Attacker):
         epochs: int = 40,
         batch_size: int = 32,
         lr: float = 2e-3,
-        min_count: int = 1,
+        min_count: int = 3,
         patience: int = 5,
+        stop_on: str = "recall",
         rule: str = "top-k",
         threshold: float = 0.5,
         random_state: int | None = None,
@@ -80,6 +86,9 @@ class MLCAttacker(Attacker):
         self.lr = check_positive_finite(lr, "lr")
         self.min_count = check_int(min_count, "min_count", minimum=1)
         self.patience = check_int(patience, "patience", minimum=1)
+        if stop_on not in ("recall", "loss"):
+            raise InvalidParameterError("stop_on", "'recall' or 'loss'", stop_on)
+        self.stop_on = stop_on
         self.random_state = random_state
         self.progress = progress
         if token_encoder is not None and not callable(token_encoder):
@@ -143,8 +152,22 @@ class MLCAttacker(Attacker):
         val_idx, tr_idx = perm[:n_val], perm[n_val:]
         opt = torch.optim.Adam(self.model_.parameters(), lr=self.lr)
         loss_fn = torch.nn.BCEWithLogitsLoss()
-        best, best_state, stale = float("inf"), None, 0
+        val_tokens = [tokens[int(i)] for i in val_idx]
+
+        def score() -> float:  # higher is better
+            self.model_.eval()
+            with torch.no_grad():
+                logits = self.model_(Xt[val_idx].to(dev))
+                if self.stop_on == "loss":
+                    return -float(loss_fn(logits, Yt[val_idx].to(dev)))
+                return _top_k_recall(logits.cpu().numpy(), val_tokens, index)
+
+        best, best_state, stale = -float("inf"), None, 0
+        if n_val:
+            best = score()  # the prior-initialised model is the first candidate
+            best_state = {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
         self.n_epochs_ = 0
+        self.best_epoch_ = 0
         for _ in tqdm(range(self.epochs), desc="MLC attacker", disable=not self.progress, leave=False):
             self.model_.train()
             order = tr_idx[torch.randperm(len(tr_idx), generator=gen)]
@@ -156,11 +179,12 @@ class MLCAttacker(Attacker):
                 opt.step()
             self.n_epochs_ += 1
             if n_val:
-                self.model_.eval()
-                with torch.no_grad():
-                    vl = float(loss_fn(self.model_(Xt[val_idx].to(dev)), Yt[val_idx].to(dev)))
-                if vl < best - 1e-5:
-                    best, stale = vl, 0
+                value = score()
+                # recall moves in steps of one token instance: a plateau keeps training (and the
+                # later state), only a fall for `patience` epochs stops it
+                better = value >= best if self.stop_on == "recall" else value > best + 1e-6
+                if better:
+                    best, stale, self.best_epoch_ = value, 0, self.n_epochs_
                     best_state = {k: v.detach().clone() for k, v in self.model_.state_dict().items()}
                 else:
                     stale += 1
@@ -205,6 +229,20 @@ class MLCAttacker(Attacker):
             row.update({t: float(probs[r, index[t]]) for t in toks if t in index})
             out.append(row)
         return out
+
+
+def _top_k_recall(scores: np.ndarray, truth: list[list[str]], index: dict[str, int]) -> float:
+    """Share of true token instances among each row's k best-scored vocabulary tokens, k = the
+    row's number of distinct true tokens (the top-k leakage rule; ties by vocabulary order)."""
+    hits = total = 0
+    for row, toks in zip(scores, truth, strict=True):
+        k = len(set(toks))
+        total += len(toks)
+        if not k or not index:
+            continue
+        top = set(np.argsort(-row, kind="stable")[:k].tolist())
+        hits += sum(1 for t in toks if t in index and index[t] in top)
+    return hits / total if total else 0.0
 
 
 def _tied_labels_module() -> Any:

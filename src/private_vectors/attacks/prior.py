@@ -34,7 +34,9 @@ class PriorAttacker(Attacker):
     def fit(self, vectors: Any, token_lists: Sequence[Sequence[str]]) -> PriorAttacker:
         """Count in how many training sentences each token occurs; returns self."""
         X, tokens = self._check_fit_input(vectors, token_lists)
-        counts = Counter(t for toks in tokens for t in set(toks))
+        # dict.fromkeys, not set: ties in most_common keep first-seen order, which must not
+        # depend on the process's string-hash seed (PYTHONHASHSEED)
+        counts = Counter(t for toks in tokens for t in dict.fromkeys(toks))
         self.frequencies_ = {t: c / X.shape[0] for t, c in counts.most_common(self.top)}
         return self
 

@@ -31,9 +31,10 @@ from ..datasets import (
 from ..encoders import load_encoder
 from .cache import CachingEncoder
 from .report import eps_value
-from .tasks import LeakageSet, Task
+from .tasks import LeakageSet, Task, pair_groups
 
-__all__ = ["MECHANISM_SPECS", "build_tasks", "cell_record", "make_embedding", "run_benchmark", "sts_transform"]
+__all__ = ["MECHANISM_SPECS", "build_tasks", "cell_record", "doc_transform", "make_embedding", "noise_norm",
+           "row_stages", "run_benchmark", "sts_transform"]
 
 
 MECHANISM_SPECS: dict[str, dict[str, Any]] = {
@@ -46,11 +47,28 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "concept-subspace+qt": {"estimator": "subspace", "mechanism": "mahalanobis", "query_transform": "auto"},
     "cape": {"learned": "cape"},
     "textcrafter": {"learned": "textcrafter"},
+    "presidio": {"mechanism": "none", "text": "presidio"},
+    "presidio+laplace": {"mechanism": "laplace", "text": "presidio"},
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
 (``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform.
-``cape``/``textcrafter`` load the packaged learned artefacts (``encoders.load_learned``) with
-ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit)."""
+``cape``/``textcrafter`` load the packaged learned artefacts (``mechanisms.load_learned``) with
+ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit).
+A ``"text"`` entry names a text stage (:data:`private_vectors.bench.text_rows.TEXT_STAGES`) that
+rewrites every stored text before it is encoded: ``presidio`` is the practitioner's anchor
+(presidio's default recognizers, typed placeholders). A row whose ``mechanism`` is ``"none"``
+runs only at ε = ∞ (no noise)."""
+
+
+def row_stages(mechanism: str) -> dict[str, Any]:
+    """The stages a grid row switches on, for the ablation table: text stage, concept
+    (erasure) stage, noise mechanism, query transform. Unknown rows: noise = their name."""
+    spec = MECHANISM_SPECS.get(mechanism, {"mechanism": mechanism})
+    noise = spec.get("learned") or spec.get("mechanism", mechanism)
+    if spec.get("estimator"):
+        noise = f"{noise} ({spec['estimator']})"
+    return {"text": spec.get("text"), "erasure": spec.get("erasure"), "noise": None if noise == "none" else noise,
+            "query_transform": spec.get("query_transform")}
 
 
 # --------------------------------------------------------------------------- environment
@@ -73,15 +91,17 @@ def package_versions() -> dict[str, str]:
 
 
 # --------------------------------------------------------------------------- data
-def _leak_from_texts(name: str, texts: list[str], ids: list[str]) -> tuple[LeakageSet, list[str]]:
-    toks, method = sensitive_tokens(texts)
-    return LeakageSet(name, SensitiveDataset(name, texts, toks, method)), ids
+def _leak_from_texts(name: str, texts: list[str], ids: list[str], method: str = "spacy"
+                     ) -> tuple[LeakageSet, list[str]]:
+    toks, used = sensitive_tokens(texts, method=method)
+    return LeakageSet(name, SensitiveDataset(name, texts, toks, used)), ids
 
 
 def build_tasks(cfg: dict[str, Any]) -> list[Task]:
     """Load and subsample the configured data sets (paths under ``cfg["data_root"]``)."""
     root = Path(cfg["data_root"])
     seed = int(cfg.get("data_seed", 0))
+    ner = cfg.get("token_method", "spacy")  # real NER; "fallback" only when a config says so
     pii_cfg = cfg.get("pii", {})
     pii = load_presidio_pii(root / pii_cfg.get("path", "pii/synth_dataset_v2.json")).subset(pii_cfg.get("n"), seed)
     tasks = []
@@ -95,16 +115,20 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
                 t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=LeakageSet("presidio-pii", pii))
             else:  # the documents themselves, tokens from spaCy or the fallback
                 ids = list(ds.corpus)[: d.get("n_leak", 1000)]
-                leak, lids = _leak_from_texts(name, [ds.corpus[i] for i in ids], ids)
+                leak, lids = _leak_from_texts(name, [ds.corpus[i] for i in ids], ids, ner)
                 t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=leak, leakage_in_store=False,
                          meta={"leak_ids": lids})
         elif kind == "sts":
             ds_sts = load_sts(name, root / "sts").subset(d.get("n_pairs"), seed)
             uniq = list(dict.fromkeys(ds_sts.sentences1 + ds_sts.sentences2))
-            leak, _ = _leak_from_texts(name, uniq, [])
+            leak, _ = _leak_from_texts(name, uniq, [], ner)
+            # paraphrase partners stay on one side of the attacker/victim split
+            leak.groups = pair_groups(ds_sts.sentences1, ds_sts.sentences2, uniq)
             t = Task(name, kind, "pearson", sts=ds_sts, leakage=leak, leakage_in_store=False)
         elif kind == "ddxplus":
-            data = load_ddxplus(root / d.get("path", "medical/pri-ddxplus/test.json")).subset(d.get("n"), seed)
+            # texts deduplicated before subsetting: no vignette on both sides of the split
+            data = load_ddxplus(root / d.get("path", "medical/pri-ddxplus/test.json")).deduplicate() \
+                .subset(d.get("n"), seed)
             t = Task(name, kind, "ndcg@10 (masked→full)", leakage=LeakageSet(name, data), leakage_in_store=False)
             concept = d.get("concept", "medical")
         else:
@@ -146,9 +170,12 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
 
         kind = spec["learned"]
         over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}
-        mech = load_learned(kind, random_state=seed, **over)
+        # a config may point a row at other artefacts (e.g. trained on disjoint data)
+        folder = cfg.get("learned_artefacts", {}).get(kind)
+        mech = load_learned(Path(folder).expanduser() if folder else kind, random_state=seed, **over)
         return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=seed,
                                 store_geometry="none")
+    spec.pop("text", None)  # the text stage is applied by the task (doc_transform), not here
     est = spec.pop("estimator", None)
     fitted = fitted_concept(concept, est, encoder, cfg) if est else None
     return PrivateEmbedding(concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
@@ -185,6 +212,8 @@ def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Call
             where["epsilons"] = [eps_value(e) for e in where["epsilons"]]
         if name in ("mlc", "mlc-enc"):
             if name == "mlc-enc":
+                # its label embeddings exist to rank rare tokens: keep once-seen tokens
+                kwargs.setdefault("min_count", 1)
                 if encoder is None:
                     raise ValueError("attackers: 'mlc-enc' needs the encoder (its label embeddings)")
                 kwargs["token_encoder"] = encoder.encode
@@ -223,6 +252,16 @@ def adaptive_transforms(embedding: Any, cfg: dict[str, Any]) -> dict[str, Any]:
     return {kind: build_query_transform(kind, mech) for kind in ("project", "wiener")}
 
 
+def doc_transform(mechanism: str, cfg: dict[str, Any]) -> Callable[[list[str]], list[str]] | None:
+    """The text stage of a row (``MECHANISM_SPECS[...]["text"]``), built once per process."""
+    name = MECHANISM_SPECS[mechanism].get("text")
+    if name is None:
+        return None
+    from .text_rows import text_stage
+
+    return text_stage(name, cfg.get("text_stages", {}).get(name, {}))
+
+
 def _runs_on(where: dict[str, Any], mechanism: str, eps: float) -> bool:
     """Whether an attacker with restrictions ``where`` attacks the cell (mechanism, ε)."""
     if "mechanisms" in where and mechanism not in where["mechanisms"] and \
@@ -239,14 +278,16 @@ def _factory(cls: Any, kwargs: dict[str, Any], *, seeded: bool) -> Callable[[int
 
 
 def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
-    """(mechanism, ε) cells: ε = ∞ is the clean row ("none"); "none" runs only at ∞."""
+    """(mechanism, ε) cells: ε = ∞ is the noiseless column; rows without noise ("none",
+    "presidio") run only there, the others only at finite ε."""
     eps_list = [eps_value(e) for e in cfg["epsilons"]]
     cells = []
     for m in cfg["mechanisms"]:
         if m not in MECHANISM_SPECS:
             raise ValueError(f"mechanism {m!r}: expected one of {sorted(MECHANISM_SPECS)}")
+        noiseless = MECHANISM_SPECS[m].get("mechanism") == "none"
         for e in eps_list:
-            if (m == "none") == math.isinf(e):
+            if noiseless == math.isinf(e):
                 cells.append((m, e))
     return cells
 
@@ -259,13 +300,30 @@ def sts_transform(mechanism: str, task: Task, embedding: Any) -> Callable[[Any],
     return None
 
 
+def noise_norm(embedding: Any) -> float | None:
+    """Expected L2 norm of the noise one stored vector receives (the mechanism's ``describe``),
+    shown beside ε since ε here is per unit of 1/√n; 0 without noise, None when unknown."""
+    mech = getattr(embedding, "mechanism", None)
+    if mech is None:
+        return None
+    try:
+        value = mech.describe(getattr(embedding, "dim", None)).get("expected_noise_norm")
+    except Exception:
+        return None
+    return None if value is None else float(value)
+
+
 def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, seed: int, backend: str,
-                metrics: dict[str, Any], seconds: float) -> dict[str, Any]:
-    """One results line: the run's ``meta``, the cell's coordinates, its metrics and time."""
-    return {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
-            "token_source": task.meta["token_source"], "concept": task.meta["concept"],
-            "mechanism": mechanism, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
-            "backend": backend, **metrics, "seconds": round(seconds, 2)}
+                metrics: dict[str, Any], seconds: float, embedding: Any = None) -> dict[str, Any]:
+    """One results line: the run's ``meta``, the cell's coordinates, its stages, the expected
+    noise norm (when ``embedding`` is given), its metrics and time."""
+    rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
+           "token_source": task.meta["token_source"], "concept": task.meta["concept"],
+           "mechanism": mechanism, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
+           "backend": backend, "stages": row_stages(mechanism)}
+    if embedding is not None:
+        rec["noise_norm"] = noise_norm(embedding)
+    return {**rec, **metrics, "seconds": round(seconds, 2)}
 
 
 # --------------------------------------------------------------------------- the run
@@ -333,15 +391,17 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         reused = mech.endswith("+qt") and memo_key in attack_memo
                         metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
                                            sts_transform=sts_tf,
-                                           attack_transforms=None if reused else adaptive_transforms(ef, cfg))
+                                           attack_transforms=None if reused else adaptive_transforms(ef, cfg),
+                                           doc_transform=doc_transform(mech, cfg))
                         attack_part = {k: v for k, v in metrics.items()
-                                       if k.startswith(("leakage_", "confidence_")) or k == "attack_variants"}
+                                       if k.startswith(("leakage_", "confidence_", "epochs_", "view_"))
+                                       or k == "attack_variants"}
                         if reused:
                             metrics.update({k: v for k, v in attack_memo[memo_key].items()
                                             if k == "attack_variants" or k.split("_", 1)[1] in cell_att})
                         elif not mech.endswith("+qt"):
                             attack_memo[memo_key] = attack_part
-                        rec = cell_record(meta, task, mech, eps, seed, backend, metrics, time.time() - t1)
+                        rec = cell_record(meta, task, mech, eps, seed, backend, metrics, time.time() - t1, ef)
                         if reused:
                             rec["attacks_from"] = mech.removesuffix("+qt")
                         fh.write(json.dumps(rec) + "\n")

@@ -28,7 +28,7 @@ from ..datasets import RetrievalDataset, SensitiveDataset, STSDataset
 from ..metrics import ndcg_at_k, pearson, spearman
 from ..retrieval import strip_geometry
 
-__all__ = ["LeakageSet", "Task", "VectorStore", "attack", "open_store"]
+__all__ = ["LeakageSet", "Task", "VectorStore", "attack", "group_split", "open_store", "pair_groups"]
 
 
 # --------------------------------------------------------------------------- stores
@@ -38,6 +38,7 @@ class VectorStore:
     def __init__(self, embedding: Any, backend: str = "chroma") -> None:
         self.embedding = embedding
         self.backend = backend
+        self.doc_transform: Any = None  # list[str] -> list[str] applied to stored texts
         if backend == "chroma":
             import chromadb
 
@@ -56,9 +57,11 @@ class VectorStore:
             raise ValueError(f"backend: expected 'chroma' or 'faiss', received {backend!r}")
 
     def add(self, ids: Sequence[str], texts: Sequence[str], batch: int = 1000) -> None:
-        """Embed (perturb) and store ``texts`` under ``ids``."""
+        """Embed (perturb) and store ``texts`` under ``ids`` (after ``doc_transform``, if set)."""
         for s in range(0, len(texts), batch):
             i, t = list(ids[s:s + batch]), list(texts[s:s + batch])
+            if self.doc_transform is not None:
+                t = list(self.doc_transform(t))
             if self.backend == "chroma":
                 self._col.add(ids=i, documents=t)
             else:
@@ -110,64 +113,157 @@ def open_store(embedding: Any, backend: str) -> VectorStore:
 # --------------------------------------------------------------------------- leakage
 @dataclass
 class LeakageSet:
-    """Sentences whose sensitive tokens the attackers try to recover."""
+    """Sentences whose sensitive tokens the attackers try to recover.
+
+    ``groups`` (optional, one hashable per sentence) keeps related sentences on one side of
+    the attacker-train / victim-test split (STS: the two sentences of a pair); identical
+    texts always share a side.
+    """
 
     name: str
     data: SensitiveDataset
     train_share: float = 0.7
+    groups: list[Any] | None = None
 
     def ids(self) -> list[str]:
         return [f"leak-{i}" for i in range(len(self.data))]
 
+    def split_groups(self) -> list[Any]:
+        """One group label per sentence: the explicit group, merged with identical texts."""
+        base = self.groups if self.groups is not None else list(range(len(self.data)))
+        return _merge_groups(base, self.data.texts)
+
+
+def _merge_groups(groups: Sequence[Any], texts: Sequence[str]) -> list[int]:
+    """Connected components of "same group" ∪ "same text" (union-find), as ints."""
+    parent = list(range(len(groups)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for key in (list(groups), list(texts)):
+        first: dict[Any, int] = {}
+        for i, g in enumerate(key):
+            if g in first:
+                parent[find(i)] = find(first[g])
+            else:
+                first[g] = i
+    return [find(i) for i in range(len(groups))]
+
+
+def pair_groups(sentences1: Sequence[str], sentences2: Sequence[str], texts: Sequence[str]) -> list[int]:
+    """Per text of ``texts``, a group such that the partners of every pair share one (so no
+    paraphrase partner of a victim sentence is in the attacker's training split)."""
+    row = {t: i for i, t in enumerate(texts)}
+    groups = list(range(len(texts)))
+    parent = groups
+    for a, b in zip(sentences1, sentences2, strict=True):
+        if a in row and b in row:
+            ra, rb = _root(parent, row[a]), _root(parent, row[b])
+            parent[ra] = rb
+    return [_root(parent, i) for i in range(len(texts))]
+
+
+def _root(parent: list[int], i: int) -> int:
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def group_split(groups: Sequence[Any], share: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices (first, rest): whole groups, in a random order, go to ``first`` until it holds
+    ``round(share · n)`` items. With one item per group this is ``rng.permutation`` cut at
+    that count (the split the harness used before groups)."""
+    n = len(groups)
+    cut = round(share * n)
+    members: dict[Any, list[int]] = {}
+    for i, g in enumerate(groups):
+        members.setdefault(g, []).append(i)
+    keys = list(members)
+    first: list[int] = []
+    rest: list[int] = []
+    for j in rng.permutation(len(keys)):
+        (first if len(first) < cut else rest).extend(members[keys[int(j)]])
+    return np.asarray(first, dtype=np.int64), np.asarray(rest, dtype=np.int64)
+
+
+VALIDATION_SHARE = 0.2
+"""Share of the attacker-train split held out (by group) to choose an adaptive attacker's view."""
+
 
 def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, Any], *, seed: int,
            train_share: float = 0.7, texts: Sequence[str] | None = None,
-           transforms: dict[str, Any] | None = None) -> dict[str, Any]:
+           transforms: dict[str, Any] | None = None, groups: Sequence[Any] | None = None) -> dict[str, Any]:
     """Split into attacker-train / victim-test, fit each attacker, return its metrics.
 
+    ``groups`` (one label per vector) keeps each group on one side of the split.
     An attacker that learns from the sentences themselves (``fit_needs_sentences``, the
     generative one) also gets the attacker-train ``texts``.
 
     ``transforms`` (name → object with ``apply``) make the attackers *adaptive*: each attacker
-    also trains and attacks on the vectors post-processed by every transform — the public
-    noise-aware transforms derived from the mechanism's Σ, which an attacker who knows the
-    mechanism can apply as well as the querier — and reports the best of its variants as
-    ``leakage_<name>`` / ``confidence_<name>``; every variant's figures are kept under
-    ``"attack_variants"``.
+    also trains on the vectors post-processed by every transform — the public noise-aware
+    transforms derived from the mechanism's Σ, which an attacker who knows the mechanism can
+    apply as well as the querier. The view is chosen **on the attacker's side**: every view is
+    fitted on part of the attacker-train split and scored on the rest (``VALIDATION_SHARE``,
+    split by group); the best view is refitted on the whole attacker-train split and only
+    then scored on the victim-test split (``leakage_<name>``, ``view_<name>``). Each view's
+    validation figures (and its test figures from the smaller fit, for diagnosis) are kept
+    under ``"attack_variants"``. ``epochs_<name>`` logs the epochs an attacker trained, when
+    it reports them.
     """
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(vectors))
-    cut = round(train_share * len(vectors))
-    tr, te = order[:cut], order[cut:]
+    grp = list(range(len(vectors))) if groups is None else list(groups)
+    tr, te = group_split(grp, train_share, rng)
     views = {"raw": vectors}
     for tname, tf in (transforms or {}).items():
         views[tname] = np.asarray(tf.apply(vectors), dtype=np.float32)
+    fit_tr, val = tr, np.zeros(0, dtype=np.int64)
+    if len(views) > 1:
+        sub, rest = group_split([grp[i] for i in tr], 1.0 - VALIDATION_SHARE, np.random.default_rng(seed + 1))
+        fit_tr, val = tr[sub], tr[rest]
     out: dict[str, Any] = {}
     variants: dict[str, dict[str, float]] = {}
     for name, make in attackers.items():
-        best: dict[str, float] | None = None
-        for view, V in views.items():
-            res = _fit_evaluate(make(seed), V, tokens, tr, te, texts, name)
-            variants[f"{name}@{view}"] = {"leakage": res["leakage"], "confidence": res["confidence"]}
-            if best is None or res["leakage"] > best["leakage"]:
-                best = res
-        assert best is not None
-        out[f"leakage_{name}"] = best["leakage"]
-        out[f"confidence_{name}"] = best["confidence"]
+        if len(views) == 1:
+            res = _fit_evaluate(make(seed), vectors, tokens, tr, {"test": te}, texts, name)
+            best_view = "raw"
+        else:
+            scores = {}
+            for view, V in views.items():
+                r = _fit_evaluate(make(seed), V, tokens, fit_tr, {"val": val, "test": te}, texts, name)
+                variants[f"{name}@{view}"] = {"val_leakage": r["val"]["leakage"], "leakage": r["test"]["leakage"],
+                                              "confidence": r["test"]["confidence"]}
+                scores[view] = r["val"]["leakage"]
+            best_view = max(scores, key=lambda v: (scores[v], v == "raw"))  # ties: the raw view
+            res = _fit_evaluate(make(seed), views[best_view], tokens, tr, {"test": te}, texts, name)
+        out[f"leakage_{name}"] = res["test"]["leakage"]
+        out[f"confidence_{name}"] = res["test"]["confidence"]
+        if "epochs" in res:
+            out[f"epochs_{name}"] = res["epochs"]
+        if len(views) > 1:
+            out[f"view_{name}"] = best_view
     if len(views) > 1 and attackers:
         out["attack_variants"] = variants
     return out
 
 
-def _fit_evaluate(att: Any, V: np.ndarray, tokens: list[list[str]], tr: np.ndarray, te: np.ndarray,
-                  texts: Sequence[str] | None, name: str) -> dict[str, float]:
+def _fit_evaluate(att: Any, V: np.ndarray, tokens: list[list[str]], tr: np.ndarray, parts: dict[str, np.ndarray],
+                  texts: Sequence[str] | None, name: str) -> dict[str, Any]:
+    """Fit on ``tr``, evaluate on each of ``parts``; {part: metrics} (+ "epochs" when known)."""
     if getattr(att, "fit_needs_sentences", False):
         if texts is None:
             raise ValueError(f"attacker {name!r} needs the sentences of the leakage set")
         att.fit(V[tr], [texts[i] for i in tr], [tokens[i] for i in tr])
     else:
         att.fit(V[tr], [tokens[i] for i in tr])
-    return att.evaluate(V[te], [tokens[i] for i in te])
+    out: dict[str, Any] = {p: att.evaluate(V[idx], [tokens[i] for i in idx]) for p, idx in parts.items()}
+    if hasattr(att, "n_epochs_"):
+        out["epochs"] = int(att.n_epochs_)
+    return out
 
 
 # --------------------------------------------------------------------------- tasks
@@ -196,9 +292,17 @@ class Task:
         return out
 
     def run(self, embedding: Any, attackers: dict[str, Any], *, seed: int, backend: str = "chroma",
-            sts_transform: Any = None, attack_transforms: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Store, measure utility, read back, attack. Returns metrics."""
+            sts_transform: Any = None, attack_transforms: dict[str, Any] | None = None,
+            doc_transform: Any = None) -> dict[str, Any]:
+        """Store, measure utility, read back, attack. Returns metrics.
+
+        ``doc_transform`` (list[str] → list[str], optional) rewrites every text before it is
+        stored — a text-stage row such as the presidio anchor; queries are not rewritten and
+        the attackers still target the original sensitive tokens.
+        """
         store = open_store(embedding, backend)
+        if doc_transform is not None:
+            store.doc_transform = doc_transform
         try:
             out: dict[str, float] = {}
             if self.kind == "retrieval":
@@ -211,7 +315,7 @@ class Task:
                 lk = self.leakage
                 V = store.vectors(self._leak_ids())
                 out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share,
-                                  texts=lk.data.texts, transforms=attack_transforms))
+                                  texts=lk.data.texts, transforms=attack_transforms, groups=lk.split_groups()))
             return out
         finally:
             store.close()

@@ -319,7 +319,15 @@ class Sanitizer:
         found = self._detect(texts)
         if found is None:
             return [REDACTED_TEXT if t else t for t in texts]
-        return [self._replace(t, self._select(t, s), remember=True) for t, s in zip(texts, found, strict=True)]
+        selected = [self._select(t, s) for t, s in zip(texts, found, strict=True)]
+        for t, spans in zip(texts, selected, strict=True):  # first pass: every entity of the batch
+            for s in spans:
+                if not isinstance(self._operator(s.label), Keep):
+                    self._remember(s.label, t[s.start:s.end])
+        # second pass: an entity detected in one document (this batch or an earlier one) is replaced
+        # wherever it appears, also where the detectors missed it
+        return [self._replace(t, self._select(t, s, self._index_spans(t)), remember=True)
+                for t, s in zip(texts, found, strict=True)]
 
     def apply_queries(self, texts: Sequence[str]) -> list[str]:
         """Sanitized queries: detection on truecased text plus the keyed index of ingested entities."""
@@ -373,6 +381,8 @@ class Sanitizer:
         for n in (4, 3, 2, 1):
             for i in range(len(words) - n + 1):
                 a, b = words[i].start(), words[i + n - 1].end()
+                while b > a and text[b - 1] in ".'’-":  # a sentence's full stop is not the entity's
+                    b -= 1
                 if any(a < e and s < b for s, e in busy):
                     continue
                 norm = normalise_token(text[a:b])

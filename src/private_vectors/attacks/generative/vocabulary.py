@@ -85,6 +85,9 @@ def _contains(generated: Sequence[str], token: Sequence[str], vocab: TokenVocabu
 
 def token_prior(token_lists: Sequence[Sequence[str]], vocab: TokenVocabulary) -> dict[str, float]:
     """{token in the vocabulary's normal form: share of sentences holding it}, most frequent first."""
-    counts = Counter(k for toks in token_lists for k in {vocab.join(vocab.split(t)) for t in toks} - {""})
+    # dict.fromkeys, not a set: most_common breaks ties by first-seen order, which must not
+    # depend on the process's string-hash seed (PYTHONHASHSEED)
+    counts = Counter(k for toks in token_lists
+                     for k in dict.fromkeys(vocab.join(vocab.split(t)) for t in toks) if k)
     return {k: c / len(token_lists) for k, c in counts.most_common()}
 
