@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from functools import lru_cache
@@ -160,6 +161,42 @@ def _word_lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
     return keep(first), keep(last), keep(places)
 
 
+def structured_matches(text: str, *, dates_are_not_phones: bool = False) -> Iterator[tuple[str, re.Match[str], float]]:
+    """(label, match, score) for every structured identifier the project's regexes find: e-mail,
+    URL, card (Luhn-checked), US SSN, IBAN (mod-97 checked), IPv4/IPv6, date, phone.
+
+    Args:
+        text: the text to search.
+        dates_are_not_phones: skip phone matches that are dates ("2020-01-02", "12/03/1980");
+            the text stage sets it; :class:`PIIDetector` keeps its original behaviour.
+    """
+    for m in _EMAIL.finditer(text):
+        yield "EMAIL_ADDRESS", m, 1.0
+    for m in _URL.finditer(text):
+        yield "URL", m, 0.6
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and _luhn_ok(digits):
+            yield "CREDIT_CARD", m, 0.95
+    for m in _SSN.finditer(text):
+        yield "US_SSN", m, 0.85
+    for m in _IBAN.finditer(text):
+        if _iban_ok(m.group(0)):
+            yield "IBAN_CODE", m, 1.0
+    for pattern in (_IPV4, _IPV6):
+        for m in pattern.finditer(text):
+            yield "IP_ADDRESS", m, 0.9
+    for m in _DATE.finditer(text):
+        yield "DATE_TIME", m, 0.7
+    for m in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if dates_are_not_phones and (_DATE.fullmatch(m.group(0).strip())
+                                     or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0))):
+            continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
+        if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()):
+            yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
+
+
 class PIIDetector:
     """Find PII spans in text with regexes and word lists (optionally presidio as well).
 
@@ -228,37 +265,10 @@ class PIIDetector:
 
     # -- detectors -------------------------------------------------------------------
     def _regex_spans(self, text: str) -> list[PIISpan]:
-        found: list[PIISpan] = []
-
-        def add(etype: str, m: re.Match[str], score: float) -> None:
-            found.append(PIISpan(etype, m.start(), m.end(), m.group(0), score))
-
-        for m in _EMAIL.finditer(text):
-            add("EMAIL_ADDRESS", m, 1.0)
-        for m in _URL.finditer(text):
-            add("DOMAIN_NAME", m, 0.6)
-        for m in _CARD.finditer(text):
-            digits = re.sub(r"\D", "", m.group(0))
-            if 13 <= len(digits) <= 19 and _luhn_ok(digits):
-                add("CREDIT_CARD", m, 0.95)
-        for m in _SSN.finditer(text):
-            add("US_SSN", m, 0.85)
-        for m in _IBAN.finditer(text):
-            if _iban_ok(m.group(0)):
-                add("IBAN_CODE", m, 1.0)
-        for pattern in (_IPV4, _IPV6):
-            for m in pattern.finditer(text):
-                add("IP_ADDRESS", m, 0.9)
-        for m in _DATE.finditer(text):
-            add("DATE_TIME", m, 0.7)
-        for m in _PHONE.finditer(text):
-            digits = re.sub(r"\D", "", m.group(0))
-            if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()):
-                add("PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55)
-        for m in _STREET.finditer(text):
-            add("STREET_ADDRESS", m, 0.8)
-        for m in _STREET_EU.finditer(text):
-            add("STREET_ADDRESS", m, 0.6)
+        found = [PIISpan("DOMAIN_NAME" if label == "URL" else label, m.start(), m.end(), m.group(0), score)
+                 for label, m, score in structured_matches(text)]
+        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6)):
+            found += [PIISpan("STREET_ADDRESS", m.start(), m.end(), m.group(0), score) for m in pattern.finditer(text)]
         return found
 
     def _name_spans(self, text: str) -> list[PIISpan]:

@@ -16,19 +16,9 @@ from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..pii import (  # the project's regexes and checksums, reused as they are
-    _CARD,
-    _DATE,
-    _EMAIL,
-    _IBAN,
-    _IPV4,
-    _IPV6,
-    _PHONE,
-    _SSN,
     _STREET,
     _STREET_EU,
-    _URL,
-    _iban_ok,
-    _luhn_ok,
+    structured_matches,
 )
 from .spans import Span, validate_texts
 
@@ -68,31 +58,8 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
         if label in wanted:
             found.append(Span(m.start(), m.end(), label, score, name))
 
-    for m in _EMAIL.finditer(text):
-        add("EMAIL_ADDRESS", m, 1.0)
-    if "URL" in wanted:
-        for m in _URL.finditer(text):
-            add("URL", m, 0.6)
-    for m in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and _luhn_ok(digits):
-            add("CREDIT_CARD", m, 0.95)
-    for m in _SSN.finditer(text):
-        add("US_SSN", m, 0.85)
-    for m in _IBAN.finditer(text):
-        if _iban_ok(m.group(0)):
-            add("IBAN_CODE", m, 1.0)
-    for pattern in (_IPV4, _IPV6):
-        for m in pattern.finditer(text):
-            add("IP_ADDRESS", m, 0.9)
-    for m in _DATE.finditer(text):
-        add("DATE_TIME", m, 0.7)
-    for m in _PHONE.finditer(text):
-        digits = re.sub(r"\D", "", m.group(0))
-        if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)):
-            continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
-        if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()):
-            add("PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55)
+    for label, m, score in structured_matches(text, dates_are_not_phones=True):
+        add(label, m, score)
     if "LOCATION" in wanted:
         for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9)):
             for m in pattern.finditer(text):
