@@ -216,7 +216,7 @@ def test_two_keys_give_different_surrogates(surrogater):
 
 
 def test_surrogate_kinds_are_well_formed():
-    from private_vectors.text.regex import _EMAIL, _luhn_ok
+    from private_vectors.pii import _EMAIL, _luhn_ok
 
     gen = SurrogateGenerator(b"secret-sixteen-bytes")
     card = gen.digits("4111 1111 1111 1111", "CREDIT_CARD")
