@@ -75,3 +75,14 @@ def test_cli_demo_runs_the_day_one_job(tmp_path):
     report = json.loads(res.stdout[res.stdout.index("{"):])
     assert report["epsilon"] == 40 and report["query_policy"] == "clean"
     assert (tmp_path / "db").is_dir()
+
+
+def test_cli_demo_default_concept_stores_redacted_text_with_the_augmented_geometry(tmp_path):
+    """The day-one job with its default concept (PII: redaction + concept noise, augmented store)."""
+    res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--eps", "40",
+                          "--path", str(tmp_path / "db")], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "store geometry 'augment'" in res.stdout
+    stored = [line.split("stored: ", 1)[1] for line in res.stdout.splitlines() if line.strip().startswith("stored: ")]
+    assert len(stored) == 6 and all("Maria Lopez" not in s and "555-0199" not in s for s in stored)
+    assert any("<PERSON>" in s for s in stored)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+from typing import Any
 
 import numpy as np
 
@@ -38,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
     import chromadb
 
     from .embedding import PrivateEmbedding
+    from .integrations.chroma import add_documents
+    from .retrieval import strip_geometry
 
     concept = None if str(args.concept).lower() == "none" else args.concept
     ef = PrivateEmbedding(concept=concept, eps=args.eps, model=args.model, mechanism=args.mechanism)
@@ -47,12 +50,19 @@ def run(args: argparse.Namespace) -> int:
     client = chromadb.PersistentClient(path=path)
     col = client.get_or_create_collection("demo", embedding_function=ef)
     ids = [f"doc-{i}" for i in range(len(SENTENCES))]
-    col.upsert(ids=ids, documents=SENTENCES)
+    # one pass: each text is sanitized once, embedded and stored as sanitized (never the raw text)
+    add_documents(col, ids=ids, documents=SENTENCES, upsert=True)
     print(f"stored {col.count()} documents in {path} (collection 'demo', space {ef.space}) through {ef!r}")
 
-    stored = np.asarray(col.get(ids=ids, include=["embeddings"])["embeddings"], dtype=np.float64)
+    got = col.get(ids=ids, include=["embeddings", "documents"])
+    kept_texts: list[Any] = list(got["documents"] or [])
+    kept_texts += [None] * (len(ids) - len(kept_texts))
+    for raw, kept in zip(SENTENCES, kept_texts, strict=True):
+        print(f"  raw:    {raw}\n  stored: {kept!r}")
+    stored = strip_geometry(np.asarray(got["embeddings"], dtype=np.float64), ef.store_geometry)
     clean = np.asarray(ef.encoder.encode(SENTENCES), dtype=np.float64)
-    print(f"mean distance stored vs clean vector: {np.linalg.norm(stored - clean, axis=1).mean():.3f}")
+    print(f"mean distance stored vs clean vector of the raw text (store geometry {ef.store_geometry!r}): "
+          f"{np.linalg.norm(stored - clean, axis=1).mean():.3f}")
     res = col.query(query_texts=QUERIES, n_results=1)
     top_docs = res["documents"] or [[""] for _ in QUERIES]
     q_clean = np.asarray(ef.encoder.encode(QUERIES), dtype=np.float64)
