@@ -3,10 +3,11 @@
 Protocol (issue 18):
 
 1. Pri-DDXPlus test + dev, ``question_init``; repeated vignettes dropped (1 858 → 1 359).
-2. Text stage (a stand-in until the text stage's demographic detector lands): the explicit
-   "N-year-old male/female/man/woman" phrase becomes "patient" and any remaining
-   sex/gender word of the package's demographic vocabulary or pronoun is removed
-   (:func:`text_stage`).
+2. Text stage: the project's ``Sanitizer("demographic", policy="redact")`` (default,
+   ``--text-stage sanitizer``), or the earlier stand-in (``--text-stage standin``: the
+   explicit "N-year-old male/female/man/woman" phrase becomes "patient" and any remaining
+   sex/gender word of the package's demographic vocabulary or pronoun is removed;
+   :func:`text_stage`).
 3. Split by record (``--group-by text``: by protected text, so identical texts never
    straddle splits) into a **fitting** split (40%: erasers, CAPE) and an **evaluation** split (60%). Everything measured is
    measured on the evaluation split only, so no eraser or CAPE saw those records.
@@ -58,17 +59,31 @@ def age_band(age: int) -> str:
     return "65+"
 
 
+def sanitizer_text_stage(texts: list[str]) -> list[str]:
+    """The project's text stage: ``Sanitizer("demographic", policy="redact")``."""
+    from private_vectors.text import Sanitizer
+
+    return Sanitizer("demographic", policy="redact").apply(texts)
+
+
 def text_stage(texts: list[str]) -> list[str]:
     """Stand-in demographic text stage: the explicit phrase → "patient", gender words and pronouns removed.
 
-    Vocabulary: ``private_vectors/data/concepts/demographic_terms.txt`` + pronouns. The text
-    stage's demographic detector (issue 17) replaces this.
+    Vocabulary: ``private_vectors/data/concepts/demographic_terms.txt`` + pronouns (the
+    first runs of this benchmark, before the text stage existed; ``--text-stage standin``).
     """
     from private_vectors.concepts import remove_tokens
     from private_vectors.concepts.generators import word_list
 
     words = [*word_list("demographic_terms"), *_PRONOUNS]
     return [remove_tokens(_EXPLICIT.sub("patient", t), words) for t in texts]
+
+
+STAGE_NOTE = {
+    "sanitizer": "the project's Sanitizer('demographic', policy='redact'): \"N-year-old male\" → "
+                 "\"<DEMOGRAPHIC> <DEMOGRAPHIC>\", gender words redacted",
+    "standin": "stand-in: explicit \"N-year-old male/female\" → \"patient\", gender words/pronouns removed",
+}
 
 
 def load_records(data: Path) -> list[dict[str, Any]]:
@@ -159,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fit-share", type=float, default=0.4)
     ap.add_argument("--tag", default="", help="suffix of the results file names")
     ap.add_argument("--attributes", nargs="+", default=["sex", "age_band"])
+    ap.add_argument("--text-stage", choices=("sanitizer", "standin"), default="sanitizer",
+                    help="explicit-word removal: the project's Sanitizer('demographic') or the stand-in regex pass")
     ap.add_argument("--group-by", choices=("record", "text"), default="record",
                     help="unit of the fit/eval split and attacker folds: 'record' (patients; identical texts of "
                          "different patients may fall on both sides) or 'text' (unseen symptom lists only)")
@@ -185,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     enc = load_encoder(None)
     rows = load_records(args.data)
-    texts = text_stage([r["question_init"] for r in rows])
+    stage = sanitizer_text_stage if args.text_stage == "sanitizer" else text_stage
+    texts = stage([r["question_init"] for r in rows])
     uniq = sorted(set(texts))
     gid = {t: i for i, t in enumerate(uniq)}
     groups = np.asarray([gid[t] for t in texts])
@@ -200,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     fit, ev = group_split(units, args.fit_share, args.seed)
     print(f"{len(rows)} records after dedup, {len(uniq)} distinct texts after the text stage; "
           f"fit {len(fit)} / eval {len(ev)}", flush=True)
-    results: dict[str, Any] = {"group_by": args.group_by, "n_records": len(rows), "n_texts": len(uniq), "n_fit": len(fit), "n_eval": len(ev),
+    results: dict[str, Any] = {"group_by": args.group_by, "text_stage": args.text_stage, "n_records": len(rows), "n_texts": len(uniq), "n_fit": len(fit), "n_eval": len(ev),
                                "attributes": {}}
     for attr in args.attributes:
         z = labels[attr]
@@ -304,7 +322,7 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
         f"(load {res['load'][0]:.1f}); default model all-MiniLM-L6-v2.",
         "",
         f"{res['n_records']} vignettes after dropping repeats; {res['n_texts']} distinct texts after the text stage "
-        "(explicit \"N-year-old male/female\" → \"patient\", gender words/pronouns removed). Split by "
+        f"({STAGE_NOTE[res.get('text_stage', 'standin')]}). Split by "
         f"{res['group_by']} ({'identical texts of different patients may fall on both sides' if res['group_by'] == 'record' else 'no symptom list is on both sides: the attacker meets unseen texts only'}): "
         f"fitting {res['n_fit']} records (erasers, CAPE) / evaluation {res['n_eval']} records. Attackers are "
         f"retrained on the protected evaluation vectors (5-fold cross-validation by {res['group_by']}, every record "
