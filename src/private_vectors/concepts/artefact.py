@@ -53,6 +53,41 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def read_artefact_config(path: Path, *, kind: str, fmt: str, fmt_version: int,
+                         require_weights_sha256: bool = False) -> dict[str, Any]:
+    """The checked ``config.json`` of a saved artefact folder (``config.json`` + ``model.safetensors``).
+
+    Args:
+        path: the folder.
+        kind: what the folder holds, for messages (``"fitted concept"``, ``"attribute concept"``).
+        fmt: the ``format`` the config must name; fmt_version: the newest version this library reads.
+        require_weights_sha256: a config without ``weights_sha256`` is refused (else the check
+            runs only when the config records one).
+
+    Raises:
+        ArtefactError: a missing file, invalid JSON, a foreign or newer format, or weights whose
+            SHA-256 differs from the recorded one.
+    """
+    cfg_path, w_path = path / CONFIG_FILE, path / WEIGHTS_FILE
+    for f in (cfg_path, w_path):
+        if not f.is_file():
+            raise ArtefactError(f"{kind} {path}: missing file {f}")
+    try:
+        cfg = json.loads(cfg_path.read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ArtefactError(f"{kind}: {cfg_path} is not valid JSON ({exc})") from exc
+    if not isinstance(cfg, dict) or cfg.get("format") != fmt:
+        raise ArtefactError(f"{kind}: {cfg_path} is not a {fmt} config")
+    if int(cfg.get("format_version", 0)) > fmt_version:
+        raise ArtefactError(f"{kind}: {cfg_path} has format version {cfg.get('format_version')}, "
+                            f"newer than this library supports ({fmt_version}); upgrade private-vectors")
+    expected = cfg.get("weights_sha256")
+    if (expected or require_weights_sha256) and _sha256_file(w_path) != expected:
+        raise ArtefactError(f"{kind}: {w_path} does not match the SHA-256 recorded in {cfg_path} "
+                            "(corrupt, truncated or replaced)")
+    return cfg
+
+
 class FittedConcept:
     """A concept fitted for one encoder: a SPARSE mask or a concept subspace.
 
@@ -234,23 +269,8 @@ class FittedConcept:
 
         path = Path(folder)
         _finish_interrupted_save(path)
+        cfg = read_artefact_config(path, kind="fitted concept", fmt=FORMAT, fmt_version=FORMAT_VERSION)
         cfg_path, w_path = path / CONFIG_FILE, path / WEIGHTS_FILE
-        for f in (cfg_path, w_path):
-            if not f.is_file():
-                raise ArtefactError(f"fitted concept {path}: missing file {f}")
-        try:
-            cfg = json.loads(cfg_path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ArtefactError(f"fitted concept: {cfg_path} is not valid JSON ({exc})") from exc
-        if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
-            raise ArtefactError(f"fitted concept: {cfg_path} is not a {FORMAT} config")
-        if int(cfg.get("format_version", 0)) > FORMAT_VERSION:
-            raise ArtefactError(f"fitted concept: {cfg_path} has format version {cfg.get('format_version')}, "
-                                f"newer than this library supports ({FORMAT_VERSION}); upgrade private-vectors")
-        expected = cfg.get("weights_sha256")
-        if expected and _sha256_file(w_path) != expected:
-            raise ArtefactError(f"fitted concept: {w_path} does not match the SHA-256 recorded in {cfg_path} "
-                                "(corrupt, truncated or replaced)")
         try:
             tensors = load_file(str(w_path))
         except (SafetensorError, OSError, ValueError, TypeError) as exc:

@@ -30,6 +30,7 @@ import numpy as np
 from .._validation import as_float_matrix, check_probability, check_texts
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from .artefact import _sha256_file, read_artefact_config
 from .erasure import ERASURE_METHODS, Step, apply_steps, encode_labels, make_erasure
 
 __all__ = ["BUILTIN_ATTRIBUTES", "DEFAULT_METHOD", "AttributeConcept", "fit_attribute", "is_attribute_folder",
@@ -42,10 +43,6 @@ WEIGHTS_FILE = "model.safetensors"
 BUILTIN_ATTRIBUTES = ("sex", "age_band")
 DEFAULT_METHOD = "leace"
 """Chosen from benchmarks/results/attribute_erasure.md (README, "Attribute concepts")."""
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class AttributeConcept:
@@ -235,7 +232,7 @@ class AttributeConcept:
                        for i, step in enumerate(self.steps_) for part, arr in zip(("left", "right", "bias"), step, strict=True)}
             save_file(tensors, str(tmp / WEIGHTS_FILE), metadata={"format": FORMAT, "name": self.name})
             cfg = self.to_config()
-            cfg["weights_sha256"] = _sha256(tmp / WEIGHTS_FILE)
+            cfg["weights_sha256"] = _sha256_file(tmp / WEIGHTS_FILE)
             cfg.setdefault("created", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
             (tmp / CONFIG_FILE).write_text(json.dumps(cfg, indent=1, default=str) + "\n", "utf-8")
             umask = os.umask(0)
@@ -262,21 +259,9 @@ class AttributeConcept:
         from safetensors.numpy import load_file
 
         path = Path(folder)
+        cfg = read_artefact_config(path, kind="attribute concept", fmt=FORMAT, fmt_version=FORMAT_VERSION,
+                                   require_weights_sha256=True)
         cfg_path, w_path = path / CONFIG_FILE, path / WEIGHTS_FILE
-        for f in (cfg_path, w_path):
-            if not f.is_file():
-                raise ArtefactError(f"attribute concept {path}: missing file {f}")
-        try:
-            cfg = json.loads(cfg_path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ArtefactError(f"attribute concept: {cfg_path} is not valid JSON ({exc})") from exc
-        if not isinstance(cfg, dict) or cfg.get("format") != FORMAT:
-            raise ArtefactError(f"attribute concept: {cfg_path} is not a {FORMAT} config")
-        if int(cfg.get("format_version", 0)) > FORMAT_VERSION:
-            raise ArtefactError(f"attribute concept: {cfg_path} has a newer format version; upgrade private-vectors")
-        if cfg.get("weights_sha256") != _sha256(w_path):
-            raise ArtefactError(f"attribute concept: {w_path} does not match the SHA-256 recorded in {cfg_path} "
-                                "(corrupt, truncated or replaced)")
         try:
             tensors = load_file(str(w_path))
             dim = int(cfg["fingerprint"]["dim"])
