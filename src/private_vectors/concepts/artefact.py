@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import fsync_path as _fsync
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
 from .mask import SparseMask
@@ -455,18 +456,6 @@ def load_concept(ref: Any, encoder: Any = None, *, estimator: str | None = None)
 _TMP = ".tmp"  # suffix of a save in progress
 
 
-def _fsync(path: Path) -> None:
-    """Flush a file or directory entry to disk (best effort where the OS refuses)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _finish_interrupted_save(path: Path) -> None:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import fsync_path as _fsync
 from .._validation import check_int, check_texts
 from ..embedding import PrivateEmbedding, check_config_compatible, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
@@ -290,18 +291,6 @@ class PrivateFaissIndex:
         return self
 
 
-def _fsync(path: Path) -> None:
-    """Flush a file (or a directory entry) to disk; best effort where the OS refuses."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. directories on some platforms
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(fd)
 
 
 def _recover_interrupted_save(path: Path) -> None:
