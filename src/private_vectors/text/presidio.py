@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from .spans import Span, validate_texts
+from .spans import Span, check_labels, validate_texts
 
 __all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
 
@@ -191,16 +191,7 @@ class PresidioDetector:
 
     def __init__(self, *, entities: Sequence[str] | None = None, model: str | None = None,
                  batch_size: int = 32) -> None:
-        ents: tuple[str, ...]
-        if entities is None:
-            ents = _DEFAULT_ENTITIES
-        else:
-            if isinstance(entities, str):
-                raise InvalidTypeError("entities", "a list of presidio entity names", entities)
-            unknown = sorted(set(entities) - set(PRESIDIO_LABELS))
-            if unknown:
-                raise InvalidParameterError("entities", f"names from {list(PRESIDIO_LABELS)}", unknown)
-            ents = tuple(entities)
+        ents = check_labels(entities, PRESIDIO_LABELS, _DEFAULT_ENTITIES, what="presidio entity names")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError("batch_size", "an int >= 1", batch_size)
         self.entities = ents

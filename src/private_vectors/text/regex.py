@@ -14,13 +14,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError
 from ..pii import (  # the project's regexes and checksums, reused as they are
     _STREET,
     _STREET_EU,
     structured_matches,
 )
-from .spans import Span, validate_texts
+from .spans import Span, check_labels, validate_texts
 
 __all__ = ["REGEX_LABELS", "RegexDetector"]
 
@@ -83,15 +82,7 @@ class RegexDetector:
     name = "regex"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:
-        if entities is None:
-            labels = _DEFAULT_LABELS
-        else:
-            if isinstance(entities, str):
-                raise InvalidTypeError("entities", "a list of labels", entities)
-            unknown = sorted(set(entities) - set(REGEX_LABELS))
-            if unknown:
-                raise InvalidParameterError("entities", f"labels from {list(REGEX_LABELS)}", unknown)
-            labels = tuple(entities)
+        labels = check_labels(entities, REGEX_LABELS, _DEFAULT_LABELS)
         self.entities = labels
         self._wanted = frozenset(labels)
 

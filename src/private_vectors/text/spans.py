@@ -13,7 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import InvalidParameterError, InvalidTypeError
 
-__all__ = ["LABELS", "Detector", "Span", "chunk_text", "merge_spans", "validate_texts"]
+__all__ = ["LABELS", "Detector", "Span", "check_labels", "chunk_text", "merge_spans", "validate_texts"]
 
 LABELS: tuple[str, ...] = (
     "PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
@@ -60,6 +60,20 @@ def validate_texts(texts: Any, name: str = "texts") -> list[str]:
         if not isinstance(t, str):
             raise InvalidTypeError(f"{name}[{i}]", "a str", t)
     return out
+
+
+def check_labels(entities: Any, allowed: Sequence[str], default: tuple[str, ...], *,
+                 what: str = "labels") -> tuple[str, ...]:
+    """A detector's ``entities`` parameter: None gives ``default``; otherwise a list of names from
+    ``allowed`` (a bare string, or an unknown name, is a clear error naming ``entities``)."""
+    if entities is None:
+        return default
+    if isinstance(entities, str):
+        raise InvalidTypeError("entities", f"a list of {what}", entities)
+    unknown = sorted(set(entities) - set(allowed))
+    if unknown:
+        raise InvalidParameterError("entities", f"{what} from {list(allowed)}", unknown)
+    return tuple(entities)
 
 
 def merge_spans(spans: Sequence[Span], priority: Callable[[Span], Any] | None = None) -> list[Span]:
