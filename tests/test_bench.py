@@ -119,7 +119,7 @@ def test_harness_end_to_end_tiny(tmp_path):
     # data sets × (clean + 2 mechanisms × 2 finite ε); Pri-DDXPlus has its own 3 finite ε
     assert len(lines) == 3 * (1 + 2 * 2) + (1 + 2 * 3)
     assert {r["eps"] for r in lines if r["dataset"] == "ddxplus"} == {5, 7.5, 10, "inf"}
-    assert {r["leakage_set"] for r in lines if r["dataset"] in ("scifact", "docpii")} == {"presidio-pii"}
+    assert {r["leak_set"] for r in lines if r["dataset"] in ("scifact", "docpii")} == {"presidio-pii"}
     for r in lines:
         assert {"git_sha", "versions", "seed", "eps", "mechanism", "utility", "leakage_mlc", "confidence_nn"} <= set(r)
         assert -1 <= r["utility"] <= 1 and 0 <= r["leakage_nn"] <= 1
@@ -256,7 +256,7 @@ def test_grid_takes_each_data_sets_own_epsilons():
 def test_report_names_shared_leakage_sets():
     from private_vectors.bench.report import leakage_sets, leakage_sets_markdown
 
-    lines = [{"dataset": d, "leakage_set": s} for d, s in
+    lines = [{"dataset": d, "leak_set": s} for d, s in
              [("scifact", "presidio-pii"), ("nfcorpus", "presidio-pii"), ("sts12", "sts12"), ("scifact", "presidio-pii")]]
     assert leakage_sets(lines) == {"presidio-pii": ["nfcorpus", "scifact"], "sts12": ["sts12"]}
     text = leakage_sets_markdown(lines)
@@ -271,3 +271,9 @@ def test_cli_selects_data_sets():
     assert [d["name"] for d in _select_datasets(cfg, "ddxplus, scifact")] == ["scifact", "ddxplus"]
     with pytest.raises(SystemExit, match="nfcorpus"):
         _select_datasets(cfg, "nfcorpus")
+
+
+def test_leak_set_is_not_read_as_an_attacker():
+    from private_vectors.bench.report import _attackers
+
+    assert _attackers([{"dataset": "x", "leak_set": "presidio-pii", "leakage_nn": 0.1}]) == ["nn"]

@@ -144,8 +144,9 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
 
     A data set entry may carry its own ``"epsilons"`` (e.g. a denser grid where the target
     utility sits at the edge); its cells are then that list only (ε = 10, the reference, should
-    be in it). Each task records its leakage set's name (``meta["leakage_set"]``): data sets
-    that share one (SciFact + PII and NFCorpus + PII) count as one data set.
+    be in it). Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
+    the results line, since ``leakage_<name>`` keys name attackers): data sets that share one
+    (SciFact + PII and NFCorpus + PII) count as one data set.
     """
     root = Path(cfg["data_root"])
     seed = int(cfg.get("data_seed", 0))
@@ -191,7 +192,7 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
         t.meta["concept"] = concept
         t.meta["token_source"] = t.leakage.data.token_source if t.leakage else None
         # presidio sentences (as distractors or inside documents) are one leakage set whatever the task
-        t.meta["leakage_set"] = "presidio-pii" if t.leakage and t.leakage.name.startswith("presidio-pii") \
+        t.meta["leak_set"] = "presidio-pii" if t.leakage and t.leakage.name.startswith("presidio-pii") \
             else (t.leakage.name if t.leakage else None)
         if "epsilons" in d:
             if not isinstance(d["epsilons"], list) or not d["epsilons"]:
@@ -388,7 +389,7 @@ def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, se
     """One results line: the run's ``meta``, the cell's coordinates, its stages, the expected
     noise norm (when ``embedding`` is given), its metrics and time."""
     rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
-           "token_source": task.meta["token_source"], "leakage_set": task.meta.get("leakage_set"),
+           "token_source": task.meta["token_source"], "leak_set": task.meta.get("leak_set"),
            "concept": task.meta["concept"],
            "mechanism": mechanism, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
            "backend": backend, "stages": row_stages(mechanism)}
