@@ -31,7 +31,8 @@ __all__ = ["ablation_markdown", "aggregate", "bootstrap_ci", "crossings", "equal
            "merge_and_report", "write_report"]
 
 ORDER = ["none", "presidio", "laplace", "presidio+laplace", "purkayastha", "gaussian", "sparse-diagonal",
-         "concept-subspace", "concept-subspace+qt", "cape", "textcrafter"]
+         "concept-subspace", "concept-subspace+qt", "cape", "textcrafter", "redact", "redact+laplace",
+         "redact+concept", "surrogate", "surrogate+laplace", "surrogate+concept"]
 
 REFERENCES = ("laplace", "presidio+laplace")
 """Rows the equal-utility ratios are taken against, when a run has them: spherical Laplace and
@@ -61,7 +62,7 @@ def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], 
     for key, rows in groups.items():
         metrics = {k for r in rows for k, v in r.items()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and (k.startswith(("leakage_", "confidence_", "epochs_")) or k in ("utility", "noise_norm"))}
+                   and (k.startswith(("leakage_", "confidence_", "epochs_", "utility_")) or k in ("utility", "noise_norm"))}
         out[key] = {}
         for m in metrics:
             vals = np.array([float(r[m]) for r in rows if isinstance(r.get(m), (int, float))], dtype=float)
