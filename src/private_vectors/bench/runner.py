@@ -167,10 +167,12 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
 
 ENTITY_DEFAULTS: dict[str, Any] = {"path": "pii", "n_identities": 150, "n_docs": 500, "zipf_s": 1.0,
                                    "attribute_share": 0.7, "n_person_queries": 120, "n_city_queries": 20,
-                                   "attacker_share": 0.5, "keyless": True, "linking": {}}
+                                   "attacker_share": 0.5, "keyless": True, "document_split": True,
+                                   "linking": {}}
 """An ``"entity"`` data set's parameters (any may be set in its config entry): the corpus
 (:func:`private_vectors.bench.entity.make_entity_corpus`, seeded with ``data_seed``), the share
-of documents on the attacker's side of the identity split, whether the key-less attacker runs,
+of documents on the attacker's side of the identity split, whether the key-less attacker and the
+known-plaintext attacker on a document split (``document_split``) run,
 and the :class:`~private_vectors.bench.linking.LinkingAttacker`'s parameters (None: no linking)."""
 
 
@@ -189,7 +191,8 @@ def _entity_task(root: Path, d: dict[str, Any], seed: int) -> Task:
     return Task(d["name"], "entity", "person-query ndcg@10", retrieval=corpus.retrieval(d["name"]), leakage=leak,
                 leakage_in_store=False,
                 meta={"leak_ids": [doc.id for doc in corpus.documents], "entity": corpus,
-                      "keyless": bool(p["keyless"]), "linking": p["linking"]})
+                      "keyless": bool(p["keyless"]), "document_split": bool(p["document_split"]),
+                      "linking": p["linking"]})
 
 
 # --------------------------------------------------------------------------- embeddings
@@ -431,7 +434,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     backends = cfg.get("backends", ["chroma"])
     based = prior_based(cfg)
     if any(t.kind == "entity" and t.meta.get("keyless") for t in tasks):
-        based += [f"{a}-keyless" for a in based]
+        based += [f"{a}{suffix}" for suffix in ("-keyless", "-docsplit") for a in based]
     meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
             "model": enc.model_id, "dim": enc.dim, "prior_based": based}
     skipped: dict[str, str] = {}

@@ -480,6 +480,10 @@ class Task:
 
         * known-plaintext (``leakage_<name>``): trained on the victim's own stored vectors of
           the attacker-side identities with their true tokens;
+        * known-plaintext, document split (``leakage_<name>-docsplit``, when the data set's
+          ``document_split`` is set): the harness's usual split by document, so the attacker
+          has labelled documents of the victims' own identities (for surrogates: it can learn
+          a person's surrogate from them);
         * key-less (``leakage_<name>-keyless``): trained on the same attacker-side documents
           protected by ``aux_embedding`` — the same configuration under a different key (the
           attacker runs the public mechanism with its own key) — and scored on the victim's
@@ -508,6 +512,12 @@ class Task:
             kp = attack(V, tokens, attackers, seed=seed, texts=texts, transforms=transforms, groups=groups,
                         split=(a_idx, v_idx))
             out.update(kp)
+            if self.meta.get("document_split"):
+                # the known-plaintext attacker with other documents of the *same* people: what a
+                # consistent surrogate gives away to someone who has seen its plaintext elsewhere
+                ds_ = attack(V, tokens, attackers, seed=seed, train_share=lk.train_share, texts=texts,
+                             transforms=transforms)
+                out.update(_suffixed(ds_, "-docsplit"))
             if aux_embedding is not None:
                 aux_texts = [texts[i] for i in a_idx]
                 if doc_transform is not None:
@@ -520,12 +530,7 @@ class Task:
                             texts=[texts[i] for i in order], transforms=transforms,
                             groups=[groups[i] for i in order],
                             split=(np.arange(na), np.arange(na, len(order))))
-                for k, v in kl.items():
-                    if k == "attack_variants":
-                        out["attack_variants_keyless"] = v
-                    else:
-                        head, name = k.split("_", 1)
-                        out[f"{head}_{name}-keyless"] = v
+                out.update(_suffixed(kl, "-keyless"))
         link_cfg = self.meta.get("linking")
         if link_cfg is not None and store.backend == "chroma":
             stored = store.stored_texts(ids)
@@ -541,3 +546,15 @@ class Task:
             out["stored_raw_name_share"] = float(np.mean([
                 bool(t) and corpus.identities[truth[i]].name in (t or "") for i, t in enumerate(stored)]))
         return out
+
+
+def _suffixed(metrics: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """``leakage_nn`` → ``leakage_nn<suffix>`` (and ``attack_variants`` → ``attack_variants<suffix>``)."""
+    out: dict[str, Any] = {}
+    for k, v in metrics.items():
+        if k == "attack_variants":
+            out[f"attack_variants{suffix.replace('-', '_')}"] = v
+        else:
+            head, name = k.split("_", 1)
+            out[f"{head}_{name}{suffix}"] = v
+    return out
