@@ -205,3 +205,21 @@ def test_entity_split_is_by_identity_and_document() -> None:
     assert len(sp.attacker_docs) + len(sp.victim_docs) == len(corpus.documents)
     assert t.leakage.split_groups() is not None and len(set(t.leakage.groups)) == len(corpus.identity_counts())
     assert "redact" in MECHANISM_SPECS and MECHANISM_SPECS["surrogate+concept"]["estimator"] == "subspace"
+
+
+def test_entity_report_ratios_and_headline() -> None:
+    from private_vectors.bench.entity_report import entity_markdown
+
+    def line(mech, eps, seed, **kw):
+        return {"dataset": "entity", "kind": "entity", "backend": "chroma", "mechanism": mech, "eps": eps,
+                "seed": seed, "utility": kw.pop("u"), "utility_city": 0.1, "utility_person_top1": 0.2,
+                "leakage_prior": 0.0, "leakage_prior-docsplit": 0.1, "leakage_nn": 0.01, "leakage_nn-docsplit": 0.3,
+                "leakage_linking": kw.pop("link"), "leakage_linking-prior": 0.2, "stored_raw_name_share": 0.0, **kw}
+
+    lines = [line("laplace", 10.0, s, u=0.5, link=0.2) for s in (0, 1)] + \
+        [line("surrogate+laplace", 10.0, 0, u=0.4, link=0.9), line("surrogate+laplace", 10.0, 1, u=0.3, link=0.7)]
+    md = entity_markdown(lines)
+    assert "| surrogate+laplace | 10 | 0.350 | 0.70× (laplace) |" in md
+    assert "linking: 80.0 (60.0 above baseline)" in md  # 0.8 − 0.2 beats nn-docsplit's 0.3 − 0.1
+    assert "nn-docsplit: 30.0 (20.0 above baseline)" in md  # laplace: no pseudonyms, linking = baseline
+    assert entity_markdown([{"kind": "retrieval"}]) == ""

@@ -488,7 +488,9 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                "texts_encoded": enc.encoded, "total_seconds": round(time.time() - t_start, 1),
                "config_full": cfg}
     (out / "run.json").write_text(json.dumps(summary, indent=2, default=str))
+    from .entity_report import write_entity_report
     from .report import write_report
 
     write_report(lines_path, out)
+    write_entity_report(lines_path, out)
     return lines_path
