@@ -171,7 +171,8 @@ def test_entity_task_end_to_end_tiny(tmp_path) -> None:
            "mechanisms": ["none", "redact", "surrogate+laplace"],
            "attackers": {"mlc": {"epochs": 2}, "nn": {"k": 3}, "prior": {}},
            "datasets": [{"name": "entity", "kind": "entity", "n_docs": 60, "n_identities": 25,
-                         "n_person_queries": 12, "n_city_queries": 4}]}
+                         "n_person_queries": 12, "n_city_queries": 4,
+                         "linking_variants": {"names": {"fields": ["name"]}}}]}
     lines = [json.loads(x) for x in run_benchmark(cfg, tmp_path, progress=False, encoder=FakeEncoder(dim=32))
              .read_text().splitlines()]
     by = {r["mechanism"]: r for r in lines}
@@ -179,7 +180,8 @@ def test_entity_task_end_to_end_tiny(tmp_path) -> None:
     for r in lines:
         assert r["kind"] == "entity" and r["token_source"] == "spans"
         for k in ("utility", "utility_city", "utility_person_top1", "leakage_nn", "leakage_nn-keyless",
-                  "leakage_mlc-keyless", "leakage_nn-docsplit", "leakage_linking", "leakage_linking-prior"):
+                  "leakage_mlc-keyless", "leakage_nn-docsplit", "leakage_linking", "leakage_linking-names",
+                  "leakage_linking-prior"):
             assert 0.0 <= r[k] <= 1.0, (r["mechanism"], k)
         assert r["n_attacker_docs"] + r["n_victim_docs"] == 60
     # no stored text: the linking attacker is left with its frequency prior
@@ -189,6 +191,7 @@ def test_entity_task_end_to_end_tiny(tmp_path) -> None:
     assert by["surrogate+laplace"]["linking_pseudonym_share"] > 0.5
     assert by["redact"]["stages"]["text"] == "redact (project, keyed)"
     assert {"mlc-keyless", "mlc-docsplit"} <= set(by["none"]["prior_based"])
+    assert "linking-names" in (tmp_path / "entity.md").read_text()
     ablation = (tmp_path / "ablation.md").read_text()
     assert "redact (project, keyed)" in ablation and "surrogate (project, keyed)" in ablation
 

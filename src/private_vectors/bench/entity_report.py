@@ -63,9 +63,11 @@ def headline(cell: dict, attackers: list[str]) -> tuple[str, float, float]:
             base = _v(cell, f"leakage_prior{suffix}") if not math.isnan(_v(cell, f"leakage_prior{suffix}")) else prior
             if not math.isnan(lk) and lk - base > best[2]:
                 best = (f"{a}{suffix}", lk, lk - base)
-    lk, base = _v(cell, "leakage_linking"), _v(cell, "leakage_linking-prior")
-    if not math.isnan(lk) and lk - base > best[2]:
-        best = ("linking", lk, lk - base)
+    base = _v(cell, "leakage_linking-prior")
+    for key in sorted(k for k in cell if k.startswith("leakage_linking") and k != "leakage_linking-prior"):
+        lk = _v(cell, key)
+        if not math.isnan(lk) and lk - base > best[2]:
+            best = (key.removeprefix("leakage_"), lk, lk - base)
     return best
 
 
@@ -100,6 +102,8 @@ def entity_markdown(lines: list[dict[str, Any]]) -> str:
     for dataset in sorted({r["dataset"] for r in ent}):
         cells = {(m, e): c for (d, _b, m, e), c in agg.items() if d == dataset}
         atts = _vector_attackers(cells)
+        linkers = sorted({k.removeprefix("leakage_") for c in cells.values() for k in c
+                          if k.startswith("leakage_linking-") and k != "leakage_linking-prior"})
         rank = {m: i for i, m in enumerate(ROW_ORDER)}
         keys = sorted(cells, key=lambda k: (rank.get(k[0], 99), k[1]))
         parts.append(f"## {dataset}: utility\n")
@@ -118,7 +122,7 @@ def entity_markdown(lines: list[dict[str, Any]]) -> str:
         parts.append("")
         parts.append(f"## {dataset}: leakage of the original values (×100)\n")
         head = ["row", "ε"] + [f"{a} ({lab})" for a in atts for _, lab in SPLITS] + \
-            ["token prior", "linking", "linking baseline", "texts with a pseudonym", "stored texts with the raw full name",
+            ["token prior (identity split)", "token prior (document split)", "linking", *linkers, "linking baseline", "texts with a pseudonym", "stored texts with the raw full name",
              "headline attacker"]
         parts.append("| " + " | ".join(head) + " |")
         parts.append("|" + "---|" * len(head))
@@ -126,7 +130,8 @@ def entity_markdown(lines: list[dict[str, Any]]) -> str:
             c = cells[(m, e)]
             row = [m, "∞" if math.isinf(e) else f"{e:g}"]
             row += [_pct(_v(c, f"leakage_{a}{s}")) for a in atts for s, _ in SPLITS]
-            row += [_pct(_v(c, "leakage_prior")), _pct(_v(c, "leakage_linking")),
+            row += [_pct(_v(c, "leakage_prior")), _pct(_v(c, "leakage_prior-docsplit")), _pct(_v(c, "leakage_linking")),
+                    *[_pct(_v(c, f"leakage_{x}")) for x in linkers],
                     _pct(_v(c, "leakage_linking-prior")), _pct(_v(c, "linking_pseudonym_share")),
                     _pct(_v(c, "stored_raw_name_share"))]
             name, lk, ex = headline(c, atts)

@@ -168,7 +168,7 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
 ENTITY_DEFAULTS: dict[str, Any] = {"path": "pii", "n_identities": 150, "n_docs": 500, "zipf_s": 1.0,
                                    "attribute_share": 0.7, "n_person_queries": 120, "n_city_queries": 20,
                                    "attacker_share": 0.5, "keyless": True, "document_split": True,
-                                   "linking": {}}
+                                   "linking": {}, "linking_variants": {}}
 """An ``"entity"`` data set's parameters (any may be set in its config entry): the corpus
 (:func:`private_vectors.bench.entity.make_entity_corpus`, seeded with ``data_seed``), the share
 of documents on the attacker's side of the identity split, whether the key-less attacker and the
@@ -192,7 +192,7 @@ def _entity_task(root: Path, d: dict[str, Any], seed: int) -> Task:
                 leakage_in_store=False,
                 meta={"leak_ids": [doc.id for doc in corpus.documents], "entity": corpus,
                       "keyless": bool(p["keyless"]), "document_split": bool(p["document_split"]),
-                      "linking": p["linking"]})
+                      "linking": p["linking"], "linking_variants": p["linking_variants"]})
 
 
 # --------------------------------------------------------------------------- embeddings

@@ -492,7 +492,9 @@ class Task:
           links the stored texts of the whole collection to a directory of the candidate
           identities by pseudonym clusters, frequency and attributes; share of the documents
           whose real identity is recovered — all of them, since it uses no labelled documents
-          (``leakage_linking-prior``: always guessing the most frequent identity).
+          (``leakage_linking-prior``: always guessing the most frequent identity); the data
+          set's ``linking_variants`` ({suffix: parameters}) add weaker linkers
+          (``leakage_linking-<suffix>``), e.g. one that knows names and frequencies only.
         """
         from .linking import LinkingAttacker, directory_record, zipf_frequencies
 
@@ -534,15 +536,19 @@ class Task:
         link_cfg = self.meta.get("linking")
         if link_cfg is not None and store.backend == "chroma":
             stored = store.stored_texts(ids)
-            att = LinkingAttacker(**dict(link_cfg)).fit(
-                [directory_record(p) for p in corpus.identities],
-                zipf_frequencies(len(corpus.identities), float(corpus.config["zipf_s"])))
             owner = {doc.id: doc.identity for doc in corpus.documents}
             truth = [owner[d] for d in ids]
-            res = att.evaluate(stored, truth)  # it learns nothing from labelled documents: all are scored
-            out["leakage_linking"] = res["leakage"]
-            out["leakage_linking-prior"] = res["prior"]
-            out["linking_pseudonym_share"] = res["pseudonym_share"]
+            directory = [directory_record(p) for p in corpus.identities]
+            freq = zipf_frequencies(len(corpus.identities), float(corpus.config["zipf_s"]))
+            variants = {"linking": dict(link_cfg), **{f"linking-{k}": dict(v) for k, v in
+                                                      (self.meta.get("linking_variants") or {}).items()}}
+            for name, params in variants.items():
+                # it learns nothing from labelled documents: every document is scored
+                res = LinkingAttacker(**params).fit(directory, freq).evaluate(stored, truth)
+                out[f"leakage_{name}"] = res["leakage"]
+                if name == "linking":
+                    out["leakage_linking-prior"] = res["prior"]
+                    out["linking_pseudonym_share"] = res["pseudonym_share"]
             out["stored_raw_name_share"] = float(np.mean([
                 bool(t) and corpus.identities[truth[i]].name in (t or "") for i, t in enumerate(stored)]))
         return out
