@@ -39,7 +39,7 @@ def _seeds(text: str) -> list[int]:
 def _resolve_data_root(cfg: dict[str, Any], config_path: Path, override: str | None) -> None:
     root = Path(override or cfg.get("data_root", "../shared/data"))
     if not root.is_absolute():
-        for base in (Path.cwd(), config_path.resolve().parents[2], _REPO):
+        for base in (Path.cwd(), *config_path.resolve().parents[2:3], _REPO):  # a config in /tmp has no parents[2]
             if (base / root).is_dir():
                 root = base / root
                 break

@@ -31,8 +31,8 @@ __all__ = ["ablation_markdown", "aggregate", "bootstrap_ci", "crossings", "equal
            "leakage_sets_markdown", "load_lines", "merge_and_report", "write_report"]
 
 ORDER = ["none", "presidio", "redact", "surrogate", "laplace", "presidio+laplace", "redact+laplace",
-         "surrogate+laplace", "redact+concept", "purkayastha", "gaussian", "sparse-diagonal", "concept-subspace",
-         "concept-subspace+qt", "cape", "textcrafter"]
+         "surrogate+laplace", "redact+concept", "surrogate+concept", "purkayastha", "gaussian", "sparse-diagonal",
+         "concept-subspace", "concept-subspace+qt", "cape", "textcrafter"]
 """Display order of the rows; rows not listed follow, by name (tables, ablation and plots all show them)."""
 
 REFERENCES = ("laplace", "presidio+laplace")
@@ -63,7 +63,7 @@ def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], 
     for key, rows in groups.items():
         metrics = {k for r in rows for k, v in r.items()
                    if isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and (k.startswith(("leakage_", "confidence_", "epochs_")) or k in ("utility", "noise_norm"))}
+                   and (k.startswith(("leakage_", "confidence_", "epochs_", "utility_")) or k in ("utility", "noise_norm"))}
         out[key] = {}
         for m in metrics:
             vals = np.array([float(r[m]) for r in rows if isinstance(r.get(m), (int, float))], dtype=float)
@@ -222,6 +222,18 @@ def _at_target(pts: list[tuple[float, float, float]], target: float) -> tuple[fl
     return math.nan, [], False
 
 
+def prior_of(attacker: str) -> str:
+    """The no-information baseline of ``attacker`` on its own split: ``prior`` (the token prior),
+    ``prior-docsplit`` / ``prior-keyless`` for the entity task's split variants,
+    ``linking-prior`` for the linking attacker."""
+    if attacker.startswith("linking"):
+        return "linking-prior"
+    for suffix in ("-docsplit", "-keyless"):
+        if attacker.endswith(suffix):
+            return f"prior{suffix}"
+    return "prior"
+
+
 def _ratio_row(agg: dict, dataset: str, backend: str, attacker: str, mechanism: str, reference: str,
                ref_eps: float) -> dict[str, Any] | None:
     """One mechanism's equal-utility figures against ``reference`` (None when not computable)."""
@@ -233,7 +245,7 @@ def _ratio_row(agg: dict, dataset: str, backend: str, attacker: str, mechanism: 
         return None
     target = ref["utility"][0]
     ref_leak = ref[f"leakage_{attacker}"][0]
-    prior = ref.get("leakage_prior", (math.nan,))[0]
+    prior = ref.get(f"leakage_{prior_of(attacker)}", (math.nan,))[0]
     leak, found, bound = _at_target(pts, target)
     ratio = leak / ref_leak if ref_leak and not math.isnan(leak) else math.nan
     ref_net, net = ref_leak - prior, leak - prior
@@ -267,7 +279,7 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
         mechs = sorted({m for (d, b, m, e) in agg if d == dataset and b == backend and not math.isinf(e)},
                        key=lambda m: (ORDER.index(m) if m in ORDER else 99, m))
         for a in _attackers(lines):
-            if a == "prior":  # the floor itself: shown in the prior column
+            if prior_of(a) == a:  # the floor itself: shown in the prior column
                 continue
             for m in mechs:
                 row = _ratio_row(agg, dataset, backend, a, m, reference, ref_eps)
@@ -395,7 +407,7 @@ def pareto_plots(lines: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     agg = aggregate(lines)
-    attackers = [a for a in _attackers(lines) if a != "prior"]
+    attackers = [a for a in _attackers(lines) if prior_of(a) != a]
     paths = []
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
         fig, axes = plt.subplots(1, len(attackers), figsize=(5.5 * len(attackers), 4.6), squeeze=False)

@@ -35,8 +35,8 @@ from .cache import CachingEncoder
 from .report import eps_value
 from .tasks import LeakageSet, Task, pair_groups
 
-__all__ = ["MECHANISM_SPECS", "build_tasks", "cell_record", "doc_transform", "insert_pii", "make_embedding",
-           "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
+__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "build_tasks", "cell_record", "doc_transform",
+           "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
 
 
 MECHANISM_SPECS: dict[str, dict[str, Any]] = {
@@ -51,6 +51,13 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "textcrafter": {"learned": "textcrafter"},
     "presidio": {"mechanism": "none", "text": "presidio"},
     "presidio+laplace": {"mechanism": "laplace", "text": "presidio"},
+    # the project's own text stage, inside PrivateEmbedding (keyed with a per-seed bench key)
+    "redact": {"mechanism": "none", "sanitize": "redact"},
+    "redact+laplace": {"mechanism": "laplace", "sanitize": "redact"},
+    "redact+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "redact"},
+    "surrogate": {"mechanism": "none", "sanitize": "surrogate"},
+    "surrogate+laplace": {"mechanism": "laplace", "sanitize": "surrogate"},
+    "surrogate+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "surrogate"},
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
 (``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform.
@@ -59,7 +66,23 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
 A ``"text"`` entry names a text stage (:data:`private_vectors.bench.text_rows.TEXT_STAGES`) that
 rewrites every stored text before it is encoded: ``presidio`` is the practitioner's anchor
 (presidio's default recognizers, typed placeholders). A row whose ``mechanism`` is ``"none"``
-runs only at ε = ∞ (no noise)."""
+runs only at ε = ∞ (no noise).
+
+A ``"sanitize"`` entry is the **project's** text stage: the row's PrivateEmbedding is built with
+``sanitize=<policy>`` and an explicit per-seed benchmark key (:func:`bench_key`), so documents
+are sanitized once on their way into the store (``prepare_documents``: the sanitized text is
+embedded and stored) and queries go through the same Sanitizer (``apply_queries``, same key) as
+in real use. ``redact+concept`` / ``surrogate+concept`` add the concept-subspace Mahalanobis
+noise (no query transform, like ``concept-subspace``)."""
+
+
+def bench_key(seed: int, role: str = "victim") -> str:
+    """The explicit key of a keyed grid row: fixed per seed and role (``"victim"``: the store's
+    owner; ``"aux"``: the key-less attacker's own key, a different one). Benchmark keys only —
+    public strings, never written to results (the PrivateEmbedding redacts them anyway)."""
+    if role not in ("victim", "aux"):
+        raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
+    return f"private-vectors bench key, {role}, seed {int(seed)} (benchmark only, not a secret)"
 
 
 def row_stages(mechanism: str) -> dict[str, Any]:
@@ -69,7 +92,8 @@ def row_stages(mechanism: str) -> dict[str, Any]:
     noise = spec.get("learned") or spec.get("mechanism", mechanism)
     if spec.get("estimator"):
         noise = f"{noise} ({spec['estimator']})"
-    return {"text": spec.get("text"), "erasure": spec.get("erasure"), "noise": None if noise == "none" else noise,
+    text = spec.get("text") or (f"{spec['sanitize']} (project, keyed)" if spec.get("sanitize") else None)
+    return {"text": text, "erasure": spec.get("erasure"), "noise": None if noise == "none" else noise,
             "query_transform": spec.get("query_transform")}
 
 
@@ -187,8 +211,10 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
                 .subset(d.get("n"), seed)
             t = Task(name, kind, "ndcg@10 (masked→full)", leakage=LeakageSet(name, data), leakage_in_store=False)
             concept = d.get("concept", "medical")
+        elif kind == "entity":
+            t = _entity_task(root, d, seed)
         else:
-            raise ValueError(f"dataset kind {kind!r}: expected retrieval, sts or ddxplus")
+            raise ValueError(f"dataset kind {kind!r}: expected retrieval, sts, ddxplus or entity")
         t.meta["concept"] = concept
         t.meta["token_source"] = t.leakage.data.token_source if t.leakage else None
         # presidio sentences (as distractors or inside documents) are one leakage set whatever the task
@@ -200,6 +226,36 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
             t.meta["epsilons"] = {eps_value(e) for e in d["epsilons"]}
         tasks.append(t)
     return tasks
+
+
+ENTITY_DEFAULTS: dict[str, Any] = {"path": "pii", "n_identities": 150, "n_docs": 500, "zipf_s": 1.0,
+                                   "attribute_share": 0.7, "n_person_queries": 120, "n_city_queries": 20,
+                                   "attacker_share": 0.5, "keyless": True, "document_split": True,
+                                   "linking": {}, "linking_variants": {}}
+"""An ``"entity"`` data set's parameters (any may be set in its config entry): the corpus
+(:func:`private_vectors.bench.entity.make_entity_corpus`, seeded with ``data_seed``), the share
+of documents on the attacker's side of the identity split, whether the key-less attacker and the
+known-plaintext attacker on a document split (``document_split``) run,
+and the :class:`~private_vectors.bench.linking.LinkingAttacker`'s parameters (None: no linking)."""
+
+
+def _entity_task(root: Path, d: dict[str, Any], seed: int) -> Task:
+    """The entity-retrieval task: documents about Zipf-frequent people, person and city queries;
+    leakage set = the documents with their own sensitive values, split by identity."""
+    from .entity import make_entity_corpus
+
+    p = {**ENTITY_DEFAULTS, **d}
+    corpus = make_entity_corpus(root / p["path"], n_identities=p["n_identities"], n_docs=p["n_docs"],
+                                zipf_s=p["zipf_s"], attribute_share=p["attribute_share"],
+                                n_person_queries=p["n_person_queries"], n_city_queries=p["n_city_queries"],
+                                seed=seed)
+    leak = LeakageSet(d["name"], corpus.sensitive(), train_share=float(p["attacker_share"]),
+                      groups=[doc.identity for doc in corpus.documents])
+    return Task(d["name"], "entity", "person-query ndcg@10", retrieval=corpus.retrieval(d["name"]), leakage=leak,
+                leakage_in_store=False,
+                meta={"leak_ids": [doc.id for doc in corpus.documents], "entity": corpus,
+                      "keyless": bool(p["keyless"]), "document_split": bool(p["document_split"]),
+                      "linking": p["linking"], "linking_variants": p["linking_variants"]})
 
 
 # --------------------------------------------------------------------------- embeddings
@@ -219,8 +275,13 @@ def fitted_concept(concept: str, estimator: str, encoder: Any, cfg: dict[str, An
 
 
 def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept: str,
-                   cfg: dict[str, Any]) -> Any:
+                   cfg: dict[str, Any], *, key_role: str = "victim") -> Any:
     """The PrivateEmbedding of one grid cell (seeded: benchmark only).
+
+    Rows with a ``"sanitize"`` entry are keyed with :func:`bench_key` (``key_role`` "aux" builds
+    the same configuration under another key, for the key-less attacker); their noise is then
+    keyed per text, as in real use with a key. Other rows ignore ``key_role`` except through
+    the seed: ``"aux"`` draws their noise from another seed.
 
     ``store_geometry="none"``: the harness stores the mechanism's own output (its store uses the
     embedding's space), so a ``+qt`` row stores exactly its base row's vectors and the committed
@@ -228,6 +289,7 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
     from ..embedding import PrivateEmbedding
 
     spec = dict(MECHANISM_SPECS[mechanism])
+    state = seed if key_role == "victim" else seed + 7919  # "aux": an independent noise stream
     if "learned" in spec:
         from ..mechanisms import load_learned
 
@@ -235,15 +297,23 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
         over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}
         # a config may point a row at other artefacts (e.g. trained on disjoint data)
         folder = cfg.get("learned_artefacts", {}).get(kind)
-        mech = load_learned(Path(folder).expanduser() if folder else kind, random_state=seed, **over)
-        return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=seed,
+        mech = load_learned(Path(folder).expanduser() if folder else kind, random_state=state, **over)
+        return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=state,
                                 store_geometry="none")
     spec.pop("text", None)  # the text stage is applied by the task (doc_transform), not here
     est = spec.pop("estimator", None)
     fitted = fitted_concept(concept, est, encoder, cfg) if est else None
+    kw: dict[str, Any] = {"sanitize": None}
+    if spec.get("sanitize"):
+        key = bench_key(seed, key_role)
+        kw = {"sanitize": spec["sanitize"], "key": key}
+        if concept != "PII":  # the task's own span concept (PrivateEmbedding's string path sanitizes "PII")
+            from ..text import Sanitizer
+
+            kw["sanitize"] = Sanitizer(concept, policy=spec["sanitize"], key=key)
     return PrivateEmbedding(concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
                             mechanism=spec["mechanism"], query_transform=spec.get("query_transform", "none"),
-                            random_state=seed, store_geometry="none")
+                            random_state=state, store_geometry="none", **kw)
 
 
 ATTACKERS = ("mlc", "mlc-enc", "nn", "prior", "generative")
@@ -435,8 +505,11 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     cfg_eps = {eps_value(e) for e in cfg["epsilons"]}
     seeds = [int(s) for s in cfg.get("seeds", [0])]
     backends = cfg.get("backends", ["chroma"])
+    based = prior_based(cfg)
+    if any(t.kind == "entity" and t.meta.get("keyless") for t in tasks):
+        based += [f"{a}{suffix}" for suffix in ("-keyless", "-docsplit") for a in based]
     meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
-            "model": enc.model_id, "dim": enc.dim, "prior_based": prior_based(cfg)}
+            "model": enc.model_id, "dim": enc.dim, "prior_based": based}
     skipped: dict[str, str] = {}
     n_done = 0
     with lines_path.open("w", encoding="utf-8") as fh:
@@ -465,10 +538,13 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         cell_att = {n: f for n, (f, w) in attackers.items() if _runs_on(w, mech, eps)}
                         memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
                         reused = mech.endswith("+qt") and memo_key in attack_memo
+                        aux = None
+                        if task.kind == "entity" and task.meta.get("keyless") and cell_att:
+                            aux = make_embedding(mech, eps, seed, enc, task.meta["concept"], cfg, key_role="aux")
                         metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
                                            sts_transform=sts_tf,
                                            attack_transforms=None if reused else adaptive_transforms(ef, cfg),
-                                           doc_transform=doc_transform(mech, cfg))
+                                           doc_transform=doc_transform(mech, cfg), aux_embedding=aux)
                         attack_part = {k: v for k, v in metrics.items()
                                        if k.startswith(("leakage_", "confidence_", "epochs_", "view_"))
                                        or k == "attack_variants"}
@@ -488,7 +564,9 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                "texts_encoded": enc.encoded, "total_seconds": round(time.time() - t_start, 1),
                "config_full": cfg}
     (out / "run.json").write_text(json.dumps(summary, indent=2, default=str))
+    from .entity_report import write_entity_report
     from .report import write_report
 
     write_report(lines_path, out)
+    write_entity_report(lines_path, out)
     return lines_path

@@ -17,6 +17,8 @@ each attacker is trained on the attacker-train vectors (perturbed by the same me
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ class VectorStore:
         self.embedding = embedding
         self.backend = backend
         self.doc_transform: Any = None  # list[str] -> list[str] applied to stored texts
+        self._chain = ""  # hash of the texts ingested so far (the sanitize memo's key)
         if backend == "chroma":
             import chromadb
 
@@ -57,16 +60,41 @@ class VectorStore:
             raise ValueError(f"backend: expected 'chroma' or 'faiss', received {backend!r}")
 
     def add(self, ids: Sequence[str], texts: Sequence[str], batch: int = 1000) -> None:
-        """Embed (perturb) and store ``texts`` under ``ids`` (after ``doc_transform``, if set)."""
+        """Embed (perturb) and store ``texts`` under ``ids`` (after ``doc_transform``, if set).
+
+        Chroma: each text is sanitized once by the embedding's text stage, when it has one
+        (``sanitize_documents``, memoised across cells by :func:`sanitize_once`), and the
+        sanitized text is what is embedded and stored, as ``chroma_store`` does; a
+        ``doc_transform`` row stores its transformed text; a row without a text stage stores
+        no text."""
         for s in range(0, len(texts), batch):
             i, t = list(ids[s:s + batch]), list(texts[s:s + batch])
             if self.doc_transform is not None:
                 t = list(self.doc_transform(t))
             if self.backend == "chroma":
-                self._col.add(ids=i, documents=t)
+                stored, vecs = prepare_documents(self.embedding, t, self._chain)
+                self._chain = _chain_hash(self._chain, t)
+                if stored is None and self.doc_transform is not None:
+                    stored = t  # already rewritten by the row's text stage: not raw text
+                if stored is None:
+                    self._col.add(ids=i, embeddings=vecs)
+                else:
+                    self._col.add(ids=i, embeddings=vecs, documents=stored)
             else:
                 new = self._index.add_texts(t)
                 self._ids.update(zip(i, new, strict=True))
+
+    def stored_texts(self, ids: Sequence[str]) -> list[str | None]:
+        """The texts the store keeps for ``ids`` (None where it keeps none), read back from it."""
+        if self.backend != "chroma":
+            raise ValueError("stored_texts: only the chroma backend is supported")
+        got: dict[str, Any] = {}
+        ids = list(ids)
+        for s in range(0, len(ids), 2000):
+            res = self._col.get(ids=ids[s:s + 2000], include=["documents"])
+            docs = res["documents"] if res["documents"] is not None else [None] * len(res["ids"])
+            got.update(zip(res["ids"], docs, strict=True))
+        return [got.get(i) or None for i in ids]
 
     def search(self, queries: Sequence[str], k: int) -> list[dict[str, float]]:
         """Per query, {stored id: score} of the top ``k`` (higher is better)."""
@@ -108,6 +136,50 @@ class VectorStore:
 
 def open_store(embedding: Any, backend: str) -> VectorStore:
     return VectorStore(embedding, backend)
+
+
+_SANITIZED: dict[str, tuple[list[str], dict[str, Any] | None]] = {}
+"""Memo of the text stage's outputs: a grid sanitizes the same corpus, in the same batches, with
+the same sanitizer configuration and key for every ε and noise row of a seed."""
+
+
+def _chain_hash(previous: str, texts: Sequence[str]) -> str:
+    h = hashlib.sha256(previous.encode())
+    for t in texts:
+        h.update(hashlib.sha256(t.encode("utf-8")).digest())
+    return h.hexdigest()
+
+
+def sanitize_once(embedding: Any, texts: Sequence[str], chain: str = "") -> list[str]:
+    """``embedding.sanitize_documents(texts)``, memoised by (sanitizer configuration, key check
+    value, every batch ingested before this one, ``texts``): the Sanitizer's keyed index makes
+    its output depend on earlier batches, so a hit restores the index it had after this batch.
+    The key itself is not part of the memo key (only its check value)."""
+    san = getattr(embedding, "sanitizer", None)
+    if san is None:
+        return list(texts)
+    state = san.get_state() if hasattr(san, "get_state") else None
+    if state is None or not state.get("keyed"):  # a random per-instance index: nothing to share
+        return list(embedding.sanitize_documents(texts))
+    cfg = json.dumps(san.get_config(), sort_keys=True, default=str)
+    memo = hashlib.sha256(f"{cfg}|{state['key_id']}|{_chain_hash(chain, texts)}".encode()).hexdigest()
+    if memo in _SANITIZED:
+        out, after = _SANITIZED[memo]
+        if after is not None:
+            embedding.load_query_index_state(after)
+        return list(out)
+    out = list(embedding.sanitize_documents(texts))
+    _SANITIZED[memo] = (out, embedding.query_index_state())
+    return out
+
+
+def prepare_documents(embedding: Any, texts: Sequence[str], chain: str = "") -> tuple[list[str] | None, np.ndarray]:
+    """(texts to store or None, vectors): :meth:`PrivateEmbedding.prepare_documents` with the
+    sanitizing memoised (:func:`sanitize_once`) — each text sanitized once, that text embedded."""
+    if not hasattr(embedding, "embed_sanitized"):  # a plain embedding function
+        return None, np.asarray(embedding(list(texts)), dtype=np.float32)
+    sanitized = sanitize_once(embedding, texts, chain)
+    return embedding.texts_to_store(texts, sanitized), embedding.embed_sanitized(sanitized)
 
 
 # --------------------------------------------------------------------------- leakage
@@ -197,10 +269,13 @@ VALIDATION_SHARE = 0.2
 
 def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, Any], *, seed: int,
            train_share: float = 0.7, texts: Sequence[str] | None = None,
-           transforms: dict[str, Any] | None = None, groups: Sequence[Any] | None = None) -> dict[str, Any]:
+           transforms: dict[str, Any] | None = None, groups: Sequence[Any] | None = None,
+           split: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     """Split into attacker-train / victim-test, fit each attacker, return its metrics.
 
-    ``groups`` (one label per vector) keeps each group on one side of the split.
+    ``groups`` (one label per vector) keeps each group on one side of the split; ``split``
+    (attacker-train indices, victim-test indices) fixes the split instead (the entity task's
+    identity split, or auxiliary vectors followed by the victim's).
     An attacker that learns from the sentences themselves (``fit_needs_sentences``, the
     generative one) also gets the attacker-train ``texts``.
 
@@ -218,6 +293,8 @@ def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, An
     rng = np.random.default_rng(seed)
     grp = list(range(len(vectors))) if groups is None else list(groups)
     tr, te = group_split(grp, train_share, rng)
+    if split is not None:
+        tr, te = np.asarray(split[0], dtype=np.int64), np.asarray(split[1], dtype=np.int64)
     views = {"raw": vectors}
     for tname, tf in (transforms or {}).items():
         views[tname] = np.asarray(tf.apply(vectors), dtype=np.float32)
@@ -272,7 +349,7 @@ class Task:
     """One data set of the grid: a utility source and a leakage set."""
 
     name: str
-    kind: str  # "retrieval" | "sts" | "ddxplus"
+    kind: str  # "retrieval" | "sts" | "ddxplus" | "entity"
     utility_metric: str
     retrieval: RetrievalDataset | None = None
     sts: STSDataset | None = None
@@ -293,12 +370,15 @@ class Task:
 
     def run(self, embedding: Any, attackers: dict[str, Any], *, seed: int, backend: str = "chroma",
             sts_transform: Any = None, attack_transforms: dict[str, Any] | None = None,
-            doc_transform: Any = None) -> dict[str, Any]:
+            doc_transform: Any = None, aux_embedding: Any = None) -> dict[str, Any]:
         """Store, measure utility, read back, attack. Returns metrics.
 
         ``doc_transform`` (list[str] → list[str], optional) rewrites every text before it is
         stored — a text-stage row such as the presidio anchor; queries are not rewritten and
         the attackers still target the original sensitive tokens.
+
+        ``aux_embedding`` (entity task): the same configuration under another key (or noise
+        seed), for the key-less attacker (:meth:`_entity_attacks`).
         """
         store = open_store(embedding, backend)
         if doc_transform is not None:
@@ -311,6 +391,11 @@ class Task:
                 out.update(self._sts(store, sts_transform))
             elif self.kind == "ddxplus":
                 out.update(self._ddxplus(store))
+            elif self.kind == "entity":
+                out.update(self._entity(store))
+                out.update(self._entity_attacks(store, attackers, seed=seed, transforms=attack_transforms,
+                                                aux_embedding=aux_embedding, doc_transform=doc_transform))
+                return out
             if self.leakage is not None and attackers:
                 lk = self.leakage
                 V = store.vectors(self._leak_ids())
@@ -363,3 +448,119 @@ class Task:
         qrels = {i: {i: 1} for i in ids}
         self.meta["leak_ids"] = ids
         return {"utility": ndcg_at_k(run, qrels, 10)}
+
+    # ---------------------------------------------------------------- entity retrieval
+    def _entity(self, store: VectorStore) -> dict[str, float]:
+        """Ingest the entity corpus; NDCG@10 of the person queries (``utility``) and of the city
+        queries (``utility_city``), and the person queries' top-1 rate, through the store with
+        the embedding's query path (its text stage's ``apply_queries`` included)."""
+        corpus = self.meta["entity"]
+        ds = self.retrieval
+        assert ds is not None
+        store.add(list(ds.corpus), list(ds.corpus.values()))
+        out: dict[str, float] = {}
+        groups = {"": corpus.person_queries(), "_city": [q for q, k in corpus.query_kind.items() if k == "city"]}
+        for suffix, qids in groups.items():
+            if not qids:
+                continue
+            hits = store.search([ds.queries[q] for q in qids], 10)
+            run = {q: h for q, h in zip(qids, hits, strict=True)}
+            qrels = {q: ds.qrels[q] for q in qids}
+            out[f"utility{suffix}"] = ndcg_at_k(run, qrels, 10)
+            if not suffix:
+                firsts = [max(h, key=h.__getitem__) if h else None for h in hits]
+                out["utility_person_top1"] = float(np.mean([f is not None and qrels[q].get(f, 0) > 0
+                                                            for q, f in zip(qids, firsts, strict=True)]))
+        return out
+
+    def _entity_attacks(self, store: VectorStore, attackers: dict[str, Any], *, seed: int,
+                        transforms: dict[str, Any] | None, aux_embedding: Any, doc_transform: Any) -> dict[str, Any]:
+        """The entity task's attackers on the original sensitive values, on one identity split
+        (``EntityCorpus.attacker_split``: no identity and no document on both sides):
+
+        * known-plaintext (``leakage_<name>``): trained on the victim's own stored vectors of
+          the attacker-side identities with their true tokens;
+        * known-plaintext, document split (``leakage_<name>-docsplit``, when the data set's
+          ``document_split`` is set): the harness's usual split by document, so the attacker
+          has labelled documents of the victims' own identities (for surrogates: it can learn
+          a person's surrogate from them);
+        * key-less (``leakage_<name>-keyless``): trained on the same attacker-side documents
+          protected by ``aux_embedding`` — the same configuration under a different key (the
+          attacker runs the public mechanism with its own key) — and scored on the victim's
+          stored vectors of the victim-side identities;
+        * frequency / linking (``leakage_linking``, :class:`~private_vectors.bench.linking.LinkingAttacker`):
+          links the stored texts of the whole collection to a directory of the candidate
+          identities by pseudonym clusters, frequency and attributes; share of the documents
+          whose real identity is recovered — all of them, since it uses no labelled documents
+          (``leakage_linking-prior``: always guessing the most frequent identity); the data
+          set's ``linking_variants`` ({suffix: parameters}) add weaker linkers
+          (``leakage_linking-<suffix>``), e.g. one that knows names and frequencies only.
+        """
+        from .linking import LinkingAttacker, directory_record, zipf_frequencies
+
+        corpus = self.meta["entity"]
+        lk = self.leakage
+        assert lk is not None
+        ids = self.meta["leak_ids"]
+        pos = {d: i for i, d in enumerate(ids)}
+        sp = corpus.attacker_split(lk.train_share, seed=seed)
+        a_idx = np.asarray([pos[d] for d in sp.attacker_docs], dtype=np.int64)
+        v_idx = np.asarray([pos[d] for d in sp.victim_docs], dtype=np.int64)
+        groups = lk.split_groups()
+        tokens, texts = lk.data.tokens, lk.data.texts
+        out: dict[str, Any] = {"n_attacker_docs": float(len(a_idx)), "n_victim_docs": float(len(v_idx))}
+        if attackers:
+            V = store.vectors(ids)
+            kp = attack(V, tokens, attackers, seed=seed, texts=texts, transforms=transforms, groups=groups,
+                        split=(a_idx, v_idx))
+            out.update(kp)
+            if self.meta.get("document_split"):
+                # the known-plaintext attacker with other documents of the *same* people: what a
+                # consistent surrogate gives away to someone who has seen its plaintext elsewhere
+                ds_ = attack(V, tokens, attackers, seed=seed, train_share=lk.train_share, texts=texts,
+                             transforms=transforms)
+                out.update(_suffixed(ds_, "-docsplit"))
+            if aux_embedding is not None:
+                aux_texts = [texts[i] for i in a_idx]
+                if doc_transform is not None:
+                    aux_texts = list(doc_transform(aux_texts))
+                _, Va = prepare_documents(aux_embedding, aux_texts)
+                Va = strip_geometry(np.asarray(Va, dtype=np.float32), getattr(aux_embedding, "store_geometry", "none"))
+                order = np.concatenate([a_idx, v_idx])
+                na = len(a_idx)
+                kl = attack(np.vstack([Va, V[v_idx]]), [tokens[i] for i in order], attackers, seed=seed,
+                            texts=[texts[i] for i in order], transforms=transforms,
+                            groups=[groups[i] for i in order],
+                            split=(np.arange(na), np.arange(na, len(order))))
+                out.update(_suffixed(kl, "-keyless"))
+        link_cfg = self.meta.get("linking")
+        if link_cfg is not None and store.backend == "chroma":
+            stored = store.stored_texts(ids)
+            owner = {doc.id: doc.identity for doc in corpus.documents}
+            truth = [owner[d] for d in ids]
+            directory = [directory_record(p) for p in corpus.identities]
+            freq = zipf_frequencies(len(corpus.identities), float(corpus.config["zipf_s"]))
+            variants = {"linking": dict(link_cfg), **{f"linking-{k}": dict(v) for k, v in
+                                                      (self.meta.get("linking_variants") or {}).items()}}
+            for name, params in variants.items():
+                # it learns nothing from labelled documents: every document is scored
+                res = LinkingAttacker(**params).fit(directory, freq).evaluate(stored, truth)
+                out[f"leakage_{name}"] = res["leakage"]
+                if name == "linking":
+                    out["leakage_linking-prior"] = res["prior"]
+                    out["linking_pseudonym_share"] = res["pseudonym_share"]
+            out["stored_raw_name_share"] = float(np.mean([
+                bool(t) and corpus.identities[truth[i]].name in (t or "") for i, t in enumerate(stored)]))
+        return out
+
+
+def _suffixed(metrics: dict[str, Any], suffix: str) -> dict[str, Any]:
+    """``leakage_nn`` → ``leakage_nn<suffix>`` (and ``attack_variants`` → ``attack_variants<suffix>``)."""
+    out: dict[str, Any] = {}
+    for k, v in metrics.items():
+        if k == "attack_variants":
+            out[f"attack_variants{suffix.replace('-', '_')}"] = v
+        else:
+            head, name = k.split("_", 1)
+            out[f"{head}_{name}{suffix}"] = v
+    return out
