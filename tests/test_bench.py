@@ -251,6 +251,8 @@ def test_grid_takes_each_data_sets_own_epsilons():
     cfg_eps = {5.0, 10.0, math.inf}
     assert [e for _, e in grid(cfg) if _task_runs(plain, e, cfg_eps)] == [math.inf, 5.0, 10.0]
     assert [e for _, e in grid(cfg) if _task_runs(dense, e, cfg_eps)] == [10.0, 2.5, 12.5]
+    few = Task("a", "sts", "pearson", meta={"mechanisms": {"laplace"}})
+    assert [(m, e) for m, e in grid(cfg) if _task_runs(few, e, cfg_eps, m)] == [("laplace", 5.0), ("laplace", 10.0)]
 
 
 def test_report_names_shared_leakage_sets():

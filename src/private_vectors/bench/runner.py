@@ -168,7 +168,7 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
 
     A data set entry may carry its own ``"epsilons"`` (e.g. a denser grid where the target
     utility sits at the edge); its cells are then that list only (ε = 10, the reference, should
-    be in it). Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
+    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
     the results line, since ``leakage_<name>`` keys name attackers): data sets that share one
     (SciFact + PII and NFCorpus + PII) count as one data set.
     """
@@ -224,6 +224,12 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
             if not isinstance(d["epsilons"], list) or not d["epsilons"]:
                 raise ValueError(f"datasets[{name}].epsilons: expected a non-empty list, received {d['epsilons']!r}")
             t.meta["epsilons"] = {eps_value(e) for e in d["epsilons"]}
+        if "mechanisms" in d:  # rows this data set runs (a costly row can be left to a separate command)
+            rows = d["mechanisms"]
+            if not isinstance(rows, list) or not rows or not set(rows) <= set(cfg["mechanisms"]):
+                raise ValueError(f"datasets[{name}].mechanisms: expected a non-empty list of the config's "
+                                 f"mechanisms {cfg['mechanisms']}, received {rows!r}")
+            t.meta["mechanisms"] = set(rows)
         tasks.append(t)
     return tasks
 
@@ -428,9 +434,11 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     return cells
 
 
-def _task_runs(task: Task, eps: float, cfg_eps: set[float]) -> bool:
-    """Whether ``task`` has the ε column ``eps``: its own list when it has one, else the config's."""
-    return eps in task.meta.get("epsilons", cfg_eps)
+def _task_runs(task: Task, eps: float, cfg_eps: set[float], mechanism: str | None = None) -> bool:
+    """Whether ``task`` has the cell (``mechanism``, ``eps``): its own ε list (else the config's)
+    and its own rows (else all)."""
+    rows = task.meta.get("mechanisms")
+    return eps in task.meta.get("epsilons", cfg_eps) and (mechanism is None or rows is None or mechanism in rows)
 
 
 def sts_transform(mechanism: str, task: Task, embedding: Any) -> Callable[[Any], Any] | None:
@@ -513,7 +521,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     skipped: dict[str, str] = {}
     n_done = 0
     with lines_path.open("w", encoding="utf-8") as fh:
-        n_cells = sum(_task_runs(t, e, cfg_eps) for _, e in cells for t in tasks)
+        n_cells = sum(_task_runs(t, e, cfg_eps, m) for m, e in cells for t in tasks)
         bar = tqdm(total=n_cells * len(seeds) * len(backends), desc="grid", disable=not progress)
         # seeds outermost and ε = 10 first: a run cut short still has every mechanism at the
         # reference ε, then the other ε values, for complete seeds
@@ -521,7 +529,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
         for seed in seeds:
             for mech, eps in order:
                 for task in tasks:
-                    if not _task_runs(task, eps, cfg_eps):
+                    if not _task_runs(task, eps, cfg_eps, mech):
                         continue
                     for backend in backends:
                         bar.update(1)
