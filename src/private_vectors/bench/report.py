@@ -415,7 +415,8 @@ def pareto_plots(lines: list[dict[str, Any]], out_dir: Path) -> list[Path]:
         present = {mm for (d, b, mm, _e) in agg if d == dataset and b == backend}
         rows = [m for m in ORDER if m in present] + sorted(present - set(ORDER))
         for ax, attacker in zip(axes[0], attackers, strict=True):
-            for m in rows:
+            colours = plt.get_cmap("tab20")  # > 10 rows: the default cycle would repeat colours
+            for i, m in enumerate(rows):
                 pts = sorted((e, v["utility"][0], v.get(f"leakage_{attacker}", (math.nan,))[0])
                              for (d, b, mm, e), v in agg.items() if d == dataset and b == backend and mm == m
                              and "utility" in v)
@@ -423,7 +424,7 @@ def pareto_plots(lines: list[dict[str, Any]], out_dir: Path) -> list[Path]:
                     continue
                 xs, ys = [p[1] for p in pts], [p[2] for p in pts]
                 ax.plot(xs, ys, marker="o" if m != "none" else "*", markersize=12 if m == "none" else 5,
-                        label=m, linestyle="-" if m != "none" else "")
+                        label=m, linestyle="-" if m != "none" else "", color=colours(i % 20))
                 for e, x, y in pts:
                     ax.annotate("∞" if math.isinf(e) else f"{e:g}", (x, y), fontsize=7, xytext=(3, 3),
                                 textcoords="offset points")
