@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import re
 import threading
 from collections.abc import Sequence
 from functools import lru_cache
@@ -176,6 +177,49 @@ def _versions() -> dict[str, str]:
     return out
 
 
+_EDGE_WORD = re.compile(r"\S+")
+_NAME_STOPPERS = frozenset(["apt", "suite", "unit", "box", "po", "p.o"])
+_PRONOUNS = frozenset(["i", "i'm", "i’m", "i've", "i'd", "i'll"])
+
+
+def _upper_word(word: str) -> bool:
+    w = word.lstrip("([{\"'“‘<>*-")
+    return bool(w) and w[0].isupper()
+
+
+def tidy_person(text: str, span: Span) -> Span | None:
+    """A PERSON (or NRP) span cut to what a name can be: spaCy's small model runs names across line
+    breaks ("Hana Čechová\\nAddress") and over a preceding verb ("add Esa Uppa"), and includes the
+    possessive ("Turcotte's"). The span keeps its first line, loses lower-case words at either end
+    (unless the text is all lower case) and a trailing 's. None when nothing is left."""
+    if span.label not in ("PERSON", "NRP"):
+        return span
+    a, b = span.start, span.end
+    line_end = text.find("\n", a, b)
+    if line_end != -1:
+        b = line_end
+    if not text.islower():
+        words = [m for m in _EDGE_WORD.finditer(text, a, b)]
+        for k, w in enumerate(words):  # a name ends before "Apt. 675", "Suite 9", a number
+            if k and (w.group(0).rstrip(".,").casefold() in _NAME_STOPPERS or any(c.isdigit() for c in w.group(0))):
+                words = words[:k]
+                break
+        while words and (not _upper_word(words[0].group(0)) or words[0].group(0).casefold() in _PRONOUNS):
+            words.pop(0)
+        while words and not _upper_word(words[-1].group(0)):
+            words.pop()
+        if not words:
+            return None
+        a, b = words[0].start(), words[-1].end()
+    while b > a and text[b - 1] in " \t.,;:":
+        b -= 1
+    if text[a:b].endswith(("'s", "’s")):
+        b -= 2
+    if b <= a:
+        return None
+    return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
+
+
 class PresidioDetector:
     """presidio-analyzer (pattern recognizers + spaCy NER), batched through ``nlp.pipe``.
 
@@ -216,7 +260,8 @@ class PresidioDetector:
         for text, artefacts in engine.process_batch(texts, language="en", batch_size=self.batch_size):
             results = self._analyzer.analyze(text=text, language="en", entities=entities,
                                              nlp_artifacts=artefacts)
-            out.append([Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results])
+            found = [Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results]
+            out.append([t for t in (tidy_person(text, s) for s in found) if t is not None])
         return out
 
     def get_config(self) -> dict[str, Any]:

@@ -23,15 +23,29 @@ from .spans import Span, check_labels, validate_texts
 
 __all__ = ["REGEX_LABELS", "RegexDetector"]
 
-REGEX_VERSION = "2"
+REGEX_VERSION = "3"
 
 # military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
 _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
-_TAIL_WORD = r"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[A-Z][\w'’.()-]*(?:[ \t]+(?:[A-Z(][\w'’.()-]*|\d{2,6}|de|la|del|di|du|van|von)){0,3}|nan|\d{2,6})"
-_TAIL = re.compile(rf"(?:[ \t]*(?:\n[ \t]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?)+|(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+")
+_UPPER = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
+_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{_UPPER}][\w'’.()-]*(?:[ \t]+(?:[{_UPPER}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
+_TAIL = re.compile(rf"(?:[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?)+|(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+"
+                   rf"(?:[ \t]+[{_UPPER}]{{2,}}\b(?:[ \t]+[{_UPPER}][\w'’.()-]*){{0,3}})?")
+# "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
+_CORNER = re.compile(r"\bcorner of ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?) and ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?)"
+                     r"(?=[ \t]*(?:[?.,;!\n]|$))")
+_PARTICLE = r"(?:de|del|dei|della|da|do|dos|la|le|di|du|van|von|der|den|ul\.)"
+_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+# "73111 31 Seneca Place 5", "772 ul. Narewska 94", "10252 Μεγάλη Άμμος 184": number, name words, number
+_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)[{_UPPER}][\w'’.-]*"
+                         rf"(?:[ \t]+(?:[{_UPPER}][\w'’.-]*|{_PARTICLE})){{0,3}}[ \t]+\d{{1,5}}[A-Za-z]?\b")
+# a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
+_HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
+_ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
+                        rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{_UPPER}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
 _NAME_CUE = re.compile(r"\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)[ \t]+"
-                       r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?)?(?:[ \t]+[A-Z][\w'’-]+)?)")
+                       r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?(?!\w))?(?:[ \t]+[A-Z][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
 REGEX_LABELS: tuple[str, ...] = (
@@ -46,7 +60,8 @@ _DEFAULT_LABELS = tuple(x for x in REGEX_LABELS if x not in ("URL", "DATE_TIME")
 def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
     """Extend a street match over the following address lines (city, region code, country, postcode)."""
     m = _TAIL.match(text, end)
-    return (start, m.end()) if m else (start, end)
+    head = _HEAD.search(text, max(0, start - 24), start)
+    return (head.start() if head else start, m.end() if m else end)
 
 
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
@@ -60,10 +75,15 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     for label, m, score in structured_matches(text, dates_are_not_phones=True):
         add(label, m, score)
     if "LOCATION" in wanted:
-        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9)):
+        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6)):
             for m in pattern.finditer(text):
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
+        for m in _CORNER.finditer(text):
+            found.extend(Span(m.start(g), m.end(g), "LOCATION", 0.7, name) for g in (1, 2))
+        for m in _ON_STREET.finditer(text):
+            a, b = _with_tail(text, m.start(1), m.end(1))
+            found.append(Span(a, b, "LOCATION", 0.7, name))
     if "PERSON" in wanted:
         for m in _NAME_CUE.finditer(text):
             if m.group(1).split()[0] not in _CUE_STOP:

@@ -44,6 +44,7 @@ from ..errors import (
 )
 from ..keys import SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
+from .names import NameDetector, PlaceDetector
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presidio import PresidioDetector
 from .regex import RegexDetector
@@ -64,9 +65,9 @@ SANITIZER_SALT = b"private_vectors/surrogates/v2"
 
 
 def _index_first(s: Span) -> tuple[bool, bool, float, int]:
-    """Merge priority: the keyed index's label (consistent with ingest), then the precise regexes
-    (a street address that spaCy calls PERSON stays LOCATION), then score and length."""
-    return (s.detector != "keyed-index", s.detector != "regex", -s.score, -(s.end - s.start))
+    """Merge priority: the precise regexes (a street address that spaCy calls PERSON stays
+    LOCATION), then the keyed index's label (consistent with ingest), then score and length."""
+    return (s.detector != "regex", s.detector != "keyed-index", -s.score, -(s.end - s.start))
 
 
 class DetectionError(PrivateVectorsError, RuntimeError):
@@ -83,7 +84,7 @@ def _secret(key: Any) -> SecretKey | None:
 def _index_stop() -> frozenset[str]:
     from .. import pii
 
-    stop = {w.casefold() for w in pii._STOP} | set(TITLES)
+    stop = {w.casefold() for w in pii._STOP} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -101,6 +102,11 @@ def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
         return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32))
     if kind == "wordlist":
         return WordListDetector()
+    if kind == "names":
+        return NameDetector(score=cfg.get("score", 0.6), full_name_score=cfg.get("full_name_score", 0.86),
+                            lone_first_names=cfg.get("lone_first_names", True))
+    if kind == "places":
+        return PlaceDetector(score=cfg.get("score", 0.55), street_score=cfg.get("street_score", 0.9))
     if kind == "tokens":
         return TokenDetector(cfg["tokens"], label=cfg["label"], case_sensitive=cfg.get("case_sensitive", False),
                              name=cfg.get("name", "tokens"))
@@ -259,9 +265,11 @@ class Sanitizer:
                 acc.extend(spans)
         return out
 
-    def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = ()) -> list[Span]:
+    def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (),
+                index: Mapping[str, str] | None = None) -> list[Span]:
         guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
-        kept = [self._relabel(text, s) for s in spans if s.score >= self.score_threshold and s.end > s.start
+        index = self._index if index is None else index
+        kept = [self._relabel(text, s, index) for s in spans if s.score >= self.score_threshold and s.end > s.start
                 and (self.entities is None or s.label in self.entities)
                 and not any(s.start < b and a < s.end for a, b in guarded)]
         merged = merge_spans(kept + list(extra), priority=_index_first)
@@ -276,7 +284,8 @@ class Sanitizer:
         return _PLACEHOLDER_LIKE.sub(lambda m: f"‹{m.group(1)}›", text)
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        """The spans that :meth:`apply` would replace (merged, thresholded, allow list applied)."""
+        """The detected spans of each text on its own (merged, thresholded, allow list applied);
+        :meth:`document_spans` adds the keyed second pass :meth:`apply` runs over a batch."""
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect(texts)
         if found is None:
@@ -289,7 +298,7 @@ class Sanitizer:
         found = self._detect([truecase(t) for t in texts])
         if found is None:
             return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
-        return [self._select(t, s, self._index_spans(t)) for t, s in zip(texts, found, strict=True)]
+        return [self._select(t, s, self._index_spans(t, self._index)) for t, s in zip(texts, found, strict=True)]
 
     # -- replacement --------------------------------------------------------------------
     def _operator(self, label: str) -> Operator:
@@ -313,21 +322,42 @@ class Sanitizer:
         out.append(text[pos:])
         return "".join(out)
 
+    def _two_passes(self, texts: list[str], found: list[list[Span]]) -> tuple[list[list[Span]], dict[str, str]]:
+        """The spans :meth:`apply` replaces and the index entries of the batch. First pass: the
+        detected entities of every document of the batch; second pass: an entity detected in one
+        document (of this batch or an earlier one) is replaced wherever it appears, also where the
+        detectors missed it."""
+        batch: dict[str, str] = {}
+        for t, s in zip(texts, found, strict=True):
+            for span in self._select(t, s):
+                if not isinstance(self._operator(span.label), Keep):
+                    batch.update(self._entries(span.label, t[span.start:span.end]))
+        with self._lock:
+            index = {**self._index, **batch}
+        return [self._select(t, s, self._index_spans(t, index, any_case=False), index)
+                for t, s in zip(texts, found, strict=True)], batch
+
+    def document_spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """The spans :meth:`apply` would replace in this batch: detected spans plus, by the keyed
+        index, every other occurrence of an entity detected in the batch or ingested before.
+        Unlike :meth:`apply`, remembers nothing."""
+        texts = [self._escape(t) for t in validate_texts(texts)]
+        found = self._detect(texts)
+        if found is None:
+            return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
+        return self._two_passes(texts, found)[0]
+
     def apply(self, texts: Sequence[str]) -> list[str]:
-        """Sanitized documents (each detected span replaced per its label's policy)."""
+        """Sanitized documents (each detected span replaced per its label's policy; see
+        :meth:`document_spans`). The entities replaced are remembered in the keyed index."""
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect(texts)
         if found is None:
             return [REDACTED_TEXT if t else t for t in texts]
-        selected = [self._select(t, s) for t, s in zip(texts, found, strict=True)]
-        for t, spans in zip(texts, selected, strict=True):  # first pass: every entity of the batch
-            for s in spans:
-                if not isinstance(self._operator(s.label), Keep):
-                    self._remember(s.label, t[s.start:s.end])
-        # second pass: an entity detected in one document (this batch or an earlier one) is replaced
-        # wherever it appears, also where the detectors missed it
-        return [self._replace(t, self._select(t, s, self._index_spans(t)), remember=True)
-                for t, s in zip(texts, found, strict=True)]
+        selected, batch = self._two_passes(texts, found)
+        with self._lock:
+            self._index.update(batch)
+        return [self._replace(t, spans, remember=True) for t, spans in zip(texts, selected, strict=True)]
 
     def apply_queries(self, texts: Sequence[str]) -> list[str]:
         """Sanitized queries: detection on truecased text plus the keyed index of ingested entities."""
@@ -335,7 +365,7 @@ class Sanitizer:
         found = self._detect([truecase(t) for t in texts])
         if found is None:
             return [REDACTED_TEXT if t else t for t in texts]
-        return [self._replace(t, self._select(t, spans, self._index_spans(t)), remember=False)
+        return [self._replace(t, self._select(t, spans, self._index_spans(t, self._index)), remember=False)
                 for t, spans in zip(texts, found, strict=True)]
 
     # -- the keyed query index ----------------------------------------------------------
@@ -344,51 +374,67 @@ class Sanitizer:
                         hashlib.sha256).hexdigest()[:32]
 
     def _remember(self, label: str, original: str) -> None:
+        entries = self._entries(label, original)
+        with self._lock:
+            self._index.update(entries)
+
+    def _entries(self, label: str, original: str) -> dict[str, str]:
+        """Keyed index entries of one replaced entity (its whole text, and a person's name words)."""
         entries = {}
         if label == "PERSON":
             stop = _index_stop()
+            lower = original.islower()
             for m in _QUERY_WORD.finditer(original):
                 tok = normalise_token(m.group(0))
-                if len(tok) >= 2 and tok not in stop:
+                # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
+                if len(tok) >= 2 and tok not in stop and (lower or m.group(0)[0].isupper()):
                     entries[self._mac("tok", tok)] = label
         norm = normalise_token(original)
         if norm and norm not in _index_stop():
             entries[self._mac("ent", norm)] = label
-        with self._lock:
-            self._index.update(entries)
+        return entries
 
-    def _relabel(self, text: str, span: Span) -> Span:
+    def _relabel(self, text: str, span: Span, index: Mapping[str, str]) -> Span:
         """Use the label an entity had at ingest (keyed index) so its surrogate stays the same kind."""
-        if not self._index:
+        if not index or span.detector == "regex":
             return span
         original = text[span.start:span.end]
-        label = self._index.get(self._mac("ent", normalise_token(original)))
+        label = index.get(self._mac("ent", normalise_token(original)))
         if label is None and span.label != "PERSON":
             toks = [normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(original)]
             toks = [t for t in toks if len(t) >= 2 and t not in _index_stop()]
-            if toks and all(self._index.get(self._mac("tok", t)) == "PERSON" for t in toks):
+            if toks and all(index.get(self._mac("tok", t)) == "PERSON" for t in toks):
                 label = "PERSON"
         if label is None or label == span.label:
             return span
         return Span(span.start, span.end, label, span.score, span.detector)
 
-    def _index_spans(self, text: str) -> list[Span]:
-        if not self._index:
+    def _index_spans(self, text: str, index: Mapping[str, str], *, any_case: bool = True) -> list[Span]:
+        """Spans of ingested entities found again in ``text``. Queries match in any case; in a
+        document (``any_case=False``) a single word matches only where it is capitalised (unless
+        the whole document is lower case), so an indexed name that is also a word ("Will",
+        "Rose") is not replaced in running text."""
+        if not index:
             return []
+        strict = not any_case and not text.islower()
         words = list(_QUERY_WORD.finditer(text))
         busy: list[tuple[int, int]] = []
         out: list[Span] = []
         for n in (4, 3, 2, 1):
             for i in range(len(words) - n + 1):
                 a, b = words[i].start(), words[i + n - 1].end()
+                if text[a:b].endswith(("'s", "’s")):  # "Okafor's": the possessive is not the name's
+                    b -= 2
                 while b > a and text[b - 1] in ".'’-":  # a sentence's full stop is not the entity's
                     b -= 1
                 if any(a < e and s < b for s, e in busy):
                     continue
                 norm = normalise_token(text[a:b])
-                label = self._index.get(self._mac("ent", norm))
+                label = index.get(self._mac("ent", norm))
+                if n == 1 and strict and not text[a].isupper():
+                    continue
                 if label is None and n == 1:
-                    label = self._index.get(self._mac("tok", norm))
+                    label = index.get(self._mac("tok", norm))
                 if label is not None:
                     out.append(Span(a, b, label, 1.0, "keyed-index"))
                     busy.append((a, b))

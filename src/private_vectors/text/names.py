@@ -1,0 +1,288 @@
+"""Names and places from the concepts' vocabularies: the shipped multilingual name and city pool.
+
+spaCy's small English model misses most names that are not English ("Einojuhani Pyysalo",
+"Wisława Szczepańska", "my kid Tadzio"; README Text stage, detection table). This detector
+finds them by shape and vocabulary, with no model:
+
+* a **full name**: a capitalised token that is a known first name, followed on the same line by
+  up to three more capitalised tokens, single-letter initials ("Julieta S Almeida",
+  "Margaret S. Stouffer") or lower-case surname particles ("Willemine ten Pas");
+* a **lone first name** ("Dexter lives on ...", "said Maslin to Antonio"): a capitalised known
+  first name that is neither a common English word nor the first word of a sentence followed
+  by another capitalised word.
+
+The vocabulary is the first-name list of the surrogate pool shipped with the package
+(``data/text/surrogate_pool_v1.json``: Faker's Latin-script locales, ~21k names, versioned and
+hash-checked by :func:`private_vectors.text.surrogates.load_pool`), minus common English words
+(spaCy's stop words, Faker's en_US lorem word list, weekdays and months). Because the data sets
+this project measures on were generated from similar public name lists, the detection
+benchmark reports recall on names outside this vocabulary separately.
+
+:class:`PlaceDetector` does the same for places: 1–3 capitalised (or upper-case) words that
+are a city of the same pool or a country (Faker's en_US country list), minus common English
+words; a place that is also a first name ("Florence") only after "in", "from", "to", "at" or "near".
+It also reports street names by their last word — an English street type that is rarely a
+surname ("Alexander Flat", "King Forges") or a compound street word ("Skoanveien",
+"Parijsstraat") — with a score above the name detectors', so a street named after a person
+stays a place.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any
+
+from .spans import Span, validate_texts
+
+__all__ = ["NameDetector", "PlaceDetector", "first_names", "places"]
+
+_TOKEN = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
+_PARTICLES = frozenset(["van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "das", "du", "la", "le",
+                        "ten", "ter", "bin", "al", "el", "y", "af", "zu"])
+_CALENDAR = frozenset(["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+                       "february", "march", "april", "may", "june", "july", "august", "september", "october",
+                       "november", "december"])
+# capitalised words that end a name sequence: places, organisations, document labels
+_NOT_NAME = frozenset(["street", "st", "avenue", "ave", "road", "rd", "drive", "dr", "lane", "ln", "boulevard",
+                       "blvd", "court", "ct", "place", "pl", "square", "way", "suite", "apt", "apartment", "box",
+                       "inc", "ltd", "llc", "gmbh", "co", "corp", "company", "group", "bank", "university",
+                       "school", "hospital", "auto", "parts", "address", "phone", "email", "e-mail", "name",
+                       "website", "city", "state", "county", "north", "south", "east", "west", "new", "saint",
+                       "mount", "lake", "river", "park", "hotel", "airport", "station", "church", "tower"])
+_POSSESSIVE = re.compile(r"['’]s$")
+_SENTENCE_END = ".!?:;\n\"“(>-*•"
+
+
+@lru_cache(maxsize=1)
+def _common_words() -> frozenset[str]:
+    """Casefolded common English words that are also somebody's first name somewhere."""
+    words = set(_CALENDAR) | _NOT_NAME
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+
+        words |= {w.casefold() for w in STOP_WORDS}
+    except ImportError:  # pragma: no cover - spaCy absent
+        pass
+    try:
+        from faker.providers.lorem.en_US import Provider
+
+        words |= {w.casefold() for w in Provider.word_list}
+    except ImportError:  # pragma: no cover - Faker absent
+        pass
+    from .surrogates import TITLES
+
+    return frozenset(words | TITLES)
+
+
+@lru_cache(maxsize=1)
+def first_names() -> frozenset[str]:
+    """The shipped pool's first names (casefolded) minus common English words."""
+    from .surrogates import load_pool
+
+    return frozenset(load_pool().first_keys - _common_words())
+
+
+def _key(word: str) -> str:
+    return _POSSESSIVE.sub("", word).casefold()
+
+
+def _capitalised(word: str) -> bool:
+    return word[0].isupper() and (len(word) == 1 or not word.isupper() or len(word) <= 3)
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    before = text[:start].rstrip(" \t")
+    return not before or before[-1] in _SENTENCE_END
+
+
+class NameDetector:
+    """PERSON spans from the shipped first-name vocabulary and name shape (see the module docstring).
+
+    Args:
+        score: the score of a lone first name (below presidio's 0.85, so a model span of the
+            same extent wins a merge).
+        full_name_score: the score of a full name (above presidio's 0.85: "Emmie Ström" is a
+            person even where spaCy calls it a place).
+        lone_first_names: also report a known first name standing alone.
+    """
+
+    name = "names"
+
+    def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True) -> None:
+        from ..errors import InvalidParameterError
+
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
+            raise InvalidParameterError("score", "a number in [0, 1]", score)
+        if isinstance(full_name_score, bool) or not isinstance(full_name_score, (int, float)) \
+                or not 0.0 <= full_name_score <= 1.0:
+            raise InvalidParameterError("full_name_score", "a number in [0, 1]", full_name_score)
+        if not isinstance(lone_first_names, bool):
+            raise InvalidParameterError("lone_first_names", "a bool", lone_first_names)
+        self.score = float(score)
+        self.full_name_score = float(full_name_score)
+        self.lone_first_names = lone_first_names
+
+    def __repr__(self) -> str:
+        return (f"NameDetector(score={self.score}, full_name_score={self.full_name_score}, "
+                f"lone_first_names={self.lone_first_names})")
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """PERSON spans per text."""
+        firsts, common = first_names(), _common_words()
+        return [self._one(t, firsts, common) for t in validate_texts(texts)]
+
+    def _one(self, text: str, firsts: frozenset[str], common: frozenset[str]) -> list[Span]:
+        words = list(_TOKEN.finditer(text))
+        out: list[Span] = []
+        i = 0
+        while i < len(words):
+            w = words[i].group(0)
+            if not (_capitalised(w) and _key(w) in firsts):
+                i += 1
+                continue
+            j = self._extend(text, words, i, common)
+            a, b = words[i].start(), words[j].end()
+            if j == i and not self._lone_ok(text, words, i, common):
+                i += 1
+                continue
+            possessive = _POSSESSIVE.search(text[a:b])
+            b -= len(possessive.group(0)) if possessive else 0
+            out.append(Span(a, b, "PERSON", self.full_name_score if j > i else self.score, self.name))
+            i = j + 1
+        return out
+
+    @staticmethod
+    def _extend(text: str, words: list[re.Match[str]], i: int, common: frozenset[str]) -> int:
+        """Index of the last token of the name starting at ``i`` (same line, ≤ 4 tokens)."""
+        j = i
+        while j + 1 < len(words) and j - i < 3:
+            gap = text[words[j].end():words[j + 1].start()]
+            nxt = words[j + 1].group(0)
+            if gap not in (" ", ". ") or (gap == ". " and len(words[j].group(0)) != 1):
+                break
+            if _POSSESSIVE.search(words[j].group(0)):
+                break
+            if nxt.casefold() in _PARTICLES and j + 2 < len(words) and _capitalised(words[j + 2].group(0)):
+                j += 1
+                continue
+            if not _capitalised(nxt) or _key(nxt) in common:
+                break
+            j += 1
+        return j
+
+    def _lone_ok(self, text: str, words: list[re.Match[str]], i: int, common: frozenset[str]) -> bool:
+        if not self.lone_first_names:
+            return False
+        if _key(words[i].group(0)) in common:
+            return False
+        if _sentence_initial(text, words[i].start()):
+            # "Dexter lives on ...", "Alice: ...", "Matheus, Janet" yes; "Rose Garden Hotel" no
+            after = text[words[i].end():words[i].end() + 1]
+            return after in (",", ":") or (i + 1 < len(words) and words[i + 1].group(0)[0].islower())
+        return True
+
+    def get_config(self) -> dict[str, Any]:
+        from .surrogates import load_pool
+
+        return {"type": "names", "score": self.score, "full_name_score": self.full_name_score,
+                "lone_first_names": self.lone_first_names,
+                "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names())}}
+
+
+_PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
+# street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
+_STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways"])
+_COMPOUND_STREET = re.compile(r"(?:straat|strasse|straße|gasse|vej|veien|vegen|vägen|gatan|gata|gade|katu|tie|weg|"
+                              r"laan|plein|allee|dreef|utca|ulica)$", re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def places() -> frozenset[str]:
+    """Casefolded city (shipped pool) and country names minus common English words."""
+    from .surrogates import load_pool
+
+    names = {c.casefold() for c in load_pool().cities}
+    try:
+        from faker.providers.address.en_US import Provider
+
+        names |= {c.casefold() for c in Provider.countries}
+    except ImportError:  # pragma: no cover - Faker absent
+        pass
+    return frozenset(names - _common_words())
+
+
+class PlaceDetector:
+    """LOCATION spans from the shipped city pool and a country list (see the module docstring).
+
+    Args:
+        score: the score of a city or country (below presidio's 0.85).
+        street_score: the score of a street name (above the name detectors' full-name score).
+    """
+
+    name = "places"
+
+    def __init__(self, *, score: float = 0.55, street_score: float = 0.9) -> None:
+        from ..errors import InvalidParameterError
+
+        for name, value in (("score", score), ("street_score", street_score)):
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+                raise InvalidParameterError(name, "a number in [0, 1]", value)
+        self.score = float(score)
+        self.street_score = float(street_score)
+
+    def __repr__(self) -> str:
+        return f"PlaceDetector(score={self.score}, street_score={self.street_score})"
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """LOCATION spans per text."""
+        known, firsts = places(), first_names()
+        return [self._one(t, known, firsts) for t in validate_texts(texts)]
+
+    def _one(self, text: str, known: frozenset[str], firsts: frozenset[str]) -> list[Span]:
+        words = list(_TOKEN.finditer(text))
+        out: list[Span] = self._streets(text, words)
+        i = 0
+        while i < len(words):
+            hit = 0
+            for n in (3, 2, 1):
+                if i + n > len(words) or not all(_capitalised(w.group(0)) or w.group(0).isupper()
+                                                 for w in (words[i], words[i + n - 1])):
+                    continue
+                a, b = words[i].start(), words[i + n - 1].end()
+                if "\n" in text[a:b]:
+                    continue
+                key = " ".join(_key(text[a:b]).split())
+                if key not in known:
+                    continue
+                if n == 1 and key in firsts and (i == 0 or words[i - 1].group(0).casefold() not in _PLACE_CUES):
+                    continue
+                out.append(Span(a, b, "LOCATION", self.score, self.name))
+                hit = n
+                break
+            i += hit or 1
+        return out
+
+    def _streets(self, text: str, words: list[re.Match[str]]) -> list[Span]:
+        out = []
+        for j, w in enumerate(words):
+            word = w.group(0)
+            if not _capitalised(word):
+                continue
+            if _COMPOUND_STREET.search(word) and len(word) > 6:
+                out.append(Span(w.start(), w.end(), "LOCATION", self.street_score, self.name))
+            elif word.casefold() in _STREET_TYPES and j > 0:
+                i = j
+                while i > 0 and j - i < 3 and _capitalised(words[i - 1].group(0)) \
+                        and text[words[i - 1].end():words[i].start()] == " ":
+                    i -= 1
+                if i < j:
+                    out.append(Span(words[i].start(), w.end(), "LOCATION", self.street_score, self.name))
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        from .surrogates import load_pool
+
+        return {"type": "places", "street_score": self.street_score, "score": self.score,
+                "vocabulary": {"pool": load_pool().describe(), "places": len(places())}}

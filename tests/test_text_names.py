@@ -1,0 +1,108 @@
+"""Name and place vocabularies, person-span tidying and the keyed second pass (issue 17)."""
+
+from __future__ import annotations
+
+import pytest
+
+from private_vectors.errors import InvalidParameterError
+from private_vectors.text import NameDetector, PlaceDetector, RegexDetector, Sanitizer, Span
+from private_vectors.text.presidio import tidy_person
+
+KEY = "names-test-key-0123456789"
+
+
+def _texts(detector, text):
+    return [(text[s.start:s.end], s.label) for s in detector.spans([text])[0]]
+
+
+def test_name_detector_finds_full_names_initials_particles_and_lone_first_names():
+    d = NameDetector()
+    assert ("Julieta S Almeida", "PERSON") in _texts(d, "Contact: Julieta S Almeida\nPhone: 1")
+    assert ("Margaret S. Stouffer", "PERSON") in _texts(d, "Margaret S. Stouffer of Guidestar is the CEO")
+    assert ("Mario", "PERSON") in _texts(d, "I would like to remove my kid Mario from the will.")
+    assert ("Dexter", "PERSON") in _texts(d, "Dexter lives on Ziegelgasse 19 street.")
+    # the possessive is not part of the name; a name never runs over a line break
+    assert _texts(d, "Irena Novak's killers were sentenced.") == [("Irena Novak", "PERSON")]
+    assert ("Irena Novak", "PERSON") in _texts(d, "Irena Novak\nAddress: 5 Main Street")
+
+
+def test_name_detector_leaves_common_words_and_sentence_initial_capitals():
+    d = NameDetector()
+    assert _texts(d, "Will you send it? May I ask something?") == []
+    assert _texts(d, "the report was sent to all members") == []
+    # a known first name at the start of a sentence followed by a capitalised word is not a lone name
+    assert [t for t, _ in _texts(d, "Rose Garden Hotel is closed.")] != ["Rose"]
+
+
+def test_name_detector_validates_parameters():
+    with pytest.raises(InvalidParameterError, match="score"):
+        NameDetector(score=2)
+    with pytest.raises(InvalidParameterError, match="lone_first_names"):
+        NameDetector(lone_first_names="yes")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="street_score"):
+        PlaceDetector(street_score=-1)
+
+
+def test_place_detector_cities_countries_and_streets():
+    d = PlaceDetector()
+    found = _texts(d, "We moved here from Rzeszów, Poland last year.")
+    assert ("Rzeszów", "LOCATION") in found and ("Poland", "LOCATION") in found
+    assert ("Alexander Flat", "LOCATION") in _texts(d, "the corner of Kuusiku 7 and Alexander Flat")
+    assert ("Parijsstraat", "LOCATION") in _texts(d, "She lives in the Parijsstraat now")
+    assert _texts(d, "the city was quiet and the river was cold") == []
+
+
+def test_street_beats_a_person_name_in_the_ensemble():
+    s = Sanitizer("PII")
+    text = "Please send it to the corner of Kuusiku 7 and Alexander Flat? I am away."
+    labels = {text[x.start:x.end]: x.label for x in s.spans([text])[0]}
+    assert labels.get("Alexander Flat") == "LOCATION"
+
+
+@pytest.mark.parametrize(("text", "span", "want"), [
+    ("Name:    Hana Cechova\nAddress:     R Capela 83", (9, 30), "Hana Cechova"),
+    ("I want to add Esa Uppa as a beneficiary", (10, 22), "Esa Uppa"),
+    ("Fletcher Turcotte's killers", (0, 19), "Fletcher Turcotte"),
+    ("Mrs. Barbara Yudina Apt. 675 62314 Mellemvej 32", (5, 28), "Barbara Yudina"),
+    ('Heather:"I\'m Daniel', (9, 19), "Daniel"),
+])
+def test_tidy_person_cuts_spacy_person_spans_to_a_name(text, span, want):
+    got = tidy_person(text, Span(span[0], span[1], "PERSON", 0.85, "presidio"))
+    assert got is not None and text[got.start:got.end] == want
+    assert tidy_person(text, Span(0, 4, "LOCATION", 0.85, "presidio")) == Span(0, 4, "LOCATION", 0.85, "presidio")
+
+
+def test_name_cue_initial_is_a_whole_word():
+    text = "Mr. Khasbulat Shishani Suite 602"
+    names = [text[s.start:s.end] for s in RegexDetector(entities=["PERSON"]).spans([text])[0]]
+    assert names == ["Khasbulat Shishani"]
+
+
+def test_address_tail_follows_quoted_lines_and_upper_case_towns():
+    text = "> 935 69 Gordon Terrace\n> Suite 828\n> BASHALL TOWN\n> United Kingdom 89800"
+    spans = RegexDetector(entities=["LOCATION"]).spans([text])[0]
+    assert any(text[s.start:s.end].endswith("United Kingdom 89800") for s in spans)
+
+
+def test_second_pass_replaces_capitalised_mentions_only_in_documents():
+    s = Sanitizer("PII", policy="redact", key=KEY)
+    docs = ["Our client Amelia Okafor called on Monday.",
+            "Okafor asked to add a phone number.",
+            "please add okafor to the list"]
+    out = s.apply(docs)
+    assert "Okafor" not in out[0] and "Okafor" not in out[1]
+    assert "add" in out[1]  # the verb is never an indexed name word
+    # an all-lower-case document matches in any case
+    assert "okafor" not in out[2]
+    # queries match case-insensitively
+    assert "okafor" not in s.apply_queries(["what do the records say about okafor"])[0]
+
+
+def test_document_spans_is_what_apply_replaces_and_remembers_nothing():
+    s = Sanitizer("PII", policy="redact", key=KEY)
+    docs = ["Our client Amelia Okafor called.", "Okafor called again."]
+    spans = s.document_spans(docs)
+    assert [docs[1][x.start:x.end] for x in spans[1]] == ["Okafor"]
+    assert s.get_state()["entries"] == {}
+    s.apply(docs)
+    assert s.get_state()["entries"]
