@@ -106,3 +106,14 @@ def test_document_spans_is_what_apply_replaces_and_remembers_nothing():
     assert s.get_state()["entries"] == {}
     s.apply(docs)
     assert s.get_state()["entries"]
+
+
+def test_vocabulary_detectors_round_trip_through_the_config():
+    s = Sanitizer("PII", policy="surrogate", key=KEY)
+    cfg = s.get_config()
+    names = next(d for d in cfg["detectors"] if d["type"] == "names")
+    assert len(names["vocabulary"]["sha256"]) == 64 and names["vocabulary"]["first_names"] > 10_000
+    again = Sanitizer.from_config(cfg, key=KEY)
+    assert [d["type"] for d in again.get_config()["detectors"]] == [d["type"] for d in cfg["detectors"]]
+    text = ["Julieta S Almeida moved to Rzeszów."]
+    assert again.apply(text) == Sanitizer("PII", policy="surrogate", key=KEY).apply(text)

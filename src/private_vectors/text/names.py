@@ -29,6 +29,7 @@ stays a place.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from functools import lru_cache
@@ -82,6 +83,13 @@ def first_names() -> frozenset[str]:
     from .surrogates import load_pool
 
     return frozenset(load_pool().first_keys - _common_words())
+
+
+@lru_cache(maxsize=4)
+def _digest(words: frozenset[str]) -> str:
+    """sha256 of a vocabulary (recorded in configs: a Faker upgrade that changes the common-word or
+    country lists changes the digest, so a reopened store sees the text stage changed)."""
+    return hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()
 
 
 def _key(word: str) -> str:
@@ -188,7 +196,8 @@ class NameDetector:
 
         return {"type": "names", "score": self.score, "full_name_score": self.full_name_score,
                 "lone_first_names": self.lone_first_names,
-                "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names())}}
+                "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names()),
+                               "sha256": _digest(first_names())}}
 
 
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
@@ -285,4 +294,4 @@ class PlaceDetector:
         from .surrogates import load_pool
 
         return {"type": "places", "street_score": self.street_score, "score": self.score,
-                "vocabulary": {"pool": load_pool().describe(), "places": len(places())}}
+                "vocabulary": {"pool": load_pool().describe(), "places": len(places()), "sha256": _digest(places())}}
