@@ -35,6 +35,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..errors import InvalidParameterError
 from .spans import Span, validate_texts
 
 __all__ = ["NameDetector", "PlaceDetector", "first_names", "places"]
@@ -101,8 +102,8 @@ def _capitalised(word: str) -> bool:
 
 
 def _sentence_initial(text: str, start: int) -> bool:
-    before = text[:start].rstrip(" \t")
-    return not before or before[-1] in _SENTENCE_END
+    before = text[max(0, start - 64):start].rstrip(" \t")  # bounded: long documents stay linear
+    return (not before and start <= 64) or (bool(before) and before[-1] in _SENTENCE_END)
 
 
 class NameDetector:
@@ -119,8 +120,6 @@ class NameDetector:
     name = "names"
 
     def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True) -> None:
-        from ..errors import InvalidParameterError
-
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
             raise InvalidParameterError("score", "a number in [0, 1]", score)
         if isinstance(full_name_score, bool) or not isinstance(full_name_score, (int, float)) \
@@ -233,8 +232,6 @@ class PlaceDetector:
     name = "places"
 
     def __init__(self, *, score: float = 0.55, street_score: float = 0.9) -> None:
-        from ..errors import InvalidParameterError
-
         for name, value in (("score", score), ("street_score", street_score)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise InvalidParameterError(name, "a number in [0, 1]", value)
