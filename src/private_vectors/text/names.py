@@ -21,7 +21,8 @@ benchmark reports recall on names outside this vocabulary separately.
 :class:`PlaceDetector` does the same for places: 1–3 capitalised (or upper-case) words that
 are a city of the same pool or a country (Faker's en_US country list), minus common English
 words; a place that is also a first name ("Florence") only after "in", "from", "to", "at" or "near".
-It also reports street names by their last word — an English street type that is rarely a
+Places right after a place cue ("moved here from", "flew to", "based in") and upper-case words of
+five letters or more after "in", "to", "from", "near" count too. It also reports street names by their last word — an English street type that is rarely a
 surname ("Alexander Flat", "King Forges") or a compound street word ("Skoanveien",
 "Parijsstraat") — with a score above the name detectors', so a street named after a person
 stays a place.
@@ -202,6 +203,13 @@ class NameDetector:
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
 _STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways"])
+_UP = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
+_PLACE_AFTER_CUE = re.compile(
+    rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
+    rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town) (?:is |of )?|I am in|I'm in|I’m in|[Rr]eturned to|"
+    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in)\s+([{_UP}][\w'’-]+(?:[ \t](?:[{_UP}][\w'’-]+|de|del|la|le)){{0,3}})")
+# an upper-case word of five letters or more after in/to/from/near: "I am in ΛΕΥΚΩΣΙΑ", "based in ESPOO"
+_CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{_UP}]{{5,}}(?:[ \t-][{_UP}]{{2,}}){{0,2}})\b")
 _COMPOUND_STREET = re.compile(r"(?:straat|strasse|straße|gasse|vej|veien|vegen|vägen|gatan|gata|gade|katu|tie|weg|"
                               r"laan|plein|allee|dreef|utca|ulica)$", re.IGNORECASE)
 
@@ -248,7 +256,7 @@ class PlaceDetector:
 
     def _one(self, text: str, known: frozenset[str], firsts: frozenset[str]) -> list[Span]:
         words = list(_TOKEN.finditer(text))
-        out: list[Span] = self._streets(text, words)
+        out: list[Span] = self._streets(text, words) + self._cued(text)
         i = 0
         while i < len(words):
             hit = 0
@@ -268,7 +276,15 @@ class PlaceDetector:
                 hit = n
                 break
             i += hit or 1
-        return out
+        return sorted(set(out), key=lambda sp: (sp.start, sp.end))
+
+    def _cued(self, text: str) -> list[Span]:
+        """Places after a place cue ("moved here from Tjæreborg", "flew to LEPPEN")."""
+        found = [m for m in _PLACE_AFTER_CUE.finditer(text)]
+        if not text.isupper():
+            found += list(_CAPS_PLACE.finditer(text))
+        return [Span(m.start(1), m.end(1), "LOCATION", self.score, self.name) for m in found
+                if m.group(1).split()[0].casefold() not in _CALENDAR]
 
     def _streets(self, text: str, words: list[re.Match[str]]) -> list[Span]:
         out = []
