@@ -38,12 +38,13 @@ from typing import Any
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 BENCH_KEY = "entity-query-benchmark-key (not a secret)"
+KEY = [BENCH_KEY]  # --key replaces it (other keys draw other surrogate names)
 
 
 def _embedding(sanitize: str | None, noise: bool, encoder: Any) -> Any:
     from private_vectors import PrivateEmbedding
 
-    kw: dict[str, Any] = {"concept": "PII", "eps": 10.0, "key": BENCH_KEY, "model": encoder}
+    kw: dict[str, Any] = {"concept": "PII", "eps": 10.0, "key": KEY[0], "model": encoder}
     if not noise:
         kw["mechanism"] = "none"
     kw["sanitize"] = sanitize
@@ -212,8 +213,11 @@ def main() -> int:
     p.add_argument("--lowercase-share", type=float, default=0.0, help="share of queries written in lower case")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=10)
+    p.add_argument("--key", default=None, help="benchmark key (default: a fixed public one)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
+    if args.key:
+        KEY[0] = args.key
 
     from private_vectors.bench.cache import CachingEncoder
     from private_vectors.bench.entity import make_entity_corpus
@@ -242,7 +246,7 @@ def main() -> int:
                        f"(Zipf s={corpus.config['zipf_s']}), {len(corpus.person_queries())} person queries, "
                        f"{len(corpus.queries) - len(corpus.person_queries())} city queries, "
                        f"{args.lowercase_share:.0%} of queries lower-cased, seed {args.seed}"),
-            "machine": os.uname().machine}
+            "machine": os.uname().machine, "key": "default" if args.key is None else "given with --key"}
     md = _markdown(rows, headline, meta, args.k)
     print(md)
     if args.out:

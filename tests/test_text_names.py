@@ -106,3 +106,27 @@ def test_document_spans_is_what_apply_replaces_and_remembers_nothing():
     assert s.get_state()["entries"] == {}
     s.apply(docs)
     assert s.get_state()["entries"]
+
+
+def test_vocabulary_detectors_round_trip_through_the_config():
+    s = Sanitizer("PII", policy="surrogate", key=KEY)
+    cfg = s.get_config()
+    names = next(d for d in cfg["detectors"] if d["type"] == "names")
+    assert len(names["vocabulary"]["sha256"]) == 64 and names["vocabulary"]["first_names"] > 10_000
+    again = Sanitizer.from_config(cfg, key=KEY)
+    assert [d["type"] for d in again.get_config()["detectors"]] == [d["type"] for d in cfg["detectors"]]
+    text = ["Julieta S Almeida moved to Rzeszów."]
+    assert again.apply(text) == Sanitizer("PII", policy="surrogate", key=KEY).apply(text)
+
+
+def test_places_after_a_cue_and_upper_case_towns():
+    d = PlaceDetector()
+    assert _texts(d, "We moved here from Tjæreborg") == [("Tjæreborg", "LOCATION")]
+    assert _texts(d, "Mr. Leiva flew to LEPPEN on Tuesday morning.") == [("LEPPEN", "LOCATION")]
+    assert _texts(d, "I work in NASA and moved in January") == []
+
+
+def test_address_tail_after_a_unit_on_the_same_line():
+    text = "send it to 230 107 Igias Street Suite 503 Armenomonastiro Cyprus"
+    spans = RegexDetector(entities=["LOCATION"]).spans([text])[0]
+    assert any(text[s.start:s.end].endswith("Armenomonastiro Cyprus") for s in spans)

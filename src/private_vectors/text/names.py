@@ -21,7 +21,8 @@ benchmark reports recall on names outside this vocabulary separately.
 :class:`PlaceDetector` does the same for places: 1–3 capitalised (or upper-case) words that
 are a city of the same pool or a country (Faker's en_US country list), minus common English
 words; a place that is also a first name ("Florence") only after "in", "from", "to", "at" or "near".
-It also reports street names by their last word — an English street type that is rarely a
+Places right after a place cue ("moved here from", "flew to", "based in") and upper-case words of
+five letters or more after "in", "to", "from", "near" count too. It also reports street names by their last word — an English street type that is rarely a
 surname ("Alexander Flat", "King Forges") or a compound street word ("Skoanveien",
 "Parijsstraat") — with a score above the name detectors', so a street named after a person
 stays a place.
@@ -29,11 +30,13 @@ stays a place.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..errors import InvalidParameterError
 from .spans import Span, validate_texts
 
 __all__ = ["NameDetector", "PlaceDetector", "first_names", "places"]
@@ -84,6 +87,13 @@ def first_names() -> frozenset[str]:
     return frozenset(load_pool().first_keys - _common_words())
 
 
+@lru_cache(maxsize=4)
+def _digest(words: frozenset[str]) -> str:
+    """sha256 of a vocabulary (recorded in configs: a Faker upgrade that changes the common-word or
+    country lists changes the digest, so a reopened store sees the text stage changed)."""
+    return hashlib.sha256("\n".join(sorted(words)).encode("utf-8")).hexdigest()
+
+
 def _key(word: str) -> str:
     return _POSSESSIVE.sub("", word).casefold()
 
@@ -93,8 +103,8 @@ def _capitalised(word: str) -> bool:
 
 
 def _sentence_initial(text: str, start: int) -> bool:
-    before = text[:start].rstrip(" \t")
-    return not before or before[-1] in _SENTENCE_END
+    before = text[max(0, start - 64):start].rstrip(" \t")  # bounded: long documents stay linear
+    return (not before and start <= 64) or (bool(before) and before[-1] in _SENTENCE_END)
 
 
 class NameDetector:
@@ -111,8 +121,6 @@ class NameDetector:
     name = "names"
 
     def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True) -> None:
-        from ..errors import InvalidParameterError
-
         if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
             raise InvalidParameterError("score", "a number in [0, 1]", score)
         if isinstance(full_name_score, bool) or not isinstance(full_name_score, (int, float)) \
@@ -188,12 +196,20 @@ class NameDetector:
 
         return {"type": "names", "score": self.score, "full_name_score": self.full_name_score,
                 "lone_first_names": self.lone_first_names,
-                "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names())}}
+                "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names()),
+                               "sha256": _digest(first_names())}}
 
 
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
 _STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways"])
+_UP = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
+_PLACE_AFTER_CUE = re.compile(
+    rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
+    rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town) (?:is |of )?|I am in|I'm in|I’m in|[Rr]eturned to|"
+    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in)\s+([{_UP}][\w'’-]+(?:[ \t](?:[{_UP}][\w'’-]+|de|del|la|le)){{0,3}})")
+# an upper-case word of five letters or more after in/to/from/near: "I am in ΛΕΥΚΩΣΙΑ", "based in ESPOO"
+_CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{_UP}]{{5,}}(?:[ \t-][{_UP}]{{2,}}){{0,2}})\b")
 _COMPOUND_STREET = re.compile(r"(?:straat|strasse|straße|gasse|vej|veien|vegen|vägen|gatan|gata|gade|katu|tie|weg|"
                               r"laan|plein|allee|dreef|utca|ulica)$", re.IGNORECASE)
 
@@ -224,8 +240,6 @@ class PlaceDetector:
     name = "places"
 
     def __init__(self, *, score: float = 0.55, street_score: float = 0.9) -> None:
-        from ..errors import InvalidParameterError
-
         for name, value in (("score", score), ("street_score", street_score)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise InvalidParameterError(name, "a number in [0, 1]", value)
@@ -242,7 +256,7 @@ class PlaceDetector:
 
     def _one(self, text: str, known: frozenset[str], firsts: frozenset[str]) -> list[Span]:
         words = list(_TOKEN.finditer(text))
-        out: list[Span] = self._streets(text, words)
+        out: list[Span] = self._streets(text, words) + self._cued(text)
         i = 0
         while i < len(words):
             hit = 0
@@ -262,7 +276,15 @@ class PlaceDetector:
                 hit = n
                 break
             i += hit or 1
-        return out
+        return sorted(set(out), key=lambda sp: (sp.start, sp.end))
+
+    def _cued(self, text: str) -> list[Span]:
+        """Places after a place cue ("moved here from Tjæreborg", "flew to LEPPEN")."""
+        found = [m for m in _PLACE_AFTER_CUE.finditer(text)]
+        if not text.isupper():
+            found += list(_CAPS_PLACE.finditer(text))
+        return [Span(m.start(1), m.end(1), "LOCATION", self.score, self.name) for m in found
+                if m.group(1).split()[0].casefold() not in _CALENDAR]
 
     def _streets(self, text: str, words: list[re.Match[str]]) -> list[Span]:
         out = []
@@ -285,4 +307,4 @@ class PlaceDetector:
         from .surrogates import load_pool
 
         return {"type": "places", "street_score": self.street_score, "score": self.score,
-                "vocabulary": {"pool": load_pool().describe(), "places": len(places())}}
+                "vocabulary": {"pool": load_pool().describe(), "places": len(places()), "sha256": _digest(places())}}

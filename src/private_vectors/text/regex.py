@@ -30,8 +30,12 @@ _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
 _UPPER = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
 _TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{_UPPER}][\w'’.()-]*(?:[ \t]+(?:[{_UPPER}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
-_TAIL = re.compile(rf"(?:[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?)+|(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+"
-                   rf"(?:[ \t]+[{_UPPER}]{{2,}}\b(?:[ \t]+[{_UPPER}][\w'’.()-]*){{0,3}})?")
+_TAIL_LINE = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?"
+# on the same line after "Suite 9" / "Apt. 615": up to four capitalised words ("Moosleerau Switzerland")
+_TAIL_SAME_LINE = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{_UPPER}][\w'’.()-]*){{0,4}}"
+_TAIL = re.compile(rf"(?:{_TAIL_LINE})+|{_TAIL_SAME_LINE}(?:{_TAIL_LINE})*")
+_ENDS_WITH_UNIT = re.compile(r"(?:Suite|Apt|Unit)\.?\s*\d+$")
+_WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{_UPPER}][\w'’.()-]*){{1,4}}")
 # "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
 _CORNER = re.compile(r"\bcorner of ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?) and ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?)"
                      r"(?=[ \t]*(?:[?.,;!\n]|$))")
@@ -59,6 +63,9 @@ _DEFAULT_LABELS = tuple(x for x in REGEX_LABELS if x not in ("URL", "DATE_TIME")
 
 def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
     """Extend a street match over the following address lines (city, region code, country, postcode)."""
+    if _ENDS_WITH_UNIT.search(text, start, end):
+        words = _WORDS_AFTER_UNIT.match(text, end)
+        end = words.end() if words else end
     m = _TAIL.match(text, end)
     head = _HEAD.search(text, max(0, start - 24), start)
     return (head.start() if head else start, m.end() if m else end)
