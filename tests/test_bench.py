@@ -106,15 +106,20 @@ def test_harness_end_to_end_tiny(tmp_path):
         "concept_fit": {"subspace": {"n_pairs": 200, "rank": 8}},
         "datasets": [
             {"name": "scifact", "kind": "retrieval", "path": "retrieval/scifact", "n_queries": 8, "n_docs": 60},
+            {"name": "docpii", "kind": "retrieval", "path": "retrieval/scifact", "n_queries": 8, "n_docs": 60,
+             "leakage": "pii-in-docs", "n_leak": 40},
             {"name": "sts12", "kind": "sts", "n_pairs": 40},
-            {"name": "ddxplus", "kind": "ddxplus", "n": 80},
+            {"name": "ddxplus", "kind": "ddxplus", "n": 80, "epsilons": [5, 7.5, 10, "inf"]},
         ],
     }
     lines_path = run_benchmark(cfg, tmp_path, progress=False, encoder=FakeEncoder(dim=32))
     lines = [json.loads(x) for x in lines_path.read_text().splitlines()]
     run = json.loads((tmp_path / "run.json").read_text())
     assert run["skipped"] == {}
-    assert len(lines) == 3 * (1 + 2 * 2)  # data sets × (clean + 2 mechanisms × 2 finite ε)
+    # data sets × (clean + 2 mechanisms × 2 finite ε); Pri-DDXPlus has its own 3 finite ε
+    assert len(lines) == 3 * (1 + 2 * 2) + (1 + 2 * 3)
+    assert {r["eps"] for r in lines if r["dataset"] == "ddxplus"} == {5, 7.5, 10, "inf"}
+    assert {r["leak_set"] for r in lines if r["dataset"] in ("scifact", "docpii")} == {"presidio-pii"}
     for r in lines:
         assert {"git_sha", "versions", "seed", "eps", "mechanism", "utility", "leakage_mlc", "confidence_nn"} <= set(r)
         assert -1 <= r["utility"] <= 1 and 0 <= r["leakage_nn"] <= 1
@@ -208,3 +213,69 @@ def test_adaptive_transforms_only_for_a_noise_covariance():
     concept = make_embedding("concept-subspace", 10.0, 0, enc, "PII", cfg)
     assert set(adaptive_transforms(concept, cfg)) == {"project", "wiener"}
     assert adaptive_transforms(concept, {**cfg, "adaptive_attackers": False}) == {}
+
+
+def test_insert_pii_puts_a_sentence_in_every_relevant_document():
+    from private_vectors.bench.runner import insert_pii
+    from private_vectors.datasets import RetrievalDataset, SensitiveDataset
+
+    corpus = {f"d{i}": f"document {i} about topic {i % 3}" for i in range(12)}
+    ds = RetrievalDataset("toy", corpus, {"q1": "topic 1", "q2": "topic 2"},
+                          {"q1": {"d1": 1, "d4": 0}, "q2": {"d2": 2}})
+    pii = SensitiveDataset("p", [f"Call Ann{i} on 555-01{i:02d}" for i in range(8)],
+                           [[f"ann{i}", f"555-01{i:02d}"] for i in range(8)], "spans")
+    new, leak, ids = insert_pii(ds, pii, n_leak=5, seed=3)
+    assert ids[:2] == ["d1", "d2"] and len(set(ids)) == 5  # the relevant ones (relevance > 0) first
+    assert "d4" not in ids[:2] and new.queries == ds.queries and new.qrels == ds.qrels
+    for doc, text, toks in zip(ids, leak.data.texts, leak.data.tokens, strict=True):
+        assert new.corpus[doc] == text and text.endswith(corpus[doc]) and text != corpus[doc]
+        j = int(toks[0][3:])
+        assert text.startswith(pii.texts[j]) and toks == pii.tokens[j]  # prepended, tokens its own
+    assert len({t[0] for t in leak.data.tokens}) == 5  # a different sentence per carrier
+    assert all(new.corpus[d] == corpus[d] for d in corpus if d not in ids)
+    with pytest.raises(ValueError, match="n_leak"):
+        insert_pii(ds, pii, n_leak=1, seed=0)  # fewer than the relevant documents
+    with pytest.raises(ValueError, match="n_leak"):
+        insert_pii(ds, pii, n_leak=9, seed=0)  # more than the PII sentences
+
+
+def test_grid_takes_each_data_sets_own_epsilons():
+    from private_vectors.bench.runner import _task_runs
+    from private_vectors.bench.tasks import Task
+
+    cfg = {"mechanisms": ["none", "laplace"], "epsilons": [5, 10, "inf"],
+           "datasets": [{"name": "a"}, {"name": "ddx", "epsilons": [2.5, 10, 12.5, "inf"]}]}
+    assert grid(cfg) == [("none", math.inf), ("laplace", 5.0), ("laplace", 10.0), ("laplace", 2.5),
+                         ("laplace", 12.5)]
+    plain, dense = Task("a", "sts", "pearson"), Task("ddx", "ddxplus", "ndcg", meta={"epsilons": {2.5, 10.0, 12.5}})
+    cfg_eps = {5.0, 10.0, math.inf}
+    assert [e for _, e in grid(cfg) if _task_runs(plain, e, cfg_eps)] == [math.inf, 5.0, 10.0]
+    assert [e for _, e in grid(cfg) if _task_runs(dense, e, cfg_eps)] == [10.0, 2.5, 12.5]
+    few = Task("a", "sts", "pearson", meta={"mechanisms": {"laplace"}})
+    assert [(m, e) for m, e in grid(cfg) if _task_runs(few, e, cfg_eps, m)] == [("laplace", 5.0), ("laplace", 10.0)]
+
+
+def test_report_names_shared_leakage_sets():
+    from private_vectors.bench.report import leakage_sets, leakage_sets_markdown
+
+    lines = [{"dataset": d, "leak_set": s} for d, s in
+             [("scifact", "presidio-pii"), ("nfcorpus", "presidio-pii"), ("sts12", "sts12"), ("scifact", "presidio-pii")]]
+    assert leakage_sets(lines) == {"presidio-pii": ["nfcorpus", "scifact"], "sts12": ["sts12"]}
+    text = leakage_sets_markdown(lines)
+    assert "2 distinct leakage set" in text and "nfcorpus, scifact share the presidio-pii" in text
+    assert leakage_sets_markdown([{"dataset": "x"}]) == ""  # lines from before the key: nothing claimed
+
+
+def test_cli_selects_data_sets():
+    from private_vectors.bench.cli import _select_datasets
+
+    cfg = {"datasets": [{"name": "scifact"}, {"name": "sts12"}, {"name": "ddxplus"}]}
+    assert [d["name"] for d in _select_datasets(cfg, "ddxplus, scifact")] == ["scifact", "ddxplus"]
+    with pytest.raises(SystemExit, match="nfcorpus"):
+        _select_datasets(cfg, "nfcorpus")
+
+
+def test_leak_set_is_not_read_as_an_attacker():
+    from private_vectors.bench.report import _attackers
+
+    assert _attackers([{"dataset": "x", "leak_set": "presidio-pii", "leakage_nn": 0.1}]) == ["nn"]

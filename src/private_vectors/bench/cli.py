@@ -46,6 +46,16 @@ def _resolve_data_root(cfg: dict[str, Any], config_path: Path, override: str | N
     cfg["data_root"] = str(root.resolve())
 
 
+def _select_datasets(cfg: dict[str, Any], names: str) -> list[dict[str, Any]]:
+    """``--datasets a,b``: the config's data set entries named a and b, in the config's order."""
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = [d["name"] for d in cfg.get("datasets", [])]
+    unknown = [n for n in wanted if n not in known]
+    if not wanted or unknown:
+        raise SystemExit(f"--datasets: expected names among {known}, received {names!r}")
+    return [d for d in cfg["datasets"] if d["name"] in wanted]
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run the leakage/utility benchmark harness")
     p.add_argument("--quick", action="store_true", help="the small grid (benchmarks/configs/quick.json, ≤ 5 min)")
@@ -55,6 +65,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", default=None, help="encoder override (e.g. 'fake' for a smoke run)")
     p.add_argument("--seeds", type=_seeds, default=None,
                    help="seeds overriding the config: a count ('5' = 0..4) or a list ('3,4')")
+    p.add_argument("--datasets", default=None,
+                   help="comma-separated data set names: run only these entries of the config's datasets")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_bench)
 
@@ -69,6 +81,8 @@ def _cmd_bench(args: argparse.Namespace) -> int:
         cfg["model"] = args.model
     if args.seeds is not None:
         cfg["seeds"] = args.seeds
+    if args.datasets is not None:
+        cfg["datasets"] = _select_datasets(cfg, args.datasets)
     out = Path(args.out) if args.out else _REPO / "benchmarks" / "results" / cfg.get("name", path.stem)
     t0 = time.time()
     lines = run_benchmark(cfg, out, progress=not args.no_progress)

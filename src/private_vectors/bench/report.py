@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["ablation_markdown", "aggregate", "bootstrap_ci", "crossings", "equal_utility", "load_lines",
-           "merge_and_report", "write_report"]
+__all__ = ["ablation_markdown", "aggregate", "bootstrap_ci", "crossings", "equal_utility", "leakage_sets",
+           "leakage_sets_markdown", "load_lines", "merge_and_report", "write_report"]
 
-ORDER = ["none", "presidio", "laplace", "presidio+laplace", "purkayastha", "gaussian", "sparse-diagonal",
-         "concept-subspace", "concept-subspace+qt", "cape", "textcrafter", "redact", "redact+laplace",
-         "redact+concept", "surrogate", "surrogate+laplace", "surrogate+concept"]
+ORDER = ["none", "presidio", "redact", "surrogate", "laplace", "presidio+laplace", "redact+laplace",
+         "surrogate+laplace", "redact+concept", "surrogate+concept", "purkayastha", "gaussian", "sparse-diagonal",
+         "concept-subspace", "concept-subspace+qt", "cape", "textcrafter"]
+"""Display order of the rows; rows not listed follow, by name (tables, ablation and plots all show them)."""
 
 REFERENCES = ("laplace", "presidio+laplace")
 """Rows the equal-utility ratios are taken against, when a run has them: spherical Laplace and
@@ -70,6 +71,29 @@ def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], 
     return out
 
 
+def leakage_sets(lines: list[dict[str, Any]]) -> dict[str, list[str]]:
+    """Leakage set → the data sets measured on it (from the lines' ``leakage_set``; lines written
+    before that key existed are left out). Data sets sharing one are one data set for any
+    "≥ N data sets" claim: their leakage figures are not independent."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for r in lines:
+        if r.get("leak_set"):
+            out[str(r["leak_set"])].add(r["dataset"])
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
+def leakage_sets_markdown(lines: list[dict[str, Any]]) -> str:
+    """One line naming the distinct leakage sets and the data sets that share one ('' if unknown)."""
+    sets = leakage_sets(lines)
+    if not sets:
+        return ""
+    shared = [f"{', '.join(ds)} share the {name} leakage set" for name, ds in sets.items() if len(ds) > 1]
+    text = f"**{len(sets)} distinct leakage set(s)** ({', '.join(sets)})"
+    if shared:
+        text += "; " + "; ".join(shared) + " — count them as **one** data set"
+    return text + ".\n"
+
+
 def _fmt(cell: tuple[float, float, int] | None, scale: float = 100.0) -> str:
     if cell is None or math.isnan(cell[0]):
         return "–"
@@ -80,7 +104,7 @@ def _fmt(cell: tuple[float, float, int] | None, scale: float = 100.0) -> str:
 def _sorted_keys(agg: dict, dataset: str, backend: str) -> list[tuple[str, float]]:
     keys = [(m, e) for (d, b, m, e) in agg if d == dataset and b == backend]
     rank = {m: i for i, m in enumerate(ORDER)}
-    return sorted(keys, key=lambda k: (rank.get(k[0], 99), k[1]))
+    return sorted(keys, key=lambda k: (rank.get(k[0], 99), k[0], k[1]))
 
 
 def table_markdown(lines: list[dict[str, Any]]) -> str:
@@ -90,10 +114,13 @@ def table_markdown(lines: list[dict[str, Any]]) -> str:
     source_of = {r["dataset"]: r.get("token_source") for r in lines}
     parts = ["Values ×100, mean ± std over seeds (no ± with one seed). Leakage = share of sensitive token "
              "instances recovered (SPARSE eq. 13); confidence = mean probability on them (eq. 14). Noise norm = "
-             "the expected L2 norm of one vector's noise (unit-norm embeddings; ε is per unit of 1/√n).\n"]
+             "the expected L2 norm of one vector's noise (unit-norm embeddings; ε is per unit of 1/√n).\n",
+             leakage_sets_markdown(lines)]
+    set_of = {r["dataset"]: r.get("leak_set") for r in lines}
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
+        lset = f"; leakage set: {set_of[dataset]}" if set_of.get(dataset) else ""
         parts.append(f"### {dataset} ({backend}; utility = {metric_of[dataset]}; sensitive tokens: "
-                     f"{source_of[dataset]})\n")
+                     f"{source_of[dataset]}{lset})\n")
         head = ["mechanism", "ε", "noise norm"] + [f"{h} ({a})" for a in atts for h in ("leakage", "confidence")] \
             + ["utility"]
         parts.append("| " + " | ".join(head) + " |")
@@ -250,7 +277,7 @@ def equal_utility(lines: list[dict[str, Any]], *, reference: str = "laplace", re
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
         # rows without noise (none, presidio: ε = ∞ only) have no curve to meet the target on
         mechs = sorted({m for (d, b, m, e) in agg if d == dataset and b == backend and not math.isinf(e)},
-                       key=lambda m: ORDER.index(m) if m in ORDER else 99)
+                       key=lambda m: (ORDER.index(m) if m in ORDER else 99, m))
         for a in _attackers(lines):
             if prior_of(a) == a:  # the floor itself: shown in the prior column
                 continue
@@ -289,9 +316,17 @@ def _seed_cell(values: list[float], ci: tuple[float, float]) -> tuple[str, str]:
     return shown, ("n/a" if math.isnan(ci[0]) else f"{ci[0]:.2f}–{ci[1]:.2f}")
 
 
-def equal_utility_markdown(lines: list[dict[str, Any]], *, references: Sequence[str] = REFERENCES) -> str:
+REF_EPS = (10.0, 20.0)
+"""The reference's ε values the equal-utility tables are taken at. ε = 10 is the headline; ε = 20
+is added because at ε = 10 every attacker sits at the prior on some sets (SciFact + PII), where
+only a less noisy target can rank the rows."""
+
+
+def equal_utility_markdown(lines: list[dict[str, Any]], *, references: Sequence[str] = REFERENCES,
+                           ref_eps: Sequence[float] = REF_EPS) -> str:
     present = {r["mechanism"] for r in lines}
-    parts = ["Leakage (×100) of each mechanism interpolated at the utility the reference row reaches at ε = 10, "
+    parts = ["Leakage (×100) of each mechanism interpolated at the utility the reference row reaches at ε = 10 "
+             "(then at ε = 20: a second target with less noise), "
              "and its ratio to the reference's leakage there. The curve joins adjacent ε points. '≤' = even the "
              "mechanism's strongest ε keeps more utility than the target, so its leakage there bounds it from "
              "above; 'n/a' = its grid never reaches the target (its utility range is shown). *Net* = leakage "
@@ -303,12 +338,15 @@ def equal_utility_markdown(lines: list[dict[str, Any]], *, references: Sequence[
              "rises above it, so read its net leakage, not the ratio. 'undetermined' = the utility curve crosses the "
              "target more than once with different leakage; every crossing's ratio is listed (the larger one "
              "is used as the leakage). Per seed: each seed's curves against that seed's reference; CI: "
-             f"percentile bootstrap (over seeds, {BOOTSTRAP} resamples) of the mean per-seed ratio.\n"]
-    for ref in references:
+             f"percentile bootstrap (over seeds, {BOOTSTRAP} resamples) of the mean per-seed ratio.\n",
+             leakage_sets_markdown(lines)]
+    for ref, eps in itertools.product(references, ref_eps):
         if ref not in present:
             continue
-        rows = equal_utility(lines, reference=ref)
-        parts += [f"## vs {ref} (ε = 10)\n",
+        rows = equal_utility(lines, reference=ref, ref_eps=eps)
+        if not rows:
+            continue
+        parts += [f"## vs {ref} (ε = {eps:g})\n",
                   "| data set | attacker | mechanism | target utility | leakage | reference | prior | ratio | "
                   "net ratio | per-seed ratios | 95% CI | utility range |",
                   "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -374,8 +412,11 @@ def pareto_plots(lines: list[dict[str, Any]], out_dir: Path) -> list[Path]:
     for dataset, backend in sorted({(d, b) for (d, b, _, _) in agg}):
         fig, axes = plt.subplots(1, len(attackers), figsize=(5.5 * len(attackers), 4.6), squeeze=False)
         metric = next(r.get("utility_metric", "utility") for r in lines if r["dataset"] == dataset)
+        present = {mm for (d, b, mm, _e) in agg if d == dataset and b == backend}
+        rows = [m for m in ORDER if m in present] + sorted(present - set(ORDER))
         for ax, attacker in zip(axes[0], attackers, strict=True):
-            for m in ORDER:
+            colours = plt.get_cmap("tab20")  # > 10 rows: the default cycle would repeat colours
+            for i, m in enumerate(rows):
                 pts = sorted((e, v["utility"][0], v.get(f"leakage_{attacker}", (math.nan,))[0])
                              for (d, b, mm, e), v in agg.items() if d == dataset and b == backend and mm == m
                              and "utility" in v)
@@ -383,7 +424,7 @@ def pareto_plots(lines: list[dict[str, Any]], out_dir: Path) -> list[Path]:
                     continue
                 xs, ys = [p[1] for p in pts], [p[2] for p in pts]
                 ax.plot(xs, ys, marker="o" if m != "none" else "*", markersize=12 if m == "none" else 5,
-                        label=m, linestyle="-" if m != "none" else "")
+                        label=m, linestyle="-" if m != "none" else "", color=colours(i % 20))
                 for e, x, y in pts:
                     ax.annotate("∞" if math.isinf(e) else f"{e:g}", (x, y), fontsize=7, xytext=(3, 3),
                                 textcoords="offset points")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import platform
+import random
 import subprocess
 import time
 from collections.abc import Callable
@@ -21,6 +22,7 @@ from tqdm.auto import tqdm
 
 from ..attacks import MLCAttacker, NearestNeighbourAttacker, PriorAttacker
 from ..datasets import (
+    RetrievalDataset,
     SensitiveDataset,
     load_beir,
     load_ddxplus,
@@ -33,8 +35,8 @@ from .cache import CachingEncoder
 from .report import eps_value
 from .tasks import LeakageSet, Task, pair_groups
 
-__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "build_tasks", "cell_record", "doc_transform", "make_embedding", "noise_norm",
-           "row_stages", "run_benchmark", "sts_transform"]
+__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "build_tasks", "cell_record", "doc_transform",
+           "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
 
 
 MECHANISM_SPECS: dict[str, dict[str, Any]] = {
@@ -121,8 +123,55 @@ def _leak_from_texts(name: str, texts: list[str], ids: list[str], method: str = 
     return LeakageSet(name, SensitiveDataset(name, texts, toks, used)), ids
 
 
+def insert_pii(ds: RetrievalDataset, pii: SensitiveDataset, *, n_leak: int | None = None, seed: int = 0
+               ) -> tuple[RetrievalDataset, LeakageSet, list[str]]:
+    """A topic task whose relevant documents themselves carry PII.
+
+    Every document judged relevant (relevance > 0) to one of ``ds``'s queries, then random other
+    documents up to ``n_leak`` in all (default: as many as there are PII sentences), gets one
+    presidio PII sentence of ``pii`` *prepended* — all-MiniLM-L6-v2 reads only the first 256
+    word pieces, and many SciFact abstracts are longer, so an appended sentence could never reach
+    the encoder. Each carrier gets a different sentence (seeded order).
+
+    Returns:
+        The retrieval set with the carriers' texts replaced (queries and qrels unchanged), the
+        leakage set (the carriers' full texts; tokens = their sentence's sensitive tokens) and
+        the carriers' document ids, in the leakage set's order.
+    """
+    rng = random.Random(seed)
+    relevant = sorted({d for rel in ds.qrels.values() for d, r in rel.items() if r > 0 and d in ds.corpus})
+    n = len(pii) if n_leak is None else int(n_leak)
+    if not len(relevant) <= n <= min(len(pii), len(ds.corpus)):
+        raise ValueError(f"n_leak: expected between the {len(relevant)} relevant documents and "
+                         f"min(PII sentences, documents) = {min(len(pii), len(ds.corpus))}, received {n}")
+    others = sorted(set(ds.corpus) - set(relevant))
+    carriers = relevant + sorted(rng.sample(others, n - len(relevant)))
+    order = rng.sample(range(len(pii)), n)
+    corpus = dict(ds.corpus)
+    texts, tokens = [], []
+    for doc, j in zip(carriers, order, strict=True):
+        corpus[doc] = f"{pii.texts[j]} {ds.corpus[doc]}"
+        texts.append(corpus[doc])
+        tokens.append(list(pii.tokens[j]))
+    leak = LeakageSet("presidio-pii-in-docs", SensitiveDataset("presidio-pii-in-docs", texts, tokens, pii.token_source))
+    return RetrievalDataset(ds.name, corpus, ds.queries, ds.qrels), leak, carriers
+
+
+LEAKAGE_MODES = ("pii", "pii-in-docs", "self")
+"""A retrieval data set's ``"leakage"``: ``pii`` = the presidio sentences as extra documents of
+the same store (distractors); ``pii-in-docs`` = the sentences inserted into the relevant
+documents and others (:func:`insert_pii`); ``self`` = the documents' own NER entities."""
+
+
 def build_tasks(cfg: dict[str, Any]) -> list[Task]:
-    """Load and subsample the configured data sets (paths under ``cfg["data_root"]``)."""
+    """Load and subsample the configured data sets (paths under ``cfg["data_root"]``).
+
+    A data set entry may carry its own ``"epsilons"`` (e.g. a denser grid where the target
+    utility sits at the edge); its cells are then that list only (ε = 10, the reference, should
+    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
+    the results line, since ``leakage_<name>`` keys name attackers): data sets that share one
+    (SciFact + PII and NFCorpus + PII) count as one data set.
+    """
     root = Path(cfg["data_root"])
     seed = int(cfg.get("data_seed", 0))
     ner = cfg.get("token_method", "spacy")  # real NER; "fallback" only when a config says so
@@ -135,8 +184,15 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
         if kind == "retrieval":
             ds = load_beir(root / d["path"], name=name).subset(n_queries=d.get("n_queries"),
                                                                 n_docs=d.get("n_docs"), seed=seed)
-            if d.get("leakage", "pii") == "pii":
+            mode = d.get("leakage", "pii")
+            if mode not in LEAKAGE_MODES:
+                raise ValueError(f"datasets[{name}].leakage: expected one of {list(LEAKAGE_MODES)}, received {mode!r}")
+            if mode == "pii":
                 t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=LeakageSet("presidio-pii", pii))
+            elif mode == "pii-in-docs":
+                ds, leak, lids = insert_pii(ds, pii, n_leak=d.get("n_leak"), seed=seed)
+                t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=leak, leakage_in_store=False,
+                         meta={"leak_ids": lids})
             else:  # the documents themselves, tokens from spaCy or the fallback
                 ids = list(ds.corpus)[: d.get("n_leak", 1000)]
                 leak, lids = _leak_from_texts(name, [ds.corpus[i] for i in ids], ids, ner)
@@ -161,6 +217,19 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
             raise ValueError(f"dataset kind {kind!r}: expected retrieval, sts, ddxplus or entity")
         t.meta["concept"] = concept
         t.meta["token_source"] = t.leakage.data.token_source if t.leakage else None
+        # presidio sentences (as distractors or inside documents) are one leakage set whatever the task
+        t.meta["leak_set"] = "presidio-pii" if t.leakage and t.leakage.name.startswith("presidio-pii") \
+            else (t.leakage.name if t.leakage else None)
+        if "epsilons" in d:
+            if not isinstance(d["epsilons"], list) or not d["epsilons"]:
+                raise ValueError(f"datasets[{name}].epsilons: expected a non-empty list, received {d['epsilons']!r}")
+            t.meta["epsilons"] = {eps_value(e) for e in d["epsilons"]}
+        if "mechanisms" in d:  # rows this data set runs (a costly row can be left to a separate command)
+            rows = d["mechanisms"]
+            if not isinstance(rows, list) or not rows or not set(rows) <= set(cfg["mechanisms"]):
+                raise ValueError(f"datasets[{name}].mechanisms: expected a non-empty list of the config's "
+                                 f"mechanisms {cfg['mechanisms']}, received {rows!r}")
+            t.meta["mechanisms"] = set(rows)
         tasks.append(t)
     return tasks
 
@@ -349,8 +418,11 @@ def _factory(cls: Any, kwargs: dict[str, Any], *, seeded: bool) -> Callable[[int
 
 def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     """(mechanism, ε) cells: ε = ∞ is the noiseless column; rows without noise ("none",
-    "presidio") run only there, the others only at finite ε."""
+    "presidio") run only there, the others only at finite ε. ε = the config's list ∪ every data
+    set's own ``"epsilons"`` (a task runs only its own list's cells: :func:`_task_runs`)."""
     eps_list = [eps_value(e) for e in cfg["epsilons"]]
+    for d in cfg.get("datasets", []):  # a data set's own ε list (a denser grid) joins the union
+        eps_list += [e for e in map(eps_value, d.get("epsilons", [])) if e not in eps_list]
     cells = []
     for m in cfg["mechanisms"]:
         if m not in MECHANISM_SPECS:
@@ -360,6 +432,13 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
             if noiseless == math.isinf(e):
                 cells.append((m, e))
     return cells
+
+
+def _task_runs(task: Task, eps: float, cfg_eps: set[float], mechanism: str | None = None) -> bool:
+    """Whether ``task`` has the cell (``mechanism``, ``eps``): its own ε list (else the config's)
+    and its own rows (else all)."""
+    rows = task.meta.get("mechanisms")
+    return eps in task.meta.get("epsilons", cfg_eps) and (mechanism is None or rows is None or mechanism in rows)
 
 
 def sts_transform(mechanism: str, task: Task, embedding: Any) -> Callable[[Any], Any] | None:
@@ -388,7 +467,8 @@ def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, se
     """One results line: the run's ``meta``, the cell's coordinates, its stages, the expected
     noise norm (when ``embedding`` is given), its metrics and time."""
     rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
-           "token_source": task.meta["token_source"], "concept": task.meta["concept"],
+           "token_source": task.meta["token_source"], "leak_set": task.meta.get("leak_set"),
+           "concept": task.meta["concept"],
            "mechanism": mechanism, "eps": "inf" if math.isinf(eps) else eps, "seed": seed,
            "backend": backend, "stages": row_stages(mechanism)}
     if embedding is not None:
@@ -430,6 +510,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     # its attack metrics are the base row's: computed once, reused (`attacks_from` in the line)
     attack_memo: dict[tuple[str, str, str, float, int], dict[str, float]] = {}
     cells = grid(cfg)
+    cfg_eps = {eps_value(e) for e in cfg["epsilons"]}
     seeds = [int(s) for s in cfg.get("seeds", [0])]
     backends = cfg.get("backends", ["chroma"])
     based = prior_based(cfg)
@@ -440,13 +521,16 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     skipped: dict[str, str] = {}
     n_done = 0
     with lines_path.open("w", encoding="utf-8") as fh:
-        bar = tqdm(total=len(cells) * len(seeds) * len(tasks) * len(backends), desc="grid", disable=not progress)
+        n_cells = sum(_task_runs(t, e, cfg_eps, m) for m, e in cells for t in tasks)
+        bar = tqdm(total=n_cells * len(seeds) * len(backends), desc="grid", disable=not progress)
         # seeds outermost and ε = 10 first: a run cut short still has every mechanism at the
         # reference ε, then the other ε values, for complete seeds
         order = sorted(cells, key=lambda c: (c[1] != 10.0, math.isinf(c[1]), c[1]))
         for seed in seeds:
             for mech, eps in order:
                 for task in tasks:
+                    if not _task_runs(task, eps, cfg_eps, mech):
+                        continue
                     for backend in backends:
                         bar.update(1)
                         key = f"{mech}/{task.meta['concept']}"
