@@ -130,3 +130,17 @@ def test_address_tail_after_a_unit_on_the_same_line():
     text = "send it to 230 107 Igias Street Suite 503 Armenomonastiro Cyprus"
     spans = RegexDetector(entities=["LOCATION"]).spans([text])[0]
     assert any(text[s.start:s.end].endswith("Armenomonastiro Cyprus") for s in spans)
+
+
+@pytest.mark.parametrize(("text", "span", "label"), [
+    ("Knockdown of HMGB1 reduced it.", (13, 18), "LOCATION"),
+    ("We measured RNA in cells.", (12, 15), "PERSON"),
+    ("Levels of neoplasia rose.", (10, 19), "LOCATION"),
+])
+def test_model_spans_that_are_no_name_or_place_are_dropped(text, span, label):
+    assert tidy_person(text, Span(span[0], span[1], label, 0.85, "presidio")) is None
+
+
+def test_scientific_acronyms_are_no_lone_names_or_places():
+    assert _texts(NameDetector(), "The IMA and SIV assays; Cas-9 in Candida(") == []
+    assert _texts(PlaceDetector(), "Phase II of the SpA trial used VAS scores") == []

@@ -102,6 +102,25 @@ def _capitalised(word: str) -> bool:
     return word[0].isupper() and (len(word) == 1 or not word.isupper() or len(word) <= 3)
 
 
+_INNER_CAPITAL_PREFIXES = ("Mc", "Mac", "De", "Di", "Da", "La", "Le", "Van", "Von", "O")
+
+
+def _title_case(word: str) -> bool:
+    """"Dexter", "O'Neil", "Jean-Luc", "McAllen": an upper-case letter, then lower-case letters
+    (a capital only after a hyphen, an apostrophe or a name prefix): not "SpA", "IMA", "HeLa"."""
+    if not word[:1].isupper():
+        return False
+    for i, c in enumerate(word[1:], 1):
+        if c.isupper() and word[i - 1] not in "-'’" and word[:i] not in _INNER_CAPITAL_PREFIXES:
+            return False
+    return True
+
+
+def _place_case(word: str) -> bool:
+    """A place is written "Rzeszów" or "LEPPEN" (five letters or more), not "SpA", "II", "VAS"."""
+    return _title_case(word) or (word.isupper() and len(word) >= 5)
+
+
 def _sentence_initial(text: str, start: int) -> bool:
     before = text[max(0, start - 64):start].rstrip(" \t")  # bounded: long documents stay linear
     return (not before and start <= 64) or (bool(before) and before[-1] in _SENTENCE_END)
@@ -183,8 +202,11 @@ class NameDetector:
     def _lone_ok(self, text: str, words: list[re.Match[str]], i: int, common: frozenset[str]) -> bool:
         if not self.lone_first_names:
             return False
-        if _key(words[i].group(0)) in common:
+        word = words[i].group(0)
+        if _key(word) in common or not _title_case(word):  # "IMA", "SIV": acronyms, not names
             return False
+        if text[words[i].end():words[i].end() + 1] in ("-", "(") or any(c.isdigit() for c in word):
+            return False  # "Cas-9", "Candida(": a gene or a species, not a person
         if _sentence_initial(text, words[i].start()):
             # "Dexter lives on ...", "Alice: ...", "Matheus, Janet" yes; "Rose Garden Hotel" no
             after = text[words[i].end():words[i].end() + 1]
@@ -261,8 +283,7 @@ class PlaceDetector:
         while i < len(words):
             hit = 0
             for n in (3, 2, 1):
-                if i + n > len(words) or not all(_capitalised(w.group(0)) or w.group(0).isupper()
-                                                 for w in (words[i], words[i + n - 1])):
+                if i + n > len(words) or not all(_place_case(w.group(0)) for w in (words[i], words[i + n - 1])):
                     continue
                 a, b = words[i].start(), words[i + n - 1].end()
                 if "\n" in text[a:b]:

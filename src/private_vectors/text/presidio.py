@@ -187,11 +187,27 @@ def _upper_word(word: str) -> bool:
     return bool(w) and w[0].isupper()
 
 
+def _not_a_name_or_place(text: str, span: Span) -> bool:
+    """spaCy's small model tags gene, protein and drug names in scientific text as people and
+    places ("HMGB1", "p75(NTR", "RNA", "miRNAs", "neoplasia"): a model span with a digit, a
+    PERSON/NRP span that is one upper-case word, or a LOCATION/NRP span starting in lower case
+    (in a text that is not all lower case) is no name or place."""
+    value = text[span.start:span.end]
+    if any(c.isdigit() for c in value):
+        return True
+    if span.label in ("PERSON", "NRP") and " " not in value.strip() and value.isupper() and not text.isupper():
+        return True
+    return span.label in ("LOCATION", "NRP") and value[:1].islower() and not text.islower()
+
+
 def tidy_person(text: str, span: Span) -> Span | None:
     """A PERSON (or NRP) span cut to what a name can be: spaCy's small model runs names across line
     breaks ("Hana Čechová\\nAddress") and over a preceding verb ("add Esa Uppa"), and includes the
     possessive ("Turcotte's"). The span keeps its first line, loses lower-case words at either end
-    (unless the text is all lower case) and a trailing 's. None when nothing is left."""
+    (unless the text is all lower case) and a trailing 's. None when nothing is left, and for
+    spans that are no name or place at all (gene and drug names, see ``_not_a_name_or_place``)."""
+    if span.label == "LOCATION":
+        return None if _not_a_name_or_place(text, span) else span
     if span.label not in ("PERSON", "NRP"):
         return span
     a, b = span.start, span.end
@@ -217,7 +233,8 @@ def tidy_person(text: str, span: Span) -> Span | None:
         b -= 2
     if b <= a:
         return None
-    return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
+    tidy = span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
+    return None if _not_a_name_or_place(text, tidy) else tidy
 
 
 class PresidioDetector:
