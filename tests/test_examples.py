@@ -54,8 +54,9 @@ def test_langchain_rag_example_with_a_concept(tmp_path):
     # the default text stage for concept="PII" redacts; chroma_store keeps the sanitized text
     assert "A: According to the notes: Patient <PERSON> reported a persistent cough" in block
     rep = _report(out)
-    assert rep["mechanism"] == "mahalanobis" and rep["concept"]["name"] == "PII"
-    assert rep["query_transform"]["query_transform"] == "wiener" and rep["space"] == "ip"
+    # a built-in span concept: its text stage does the concept's work, the noise is Laplace
+    assert rep["mechanism"] == "laplace" and rep["concept"]["name"] == "PII"
+    assert rep["space"] == "cosine"
 
 
 @pytest.mark.parametrize("kind", ["hnsw"])
@@ -77,12 +78,12 @@ def test_cli_demo_runs_the_day_one_job(tmp_path):
     assert (tmp_path / "db").is_dir()
 
 
-def test_cli_demo_default_concept_stores_redacted_text_with_the_augmented_geometry(tmp_path):
-    """The day-one job with its default concept (PII: redaction + concept noise, augmented store)."""
+def test_cli_demo_default_concept_stores_redacted_text_with_the_normalized_geometry(tmp_path):
+    """The day-one job with its default concept (PII: redaction + Laplace, unit-norm store)."""
     res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--eps", "40",
                           "--path", str(tmp_path / "db")], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "store geometry 'augment'" in res.stdout
+    assert "store geometry 'normalize'" in res.stdout
     stored = [line.split("stored: ", 1)[1] for line in res.stdout.splitlines() if line.strip().startswith("stored: ")]
     assert len(stored) == 6 and all("Maria Lopez" not in s and "555-0199" not in s for s in stored)
     assert any("<PERSON>" in s for s in stored)
