@@ -1,11 +1,13 @@
-"""Small file-system helpers shared by the rooms that write artefacts (concepts, FAISS)."""
+"""Small file-system helpers shared by the rooms that write or verify artefacts (concepts, FAISS,
+the spaCy model check)."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
-__all__ = ["fsync_path"]
+__all__ = ["fsync_path", "sha256_file"]
 
 
 def fsync_path(path: Path) -> None:
@@ -20,3 +22,12 @@ def fsync_path(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()

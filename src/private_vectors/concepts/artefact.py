@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from .._files import fsync_path as _fsync
+from .._files import sha256_file
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
 from .mask import SparseMask
@@ -44,14 +45,6 @@ WEIGHTS_FILE = "model.safetensors"
 ESTIMATORS = ("subspace", "mask")
 MASK_SUBSPACE_THRESHOLD = 0.5
 """Mask coordinates above this value form a mask's noise subspace (:meth:`FittedConcept.noise_subspace`)."""
-
-
-def _sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def read_artefact_config(path: Path, *, kind: str, fmt: str, fmt_version: int,
@@ -83,7 +76,7 @@ def read_artefact_config(path: Path, *, kind: str, fmt: str, fmt_version: int,
         raise ArtefactError(f"{kind}: {cfg_path} has format version {cfg.get('format_version')}, "
                             f"newer than this library supports ({fmt_version}); upgrade private-vectors")
     expected = cfg.get("weights_sha256")
-    if (expected or require_weights_sha256) and _sha256_file(w_path) != expected:
+    if (expected or require_weights_sha256) and sha256_file(w_path) != expected:
         raise ArtefactError(f"{kind}: {w_path} does not match the SHA-256 recorded in {cfg_path} "
                             "(corrupt, truncated or replaced)")
     return cfg
@@ -248,7 +241,7 @@ class FittedConcept:
             save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
                       str(w_tmp), metadata={"format": FORMAT, "name": self.name})
             cfg = self.to_config()
-            cfg["weights_sha256"] = _sha256_file(w_tmp)
+            cfg["weights_sha256"] = sha256_file(w_tmp)
             cfg.setdefault("created", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
             cfg_tmp.write_text(json.dumps(cfg, indent=1, sort_keys=False) + "\n", "utf-8")
             _fsync(w_tmp)

