@@ -47,6 +47,26 @@ MASK_SUBSPACE_THRESHOLD = 0.5
 """Mask coordinates above this value form a mask's noise subspace (:meth:`FittedConcept.noise_subspace`)."""
 
 
+def reference_target(ref: dict[str, Any], *, what: str) -> tuple[str, str]:
+    """(kind, target) of a stored concept reference ``{"type": "builtin", "name": ...}`` or
+    ``{"type": "path", "path": ...}``; InvalidParameterError naming ``what`` otherwise."""
+    kind = ref.get("type")
+    target = ref.get("path") if kind == "path" else ref.get("name")
+    if kind not in ("builtin", "path") or not target:
+        raise InvalidParameterError("concept", f"{what} of type 'builtin' or 'path'", ref)
+    return str(kind), str(target)
+
+
+def check_content_hash(concept: Any, ref: dict[str, Any], *, what: str) -> None:
+    """ConfigMismatchError when ``ref`` records a content hash that ``concept`` no longer has."""
+    want = ref.get("sha256")
+    got = concept.content_sha256()
+    if want and got != want:
+        target = ref.get("path") or ref.get("name")
+        raise ConfigMismatchError(f"{what} {target!r}: content hash {got[:12]}… differs from the recorded "
+                                  f"{str(want)[:12]}… (the artefact changed since the config was written)")
+
+
 def read_artefact_config(path: Path, *, kind: str, fmt: str, fmt_version: int,
                          require_weights_sha256: bool = False) -> dict[str, Any]:
     """The checked ``config.json`` of a saved artefact folder (``config.json`` + ``model.safetensors``).
@@ -424,15 +444,9 @@ def load_concept(ref: Any, encoder: Any = None, *, estimator: str | None = None)
         ref.check_encoder(enc)
         return ref
     if isinstance(ref, dict):
-        kind = ref.get("type")
-        target = ref.get("path") if kind == "path" else ref.get("name")
-        if kind not in ("builtin", "path") or not target:
-            raise InvalidParameterError("concept", "a reference dict of type 'builtin' or 'path'", ref)
+        kind, target = reference_target(ref, what="a reference dict")
         fc = load_concept(target, enc, estimator=ref.get("estimator") if kind == "builtin" else None)
-        want = ref.get("sha256")
-        if want and fc.content_sha256() != want:
-            raise ConfigMismatchError(f"concept {target!r}: content hash {fc.content_sha256()[:12]}… differs from "
-                                      f"the recorded {str(want)[:12]}… (the artefact changed since the config was written)")
+        check_content_hash(fc, ref, what="concept")
         return fc
     if isinstance(ref, str) and ref.strip().lower() in {b.lower() for b in BUILTIN_CONCEPTS}:
         return _builtin_for(canonical_builtin(ref), enc, estimator)  # a built-in name wins over a same-named folder

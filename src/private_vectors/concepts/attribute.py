@@ -31,7 +31,7 @@ from .._files import sha256_file
 from .._validation import as_float_matrix, check_probability, check_texts
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
-from .artefact import read_artefact_config
+from .artefact import check_content_hash, read_artefact_config, reference_target
 from .erasure import ERASURE_METHODS, Step, apply_steps, encode_labels, make_erasure
 
 __all__ = ["BUILTIN_ATTRIBUTES", "DEFAULT_METHOD", "AttributeConcept", "fit_attribute", "is_attribute_folder",
@@ -371,14 +371,9 @@ def load_attribute(ref: Any, encoder: Any = None) -> AttributeConcept:
         ref.check_encoder(enc)
         return ref
     if isinstance(ref, dict):
-        kind = ref.get("type")
-        target = ref.get("path") if kind == "path" else ref.get("name")
-        if kind not in ("builtin", "path") or not target:
-            raise InvalidParameterError("concept", "an attribute reference dict of type 'builtin' or 'path'", ref)
+        _, target = reference_target(ref, what="an attribute reference dict")
         concept = load_attribute(target, enc)
-        if ref.get("sha256") and concept.content_sha256() != ref["sha256"]:
-            raise ConfigMismatchError(f"attribute concept {target!r}: content hash differs from the recorded one "
-                                      "(the artefact changed since the config was written)")
+        check_content_hash(concept, ref, what="attribute concept")
         return concept
     if isinstance(ref, str) and ref in BUILTIN_ATTRIBUTES:
         shipped = _shipped(ref, enc.model_id)
