@@ -27,7 +27,9 @@ from private_vectors.embedding import KEY_ENV
 from private_vectors.langchain import Chroma
 
 
-class TestPrivateEmbeddingUnit(EmbeddingsUnitTests):
+class _PrivateEmbeddingParams:
+    """What both embedding suites construct: PrivateEmbedding on the fake encoder at ε = 10."""
+
     @property
     def embeddings_class(self) -> type[PrivateEmbedding]:
         return PrivateEmbedding
@@ -36,20 +38,16 @@ class TestPrivateEmbeddingUnit(EmbeddingsUnitTests):
     def embedding_model_params(self) -> dict[str, Any]:
         return {"model": "fake", "eps": 10}
 
+
+class TestPrivateEmbeddingUnit(_PrivateEmbeddingParams, EmbeddingsUnitTests):
     @property
     def init_from_env_params(self) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
         # the secret for keyed noise comes from the environment; only its source is visible
         return {KEY_ENV: "standard-suite-key"}, {"model": "fake"}, {"_key_source": "env"}
 
 
-class TestPrivateEmbeddingIntegration(EmbeddingsIntegrationTests):
-    @property
-    def embeddings_class(self) -> type[PrivateEmbedding]:
-        return PrivateEmbedding
-
-    @property
-    def embedding_model_params(self) -> dict[str, Any]:
-        return {"model": "fake", "eps": 10}
+class TestPrivateEmbeddingIntegration(_PrivateEmbeddingParams, EmbeddingsIntegrationTests):
+    """The integration suite on the same construction."""
 
 
 class TestDropInChromaWithStandardEmbeddings(VectorStoreIntegrationTests):
