@@ -6,7 +6,7 @@ import pytest
 
 from private_vectors.errors import InvalidParameterError
 from private_vectors.text import NameDetector, PlaceDetector, RegexDetector, Sanitizer, Span
-from private_vectors.text.presidio import tidy_person
+from private_vectors.text.presidio import tidy_model_span
 
 KEY = "names-test-key-0123456789"
 
@@ -66,10 +66,10 @@ def test_street_beats_a_person_name_in_the_ensemble():
     ("Mrs. Barbara Yudina Apt. 675 62314 Mellemvej 32", (5, 28), "Barbara Yudina"),
     ('Heather:"I\'m Daniel', (9, 19), "Daniel"),
 ])
-def test_tidy_person_cuts_spacy_person_spans_to_a_name(text, span, want):
-    got = tidy_person(text, Span(span[0], span[1], "PERSON", 0.85, "presidio"))
+def test_tidy_model_span_cuts_spacy_person_spans_to_a_name(text, span, want):
+    got = tidy_model_span(text, Span(span[0], span[1], "PERSON", 0.85, "presidio"))
     assert got is not None and text[got.start:got.end] == want
-    assert tidy_person(text, Span(0, 4, "LOCATION", 0.85, "presidio")) == Span(0, 4, "LOCATION", 0.85, "presidio")
+    assert tidy_model_span(text, Span(0, 4, "LOCATION", 0.85, "presidio")) == Span(0, 4, "LOCATION", 0.85, "presidio")
 
 
 def test_name_cue_initial_is_a_whole_word():
@@ -138,7 +138,7 @@ def test_address_tail_after_a_unit_on_the_same_line():
     ("Levels of neoplasia rose.", (10, 19), "LOCATION"),
 ])
 def test_model_spans_that_are_no_name_or_place_are_dropped(text, span, label):
-    assert tidy_person(text, Span(span[0], span[1], label, 0.85, "presidio")) is None
+    assert tidy_model_span(text, Span(span[0], span[1], label, 0.85, "presidio")) is None
 
 
 def test_scientific_acronyms_are_no_lone_names_or_places():

@@ -192,12 +192,14 @@ def _not_a_name_or_place(text: str, span: Span) -> bool:
     return span.label in ("LOCATION", "NRP") and value[:1].islower() and not text.islower()
 
 
-def tidy_person(text: str, span: Span) -> Span | None:
-    """A PERSON (or NRP) span cut to what a name can be: spaCy's small model runs names across line
+def tidy_model_span(text: str, span: Span) -> Span | None:
+    """A model span made plausible, or None. A PERSON (or NRP) span is cut to what a name can be:
+    spaCy's small model runs names across line
     breaks ("Hana Čechová\\nAddress") and over a preceding verb ("add Esa Uppa"), and includes the
     possessive ("Turcotte's"). The span keeps its first line, loses lower-case words at either end
     (unless the text is all lower case) and a trailing 's. None when nothing is left, and for
-    spans that are no name or place at all (gene and drug names, see ``_not_a_name_or_place``)."""
+    PERSON, NRP and LOCATION spans that are no name or place at all (gene and drug names, see
+    ``_not_a_name_or_place``); other labels pass unchanged."""
     if span.label == "LOCATION":
         return None if _not_a_name_or_place(text, span) else span
     if span.label not in ("PERSON", "NRP"):
@@ -270,7 +272,7 @@ class PresidioDetector:
             results = self._analyzer.analyze(text=text, language="en", entities=entities,
                                              nlp_artifacts=artefacts)
             found = [Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results]
-            out.append([t for t in (tidy_person(text, s) for s in found) if t is not None])
+            out.append([t for t in (tidy_model_span(text, s) for s in found) if t is not None])
         return out
 
     def get_config(self) -> dict[str, Any]:
