@@ -37,6 +37,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import InvalidParameterError
+from .regex import UPPER_LETTERS
 from .spans import Span, validate_texts
 
 __all__ = ["NameDetector", "PlaceDetector", "first_names", "places"]
@@ -225,13 +226,12 @@ class NameDetector:
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
 _STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways"])
-_UP = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
 _PLACE_AFTER_CUE = re.compile(
     rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
     rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town) (?:is |of )?|I am in|I'm in|I’m in|[Rr]eturned to|"
-    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in)\s+([{_UP}][\w'’-]+(?:[ \t](?:[{_UP}][\w'’-]+|de|del|la|le)){{0,3}})")
+    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in)\s+([{UPPER_LETTERS}][\w'’-]+(?:[ \t](?:[{UPPER_LETTERS}][\w'’-]+|de|del|la|le)){{0,3}})")
 # an upper-case word of five letters or more after in/to/from/near: "I am in ΛΕΥΚΩΣΙΑ", "based in ESPOO"
-_CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{_UP}]{{5,}}(?:[ \t-][{_UP}]{{2,}}){{0,2}})\b")
+_CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{UPPER_LETTERS}]{{5,}}(?:[ \t-][{UPPER_LETTERS}]{{2,}}){{0,2}})\b")
 _COMPOUND_STREET = re.compile(r"(?:straat|strasse|straße|gasse|vej|veien|vegen|vägen|gatan|gata|gade|katu|tie|weg|"
                               r"laan|plein|allee|dreef|utca|ulica)$", re.IGNORECASE)
 

@@ -28,26 +28,28 @@ REGEX_VERSION = "3"
 # military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
 _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
-_UPPER = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
-_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{_UPPER}][\w'’.()-]*(?:[ \t]+(?:[{_UPPER}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
+UPPER_LETTERS = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
+"""Regex character-class body of the upper-case letters the address and place patterns accept
+(Latin with diacritics, Greek, Cyrillic)."""
+_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
 _TAIL_LINE = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?"
 # on the same line after "Suite 9" / "Apt. 615": up to four capitalised words ("Moosleerau Switzerland")
-_TAIL_SAME_LINE = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{_UPPER}][\w'’.()-]*){{0,4}}"
+_TAIL_SAME_LINE = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{0,4}}"
 _TAIL = re.compile(rf"(?:{_TAIL_LINE})+|{_TAIL_SAME_LINE}(?:{_TAIL_LINE})*")
 _ENDS_WITH_UNIT = re.compile(r"(?:Suite|Apt|Unit)\.?\s*\d+$")
-_WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{_UPPER}][\w'’.()-]*){{1,4}}")
+_WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{1,4}}")
 # "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
 _CORNER = re.compile(r"\bcorner of ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?) and ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?)"
                      r"(?=[ \t]*(?:[?.,;!\n]|$))")
 _PARTICLE = r"(?:de|del|dei|della|da|do|dos|la|le|di|du|van|von|der|den|ul\.)"
 _MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 # "73111 31 Seneca Place 5", "772 ul. Narewska 94", "10252 Μεγάλη Άμμος 184": number, name words, number
-_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)[{_UPPER}][\w'’.-]*"
-                         rf"(?:[ \t]+(?:[{_UPPER}][\w'’.-]*|{_PARTICLE})){{0,3}}[ \t]+\d{{1,5}}[A-Za-z]?\b")
+_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)[{UPPER_LETTERS}][\w'’.-]*"
+                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})){{0,3}}[ \t]+\d{{1,5}}[A-Za-z]?\b")
 # a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
 _HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
 _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
-                        rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{_UPPER}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
+                        rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
 _NAME_CUE = re.compile(r"\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)[ \t]+"
                        r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?(?!\w))?(?:[ \t]+[A-Z][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
