@@ -31,6 +31,7 @@ import re
 import secrets
 import threading
 import warnings
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -332,8 +333,7 @@ class Sanitizer:
             for span in self._select(t, s):
                 if not isinstance(self._operator(span.label), Keep):
                     batch.update(self._entries(span.label, t[span.start:span.end]))
-        with self._lock:
-            index = {**self._index, **batch}
+        index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
         return [self._select(t, s, self._index_spans(t, index, any_case=False), index)
                 for t, s in zip(texts, found, strict=True)], batch
 
