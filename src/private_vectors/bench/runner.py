@@ -168,7 +168,9 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
 
     A data set entry may carry its own ``"epsilons"`` (e.g. a denser grid where the target
     utility sits at the edge); its cells are then that list only (ε = 10, the reference, should
-    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
+    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs, and
+    ``"row_epsilons"`` ({row: [ε, ...]}): those rows run exactly their own list there, the others
+    the data set's (or the config's) list. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
     the results line, since ``leakage_<name>`` keys name attackers): data sets that share one
     (SciFact + PII and NFCorpus + PII) count as one data set.
     """
@@ -230,6 +232,13 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
                 raise ValueError(f"datasets[{name}].mechanisms: expected a non-empty list of the config's "
                                  f"mechanisms {cfg['mechanisms']}, received {rows!r}")
             t.meta["mechanisms"] = set(rows)
+        if "row_epsilons" in d:  # a row's own ε list on this data set (e.g. a learned row's wide grid)
+            per_row = d["row_epsilons"]
+            if not isinstance(per_row, dict) or not set(per_row) <= set(cfg["mechanisms"]) or \
+                    not all(isinstance(v, list) and v for v in per_row.values()):
+                raise ValueError(f"datasets[{name}].row_epsilons: expected a mapping from the config's "
+                                 f"mechanisms {cfg['mechanisms']} to non-empty ε lists, received {per_row!r}")
+            t.meta["row_epsilons"] = {row: {eps_value(e) for e in v} for row, v in per_row.items()}
         tasks.append(t)
     return tasks
 
@@ -422,7 +431,8 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     set's own ``"epsilons"`` (a task runs only its own list's cells: :func:`_task_runs`)."""
     eps_list = [eps_value(e) for e in cfg["epsilons"]]
     for d in cfg.get("datasets", []):  # a data set's own ε list (a denser grid) joins the union
-        eps_list += [e for e in map(eps_value, d.get("epsilons", [])) if e not in eps_list]
+        own = list(d.get("epsilons", [])) + [e for v in d.get("row_epsilons", {}).values() for e in v]
+        eps_list += [e for e in dict.fromkeys(map(eps_value, own)) if e not in eps_list]
     cells = []
     for m in cfg["mechanisms"]:
         if m not in MECHANISM_SPECS:
@@ -435,10 +445,15 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
 
 
 def _task_runs(task: Task, eps: float, cfg_eps: set[float], mechanism: str | None = None) -> bool:
-    """Whether ``task`` has the cell (``mechanism``, ``eps``): its own ε list (else the config's)
-    and its own rows (else all)."""
+    """Whether ``task`` has the cell (``mechanism``, ``eps``): the row's own ε list on this task
+    (``row_epsilons``), else the task's (else the config's), and its own rows (else all)."""
     rows = task.meta.get("mechanisms")
-    return eps in task.meta.get("epsilons", cfg_eps) and (mechanism is None or rows is None or mechanism in rows)
+    if mechanism is not None and rows is not None and mechanism not in rows:
+        return False
+    per_row = task.meta.get("row_epsilons", {})
+    if mechanism is not None and mechanism in per_row:
+        return eps in per_row[mechanism]
+    return eps in task.meta.get("epsilons", cfg_eps)
 
 
 def sts_transform(mechanism: str, task: Task, embedding: Any) -> Callable[[Any], Any] | None:
