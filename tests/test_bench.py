@@ -308,3 +308,13 @@ def test_keyed_rows_use_the_public_seed_derived_salt():
     aux = make_embedding("redact+laplace", 10.0, 3, enc, "medical", {}, key_role="aux")
     assert aux.get_config()["key_salt"] == bench_salt(3, "aux").hex() != salts[0]
     assert bench_salt(4) != bench_salt(3)
+
+
+def test_store_search_breadth_is_configurable():
+    pytest.importorskip("chromadb")
+    store = VectorStore(_embedding("none"), "chroma", ef_search=1000)
+    assert store._col.configuration_json["hnsw"]["ef_search"] == 1000
+    store.close()
+    with pytest.raises(ValueError, match="ef_search"):
+        run_benchmark({"mechanisms": ["none"], "epsilons": ["inf"], "datasets": [], "ef_search": "high"},
+                      "unused", encoder=FakeEncoder(dim=8))

@@ -34,7 +34,7 @@ from ..datasets import (
 from ..encoders import load_encoder
 from .cache import CachingEncoder
 from .report import eps_value
-from .tasks import LeakageSet, Task, pair_groups
+from .tasks import DEFAULT_EF_SEARCH, LeakageSet, Task, pair_groups
 
 __all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_tasks", "cell_record", "doc_transform",
            "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
@@ -519,6 +519,9 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     import torch
 
     t_start = time.time()
+    ef_search = cfg.get("ef_search", DEFAULT_EF_SEARCH)
+    if isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 10:
+        raise ValueError(f"ef_search: expected an int >= 10 (Chroma's HNSW search breadth), received {ef_search!r}")
     if cfg.get("torch_threads"):
         torch.set_num_threads(int(cfg["torch_threads"]))
     out = Path(out_dir)
@@ -543,7 +546,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     if any(t.kind == "entity" and t.meta.get("keyless") for t in tasks):
         based += [f"{a}{suffix}" for suffix in ("-keyless", "-docsplit") for a in based]
     meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
-            "model": enc.model_id, "dim": enc.dim, "prior_based": based}
+            "model": enc.model_id, "dim": enc.dim, "prior_based": based, "ef_search": ef_search}
     skipped: dict[str, str] = {}
     n_done = 0
     with lines_path.open("w", encoding="utf-8") as fh:
@@ -578,7 +581,8 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
                                            sts_transform=sts_tf,
                                            attack_transforms=None if reused else adaptive_transforms(ef, cfg),
-                                           doc_transform=doc_transform(mech, cfg), aux_embedding=aux)
+                                           doc_transform=doc_transform(mech, cfg), aux_embedding=aux,
+                                           ef_search=ef_search)
                         attack_part = {k: v for k, v in metrics.items()
                                        if k.startswith(("leakage_", "confidence_", "epochs_", "view_"))
                                        or k == "attack_variants"}
