@@ -23,7 +23,7 @@ from .spans import Span, check_labels, validate_texts
 
 __all__ = ["REGEX_LABELS", "RegexDetector"]
 
-REGEX_VERSION = "3"
+REGEX_VERSION = "4"
 
 # military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
 _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
@@ -39,18 +39,23 @@ _TAIL = re.compile(rf"(?:{_TAIL_LINE})+|{_TAIL_SAME_LINE}(?:{_TAIL_LINE})*")
 _ENDS_WITH_UNIT = re.compile(r"(?:Suite|Apt|Unit)\.?\s*\d+$")
 _WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{1,4}}")
 # "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
-_CORNER = re.compile(r"\bcorner of ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?) and ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?)"
-                     r"(?=[ \t]*(?:[?.,;!\n]|$))")
+# the whole phrase is the address: "the corner of" names the place as much as the two streets do
+_CORNER = re.compile(r"\b(?:the[ \t]+)?corner of (?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+? and (?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?"
+                     r"(?=[ \t]*(?:[?.,;!\n]|$))", re.IGNORECASE)
 _PARTICLE = r"(?:de|del|dei|della|da|do|dos|la|le|di|du|van|von|der|den|ul\.)"
 _MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 # "73111 31 Seneca Place 5", "772 ul. Narewska 94", "10252 Μεγάλη Άμμος 184": number, name words, number
-_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)[{UPPER_LETTERS}][\w'’.-]*"
-                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})){{0,3}}[ \t]+\d{{1,5}}[A-Za-z]?\b")
+# a capitalised function word is a title's ("5 Musicians Of The 70s"), not a street's
+_TITLE_WORD = r"(?:Of|The|And|For|In|On|To|At|By|With|From|A|An)\b"
+_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)(?!{_TITLE_WORD})"
+                         rf"[{UPPER_LETTERS}][\w'’.-]*(?:[ \t]+(?:(?!{_TITLE_WORD})[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})){{0,3}}"
+                         rf"[ \t]+\d{{1,5}}[A-Za-z]?\b")
 # a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
 _HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
 _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
                         rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
-_NAME_CUE = re.compile(r"\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)[ \t]+"
+_NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)|"
+                       r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
                        r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?(?!\w))?(?:[ \t]+[A-Z][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
@@ -89,7 +94,7 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
         for m in _CORNER.finditer(text):
-            found.extend(Span(m.start(g), m.end(g), "LOCATION", 0.7, name) for g in (1, 2))
+            found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):
             a, b = _with_tail(text, m.start(1), m.end(1))
             found.append(Span(a, b, "LOCATION", 0.7, name))
