@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from private_vectors.errors import InvalidParameterError
-from private_vectors.text import FirmDetector, NameDetector, PlaceDetector, RegexDetector, Sanitizer, Span
+from private_vectors.text import (
+    FirmDetector,
+    NameDetector,
+    PlaceDetector,
+    RegexDetector,
+    Sanitizer,
+    Span,
+)
 from private_vectors.text.presidio import tidy_model_span
 
 KEY = "names-test-key-0123456789"

@@ -56,6 +56,7 @@ _NOT_NAME = frozenset(["street", "st", "avenue", "ave", "road", "rd", "drive", "
                        "website", "city", "state", "county", "north", "south", "east", "west", "new", "saint",
                        "mount", "lake", "river", "park", "hotel", "airport", "station", "church", "tower"])
 _POSSESSIVE = re.compile(r"['’]s$")
+_HEAD_LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)  # a line without quoting marks
 _SENTENCE_END = ".!?:;\n\"“(>-*•"
 
 
@@ -193,7 +194,33 @@ class NameDetector:
             lone_place = j == i and _key(w) in known
             out.append(Span(a, b, "PERSON", self.score if lone_place else self.full_name_score, self.name))
             i = j + 1
-        return out
+        return out + self._letterhead(text, common, known)
+
+    def _letterhead(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
+        """The first line of an address block or signature ("Dreux Joly\\nPaxata\\nPSC 3294, Box 9168"):
+        two to four title-case words, initials or particles, none a common word or a place, above
+        three short lines (≤ 60 characters; a title above an abstract is not) one of which holds a
+        digit or an "@"."""
+        if text.count("\n") < 2:
+            return []
+        lines = [m for m in _HEAD_LINE.finditer(text) if m.group(1)]
+        if len(lines) < 3:
+            return []
+        first = lines[0]
+        tokens = first.group(1).split()
+        if not 2 <= len(tokens) <= 4 or not _title_case(tokens[0]) or _key(tokens[0]) in common:
+            return []
+        for t in tokens:
+            bare = t.rstrip(".")
+            if (len(bare) == 1 and bare.isupper()) or t in _PARTICLES:
+                continue  # an initial, "van", "de"
+            if not _TOKEN.fullmatch(t) or not _title_case(t) or _key(t) in common or _key(t) in known:
+                return []
+        block = lines[1:4]  # short lines below, one with a number or an e-mail: an address, not a title
+        if any(len(m.group(1)) > 60 for m in block) or not any(c.isdigit() or c == "@" for m in block
+                                                                 for c in m.group(1)):
+            return []
+        return [Span(first.start(1), first.end(1), "PERSON", self.full_name_score, self.name)]
 
     @staticmethod
     def _extend(text: str, words: list[re.Match[str]], i: int, common: frozenset[str]) -> int:
@@ -239,10 +266,11 @@ class NameDetector:
 
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
-_STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways"])
+_STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways",
+                           "fork", "forks", "dam", "union", "unions", "creek", "cove", "coves", "estates", "orchard", "ranch", "ridge", "spur", "spurs", "vista", "crest", "glen", "glens", "knoll", "oval"])
 _PLACE_AFTER_CUE = re.compile(
     rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
-    rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town) (?:is |of )?|I am in|I'm in|I’m in|[Rr]eturned to|"
+    rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town)(?: is| of)?|Where:|I am in|I'm in|I’m in|[Rr]eturned to|"
     rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in|[Oo]riginally from|[Gg]rew up in)\s+([{UPPER_LETTERS}][\w'’-]+(?:[ \t](?:[{UPPER_LETTERS}][\w'’-]+|de|del|la|le)){{0,3}})")
 # an upper-case word of five letters or more after in/to/from/near: "I am in ΛΕΥΚΩΣΙΑ", "based in ESPOO"
 _CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{UPPER_LETTERS}]{{5,}}(?:[ \t-][{UPPER_LETTERS}]{{2,}}){{0,2}})\b")
@@ -396,7 +424,8 @@ class FirmDetector:
     spaCy's small model and the name detector call "Hawkins, Richardson and Santana" (a law-firm
     style name) or "Thomas and Sons" three people or one; they are an organisation, which is
     still identifying (an employer), so the PII concept redacts it under its own label. Found:
-    three capitalised words "A, B and C", none a place or a common English word, that do not end
+    three capitalised words "A, B and C", none a place and at most one a common English word
+    ("Clark, Romero and Hall"; not "Red, Green and Blue"), that do not end
     an enumeration ("They had 6: Gaetane, Hannah, Anthony, Derek, Anna and Andrew"); "A and Sons";
     one to three capitalised words before a company suffix (Inc, LLC, Ltd, PLC, GmbH, Corp, AG).
     The score is above the name detectors' and presidio's, so the firm wins a merge with a
@@ -428,7 +457,9 @@ class FirmDetector:
         for m in _FIRM_TRIPLE.finditer(text):
             if text[:m.start()].rstrip(" \t")[-1:] in (",", ":"):  # the end of an enumeration of people
                 continue
-            if all(_title_case(w) and _key(w) not in known and _key(w) not in common for w in m.groups()):
+            words = m.groups()  # a surname may be a word ("Hall", "Brown"); three words are not a firm
+            if all(_title_case(w) and _key(w) not in known for w in words) \
+                    and sum(_key(w) in common for w in words) <= 1:
                 out.append(Span(m.start(), m.end(), "ORGANIZATION", self.score, self.name))
         for pattern in (_FIRM_SONS, _FIRM_SUFFIX):
             for m in pattern.finditer(text):

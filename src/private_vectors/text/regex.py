@@ -54,9 +54,11 @@ _NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?
 _HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
 _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
                         rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
-_NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)|"
+_NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?|"
+                       r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
+                       r"[Dd]irected by|[Ss]tarring|[Ss]ongwriter|[Ss]ays)|"
                        r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
-                       r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?(?!\w))?(?:[ \t]+[A-Z][\w'’-]+)?)")
+                       rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
 REGEX_LABELS: tuple[str, ...] = (
