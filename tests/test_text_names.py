@@ -200,3 +200,20 @@ def test_name_cue_street_titles_and_lone_first_name_outranking_a_model_place():
     assert [(s.label, s.score > 0.85) for s in spans] == [("PERSON", True)]
     spans = NameDetector().spans(["We talked to Victoria about it."])[0]
     assert [(s.label, s.score < 0.85) for s in spans] == [("PERSON", True)]
+
+
+def test_subject_of_a_person_verb_and_address_block_first_line_are_names():
+    d = NameDetector()
+    assert ("Zorvik", "PERSON") in _texts(d, "Zorvik lives on Via Roma 17 street.")
+    assert not [t for t, _ in _texts(d, "She lives on Via Roma 17 street.") if t == "She"]  # a pronoun
+    assert ("Quellan Dorsetti", "PERSON") in _texts(d, "Quellan Dorsetti\nPaxata\nPSC 3294, Box 9168\nAPO AA 61487")
+    # a title above an abstract is not a letterhead
+    title = "Zinc Transporter Expression\n" + "An abstract sentence with many words, " * 3 + "and 5 numbers.\nMore."
+    assert _texts(d, title) == []
+
+
+def test_a_field_label_ends_an_address_tail():
+    r = RegexDetector()
+    text = "5850 Jana Nerudy 894\nNicosia\nCyprus 78891\nMobile: 0490 39 07 81"
+    locations = [t for t, lab in _texts(r, text) if lab == "LOCATION"]
+    assert locations and all("Mobile" not in t for t in locations)

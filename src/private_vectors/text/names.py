@@ -56,6 +56,8 @@ _NOT_NAME = frozenset(["street", "st", "avenue", "ave", "road", "rd", "drive", "
                        "website", "city", "state", "county", "north", "south", "east", "west", "new", "saint",
                        "mount", "lake", "river", "park", "hotel", "airport", "station", "church", "tower"])
 _POSSESSIVE = re.compile(r"['’]s$")
+_SUBJECT_VERB = re.compile(r"(?<![\w'’-])([^\W\d_][\w'’-]*) (?:lives|lived|spent|said|says|told|wrote|married|"
+                           r"began writing|grew up|was born|is from|had given)\b")
 _HEAD_LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)  # a line without quoting marks
 _SENTENCE_END = ".!?:;\n\"“(>-*•"
 
@@ -194,7 +196,17 @@ class NameDetector:
             lone_place = j == i and _key(w) in known
             out.append(Span(a, b, "PERSON", self.score if lone_place else self.full_name_score, self.name))
             i = j + 1
-        return out + self._letterhead(text, common, known)
+        return out + self._letterhead(text, common, known) + self._subjects(text, common, known)
+
+    def _subjects(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
+        """A capitalised word outside the vocabulary that is the subject of a verb only people do
+        ("Trivo lives on ...", "Rintanen began writing ...", "Asya spent a year ...")."""
+        out = []
+        for m in _SUBJECT_VERB.finditer(text):
+            word = m.group(1)
+            if _title_case(word) and _key(word) not in common and _key(word) not in known:
+                out.append(Span(m.start(1), m.end(1), "PERSON", self.full_name_score, self.name))
+        return out
 
     def _letterhead(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
         """The first line of an address block or signature ("Dreux Joly\\nPaxata\\nPSC 3294, Box 9168"):
@@ -267,7 +279,7 @@ class NameDetector:
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
 _STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways",
-                           "fork", "forks", "dam", "union", "unions", "creek", "cove", "coves", "estates", "orchard", "ranch", "ridge", "spur", "spurs", "vista", "crest", "glen", "glens", "knoll", "oval"])
+                           "fork", "forks", "dam", "creek", "cove", "coves", "estates", "orchard", "ranch", "ridge", "spur", "spurs", "vista", "crest", "glen", "glens", "knoll", "oval"])
 _PLACE_AFTER_CUE = re.compile(
     rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
     rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town)(?: is| of)?|Where:|I am in|I'm in|I’m in|[Rr]eturned to|"

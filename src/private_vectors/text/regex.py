@@ -31,7 +31,7 @@ _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5
 UPPER_LETTERS = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
 """Regex character-class body of the upper-case letters the address and place patterns accept
 (Latin with diacritics, Greek, Cyrillic)."""
-_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
+_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*+(?!:)(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
 _TAIL_LINE = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?"
 # on the same line after "Suite 9" / "Apt. 615": up to four capitalised words ("Moosleerau Switzerland")
 _TAIL_SAME_LINE = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{0,4}}"
