@@ -279,3 +279,19 @@ def test_leak_set_is_not_read_as_an_attacker():
     from private_vectors.bench.report import _attackers
 
     assert _attackers([{"dataset": "x", "leak_set": "presidio-pii", "leakage_nn": 0.1}]) == ["nn"]
+
+
+def test_keyed_rows_use_the_public_seed_derived_salt():
+    from private_vectors.bench.runner import bench_salt, make_embedding
+
+    enc = FakeEncoder(dim=32)
+    vecs, salts = [], []
+    for _ in range(2):  # two builds stand for two processes: the salt no longer comes from the OS
+        ef = make_embedding("redact+laplace", 10.0, 3, enc, "medical", {})
+        salts.append(ef.get_config()["key_salt"])  # a store records the config first, as the harness's does
+        vecs.append(ef.embed_sanitized(["a plain sentence with no names", "another one"]))
+    assert salts == [bench_salt(3).hex()] * 2
+    np.testing.assert_array_equal(vecs[0], vecs[1])
+    aux = make_embedding("redact+laplace", 10.0, 3, enc, "medical", {}, key_role="aux")
+    assert aux.get_config()["key_salt"] == bench_salt(3, "aux").hex() != salts[0]
+    assert bench_salt(4) != bench_salt(3)

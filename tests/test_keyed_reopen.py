@@ -346,3 +346,30 @@ def test_errors_inside_the_keyed_path_show_no_key_material(version, monkeypatch)
     shown = _tb_locals(info.value)
     for secret in (KEY, KEY.encode().hex(), repr(KEY.encode()), sched.noise.hex(), repr(bytes(sched.noise))):
         assert secret not in shown, version
+
+
+# -- a fixed, public salt (benchmarks): keyed vectors reproduce across collections and processes ----------
+def test_fixed_key_salt_reproduces_keyed_vectors_across_collections(tmp_path):
+    salt = bytes(range(16))
+    got = []
+    for name in ("first", "second"):  # each collection records its config: the salt would be random without key_salt
+        ef = PrivateEmbedding(model="fake", eps=10, key=KEY, key_salt=salt)
+        col = chromadb.PersistentClient(path=str(tmp_path / name)).create_collection(name, embedding_function=ef)
+        col.add(ids=["d0", "d1"], documents=DOCS[:2])
+        assert col.configuration_json["embedding_function"]["config"]["key_salt"] == salt.hex()
+        got.append(np.asarray(col.get(ids=["d0", "d1"], include=["embeddings"])["embeddings"]))
+    np.testing.assert_array_equal(got[0], got[1])
+    # the default stays a random salt per collection: the same key gives other vectors
+    fresh = [PrivateEmbedding(model="fake", eps=10, key=KEY) for _ in range(2)]
+    salts = [f.get_config()["key_salt"] for f in fresh]
+    assert salts[0] != salts[1]
+    assert not np.array_equal(fresh[0](DOCS[:2]), fresh[1](DOCS[:2]))
+
+
+def test_key_salt_is_validated_by_name():
+    with pytest.raises(InvalidParameterError, match="key_salt.*only together with a key"):
+        PrivateEmbedding(model="fake", eps=10, key_salt=bytes(16))
+    with pytest.raises(InvalidParameterError, match="key_salt.*at least 16"):
+        PrivateEmbedding(model="fake", eps=10, key=KEY, key_salt=b"short")
+    with pytest.raises(InvalidTypeError, match="key_salt"):
+        PrivateEmbedding(model="fake", eps=10, key=KEY, key_salt="00" * 16)

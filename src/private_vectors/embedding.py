@@ -191,6 +191,11 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
             when ``concept`` names a built-in span concept (``"PII"``, ``"person"``,
             ``"location"``, ``"datetime"``, ``"demographic"``, ``"medical"``), else None.
             A named policy detects the concept's spans (``Sanitizer(concept, policy=..., key=key)``).
+        key_salt: the scrypt salt of keyed noise, bytes of at least 16 (needs a key). None
+            (default): random from the OS when a store records the config, so every collection
+            has its own (see :class:`~private_vectors.keys.Keying`). A salt is public (the config
+            records it); fix it only to reproduce keyed vectors across processes, e.g. a
+            benchmark's seeded rows. Reopening a collection adopts the stored salt as usual.
     """
 
     def __init__(
@@ -209,12 +214,15 @@ class PrivateEmbedding(*_BASES):  # type: ignore[misc]
         space: str | None = None,
         store_geometry: Any = "auto",
         sanitize: Any = "auto",
+        key_salt: bytes | None = None,
     ) -> None:
         try:  # the raw key never stays in a local a traceback could show
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
         finally:
             del key
         self._keying = Keying(secret)
+        if key_salt is not None:
+            self._keying.fix_salt(key_salt)
         self._key_source = "none" if secret is None else secret.source
         self._eps_given = eps is not None
         if eps is None:

@@ -340,6 +340,19 @@ class Keying:
     def keyed(self) -> bool:
         return self.secret is not None
 
+    def fix_salt(self, salt: bytes) -> None:
+        """Use ``salt`` (public, ≥ 16 bytes) instead of a random or context-derived one: keyed
+        vectors are then reproducible across processes for the same key (benchmarks, tests)."""
+        if not isinstance(salt, (bytes, bytearray)):
+            raise InvalidTypeError("key_salt", f"bytes (at least {SALT_BYTES})", salt)
+        if len(salt) < SALT_BYTES:
+            raise InvalidParameterError("key_salt", f"bytes of at least {SALT_BYTES} bytes", f"{len(salt)} bytes")
+        if self.secret is None:
+            raise InvalidParameterError("key_salt", "a salt only together with a key (keyed noise)",
+                                        "a salt without a key")
+        with self._lock:
+            self.salt = bytes(salt)
+
     def set_context(self, context: bytes) -> None:
         """Derive the default salt from the function's public context (no secret in it)."""
         self.default_salt = hashlib.sha256(b"private_vectors/v2/default-salt\x00" + context).digest()[:SALT_BYTES]

@@ -7,6 +7,7 @@ and timings. :mod:`private_vectors.bench.report` turns the lines into tables and
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import platform
@@ -35,7 +36,7 @@ from .cache import CachingEncoder
 from .report import eps_value
 from .tasks import LeakageSet, Task, pair_groups
 
-__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "build_tasks", "cell_record", "doc_transform",
+__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_tasks", "cell_record", "doc_transform",
            "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
 
 
@@ -83,6 +84,15 @@ def bench_key(seed: int, role: str = "victim") -> str:
     if role not in ("victim", "aux"):
         raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
     return f"private-vectors bench key, {role}, seed {int(seed)} (benchmark only, not a secret)"
+
+
+def bench_salt(seed: int, role: str = "victim") -> bytes:
+    """The scrypt salt of a keyed grid row: public, derived from the seed and role like
+    :func:`bench_key`, so a keyed row's noise is the same in every process for the same seed
+    (a library user's salt stays random per collection: ``PrivateEmbedding(key_salt=None)``)."""
+    if role not in ("victim", "aux"):
+        raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
+    return hashlib.sha256(f"private-vectors bench salt, {role}, seed {int(seed)}".encode()).digest()[:16]
 
 
 def row_stages(mechanism: str) -> dict[str, Any]:
@@ -284,7 +294,8 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
                    cfg: dict[str, Any], *, key_role: str = "victim") -> Any:
     """The PrivateEmbedding of one grid cell (seeded: benchmark only).
 
-    Rows with a ``"sanitize"`` entry are keyed with :func:`bench_key` (``key_role`` "aux" builds
+    Rows with a ``"sanitize"`` entry are keyed with :func:`bench_key` under the public salt
+    :func:`bench_salt` (so their keyed noise reproduces across processes; ``key_role`` "aux" builds
     the same configuration under another key, for the key-less attacker); their noise is then
     keyed per text, as in real use with a key. Other rows ignore ``key_role`` except through
     the seed: ``"aux"`` draws their noise from another seed.
@@ -312,7 +323,7 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
     kw: dict[str, Any] = {"sanitize": None}
     if spec.get("sanitize"):
         key = bench_key(seed, key_role)
-        kw = {"sanitize": spec["sanitize"], "key": key}
+        kw = {"sanitize": spec["sanitize"], "key": key, "key_salt": bench_salt(seed, key_role)}
         if concept != "PII":  # the task's own span concept (PrivateEmbedding's string path sanitizes "PII")
             from ..text import Sanitizer
 
