@@ -367,9 +367,9 @@ def test_fixed_key_salt_reproduces_keyed_vectors_across_collections(tmp_path):
 
 
 def test_key_salt_is_validated_by_name():
-    with pytest.raises(InvalidParameterError, match="key_salt.*only together with a key"):
+    with pytest.raises(InvalidParameterError, match=r"key_salt.*only together with a key"):
         PrivateEmbedding(model="fake", eps=10, key_salt=bytes(16))
-    with pytest.raises(InvalidParameterError, match="key_salt.*at least 16"):
+    with pytest.raises(InvalidParameterError, match=r"key_salt.*at least 16"):
         PrivateEmbedding(model="fake", eps=10, key=KEY, key_salt=b"short")
     with pytest.raises(InvalidTypeError, match="key_salt"):
         PrivateEmbedding(model="fake", eps=10, key=KEY, key_salt="00" * 16)

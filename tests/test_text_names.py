@@ -162,7 +162,11 @@ def test_firm_names_made_of_surnames_are_organisations_not_people():
     assert _texts(d, "Invoices from Halvorsen Ltd. arrive monthly.") == [("Halvorsen Ltd.", "ORGANIZATION")]
     # the end of an enumeration of people, a list of places, common words: no firm
     assert _texts(d, "Their kids: Ines, Tomas, Kaja and Ruben.") == []
-    assert _texts(d, "We visited Paris, Berlin and Vienna.") == []
+    assert _texts(d, "We visited France, Spain and Italy.") == []
+    # a title is no firm: an Oxford comma, digits, a capitalised word after the triple
+    assert _texts(d, "Global Burden of Diseases, Injuries, and Risk Factors") == []
+    assert _texts(d, "Rad9, Rad17 and Rad51 bind DNA") == []
+    assert _texts(d, "Runs on Windows, Linux and Mac OSX") == []
     assert _texts(d, "They chose Red, Green and Blue.") == []
     # in the PII ensemble the firm outranks the model's PERSON reading of its words
     s = Sanitizer("PII")
@@ -189,17 +193,17 @@ def test_place_cues_postcodes_field_labels_and_town_lines():
     assert ("Villa de la Costa", "LOCATION") in _texts(d, "> Ana Ruiz\n> Villa de la Costa\n> Spain")
 
 
-def test_name_cue_street_titles_and_lone_first_name_outranking_a_model_place():
+def test_name_cue_street_titles_and_real_places_that_are_first_names():
     r = RegexDetector()
     assert ("Sieda Batukayev", "PERSON") in _texts(r, "Date: 2003-08-28\nName: Sieda Batukayev\nPhone: 1")
     # capitalised function words make a title, not a street
     assert not [x for x in _texts(r, "see Guilty Pleasures: 5 Musicians Of The 70s You Hate") if x[1] == "LOCATION"]
     assert ("73111 31 Seneca Place 5", "LOCATION") in _texts(r, "send it to 73111 31 Seneca Place 5 please")
-    # a known first name that is no known place is a person even where a model says place
-    spans = NameDetector().spans(["Why is Rebecca so impulsive?"])[0]
-    assert [(s.label, s.score > 0.85) for s in spans] == [("PERSON", True)]
-    spans = NameDetector().spans(["We talked to Victoria about it."])[0]
-    assert [(s.label, s.score < 0.85) for s in spans] == [("PERSON", True)]
+    # a lone first name stays below the model's place reading: the place list lacks "Atlanta"
+    s = Sanitizer("PII")
+    text = "The study enrolled patients in Atlanta and Boston."
+    labels = {text[x.start:x.end]: x.label for x in s.spans([text])[0]}
+    assert labels.get("Atlanta") == "LOCATION" and labels.get("Boston") == "LOCATION"
 
 
 def test_subject_of_a_person_verb_and_address_block_first_line_are_names():

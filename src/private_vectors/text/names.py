@@ -144,11 +144,11 @@ class NameDetector:
     """PERSON spans from the shipped first-name vocabulary and name shape (see the module docstring).
 
     Args:
-        score: the score of a lone first name that is also a known place ("Victoria"; below
-            presidio's 0.85, so a model span of the same extent wins a merge).
-        full_name_score: the score of a full name, and of a lone first name that is no known
-            place (above presidio's 0.85: "Emmie Ström" and "Rebecca" are people even where
-            spaCy calls them places).
+        score: the score of a lone first name (below presidio's 0.85, so a model span of the
+            same extent wins a merge: the shipped place list lacks many real places, "Atlanta"
+            and "Asia" among them, which are also somebody's first name).
+        full_name_score: the score of a full name (above presidio's 0.85: "Emmie Ström" is a
+            person even where spaCy calls it a place).
         lone_first_names: also report a known first name standing alone.
     """
 
@@ -191,10 +191,7 @@ class NameDetector:
                 continue
             possessive = _POSSESSIVE.search(text[a:b])
             b -= len(possessive.group(0)) if possessive else 0
-            # a lone first name that is no known place outranks a model's LOCATION ("Why is Rebecca so
-            # impulsive?"); one that is also a place ("Victoria") does not
-            lone_place = j == i and _key(w) in known
-            out.append(Span(a, b, "PERSON", self.score if lone_place else self.full_name_score, self.name))
+            out.append(Span(a, b, "PERSON", self.full_name_score if j > i else self.score, self.name))
             i = j + 1
         return out + self._letterhead(text, common, known) + self._subjects(text, common, known)
 
@@ -423,9 +420,12 @@ class PlaceDetector:
                 "vocabulary": {"pool": load_pool().describe(), "places": len(places()), "sha256": _digest(places())}}
 
 
-_CAP_WORD = rf"[{UPPER_LETTERS}][\w'’]*"
-# Firm names made of surnames: "Hawkins, Richardson and Santana", "Thomas and Sons", "Barnett Ltd"
-_FIRM_TRIPLE = re.compile(rf"\b({_CAP_WORD}), ({_CAP_WORD}),? (?:and|&) ({_CAP_WORD})(?!\w)")
+_CAP_WORD = rf"[{UPPER_LETTERS}][^\W\d_]*(?:['’-][^\W\d_]+)?"
+# Firm names made of surnames: "Hawkins, Richardson and Santana", "Thomas and Sons", "Barnett Ltd".
+# No Oxford comma, and no capitalised word after it unless a firm word: a title ("Diseases,
+# Injuries, and Risk Factors", "Windows, Linux and Mac OSX") is no firm.
+_FIRM_TRIPLE = re.compile(rf"\b({_CAP_WORD}), ({_CAP_WORD}) (?:and|&) ({_CAP_WORD})(?![\w'’-])"
+                          rf"(?![ \t]+(?!(?:Orchestra|Partners|Group|LLP|LLC|Inc|Ltd|PLC)\b)[{UPPER_LETTERS}])")
 _FIRM_SONS = re.compile(rf"\b({_CAP_WORD}) (?:and|&) Sons(?!\w)")
 _FIRM_SUFFIX = re.compile(rf"\b({_CAP_WORD}(?: {_CAP_WORD}){{0,2}}),? (?:Inc|LLC|Ltd|PLC|GmbH|Corp|AG)\.?(?!\w)")
 
@@ -436,8 +436,10 @@ class FirmDetector:
     spaCy's small model and the name detector call "Hawkins, Richardson and Santana" (a law-firm
     style name) or "Thomas and Sons" three people or one; they are an organisation, which is
     still identifying (an employer), so the PII concept redacts it under its own label. Found:
-    three capitalised words "A, B and C", none a place and at most one a common English word
-    ("Clark, Romero and Hall"; not "Red, Green and Blue"), that do not end
+    three capitalised words "A, B and C" of letters, none a function word and at most one a
+    common English word or a place ("Clark, Romero and Hall"; not "Red, Green and Blue" or
+    "Paris, Berlin and Vienna"), with no
+    Oxford comma and no capitalised word after them but a firm word (a title is no firm), that do not end
     an enumeration ("They had 6: Gaetane, Hannah, Anthony, Derek, Anna and Andrew"); "A and Sons";
     one to three capitalised words before a company suffix (Inc, LLC, Ltd, PLC, GmbH, Corp, AG).
     The score is above the name detectors' and presidio's, so the firm wins a merge with a
@@ -466,12 +468,13 @@ class FirmDetector:
 
     def _one(self, text: str, known: frozenset[str], common: frozenset[str]) -> list[Span]:
         out = []
+        stop = _stop_words()
         for m in _FIRM_TRIPLE.finditer(text):
             if text[:m.start()].rstrip(" \t")[-1:] in (",", ":"):  # the end of an enumeration of people
                 continue
             words = m.groups()  # a surname may be a word ("Hall", "Brown"); three words are not a firm
-            if all(_title_case(w) and _key(w) not in known for w in words) \
-                    and sum(_key(w) in common for w in words) <= 1:
+            if all(_title_case(w) and len(w) >= 3 and _key(w) not in stop for w in words) \
+                    and sum(_key(w) in common or _key(w) in known for w in words) <= 1:
                 out.append(Span(m.start(), m.end(), "ORGANIZATION", self.score, self.name))
         for pattern in (_FIRM_SONS, _FIRM_SUFFIX):
             for m in pattern.finditer(text):
