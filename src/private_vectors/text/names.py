@@ -25,7 +25,13 @@ Places right after a place cue ("moved here from", "flew to", "based in") and up
 five letters or more after "in", "to", "from", "near" count too. It also reports street names by their last word — an English street type that is rarely a
 surname ("Alexander Flat", "King Forges") or a compound street word ("Skoanveien",
 "Parijsstraat") — with a score above the name detectors', so a street named after a person
-stays a place.
+stays a place. A place after a strong cue also outranks a model's PERSON ("flew to Coles"); a
+country takes its postcode ("Estonia 62488"); the line right above a country line in an address
+block is its town.
+
+The name detector also takes the first line of an address block or signature and the subject
+of a verb only people do ("Trivo lives on ..."). :class:`FirmDetector` labels firm names made
+of surnames ("Hawkins, Richardson and Santana") ORGANIZATION, so they are not counted as people.
 """
 
 from __future__ import annotations
@@ -58,7 +64,8 @@ _NOT_NAME = frozenset(["street", "st", "avenue", "ave", "road", "rd", "drive", "
 _POSSESSIVE = re.compile(r"['’]s$")
 _SUBJECT_VERB = re.compile(r"(?<![\w'’-])([^\W\d_][\w'’-]*) (?:lives|lived|spent|said|says|told|wrote|married|"
                            r"began writing|grew up|was born|is from|had given)\b")
-_HEAD_LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)  # a line without quoting marks
+# one line of text without its quoting marks and edge blanks ("> ", "|  ", "* ")
+_LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)
 _SENTENCE_END = ".!?:;\n\"“(>-*•"
 
 
@@ -212,7 +219,7 @@ class NameDetector:
         digit or an "@"."""
         if text.count("\n") < 2:
             return []
-        lines = [m for m in _HEAD_LINE.finditer(text) if m.group(1)]
+        lines = [m for m in _LINE.finditer(text) if m.group(1)]
         if len(lines) < 3:
             return []
         first = lines[0]
@@ -288,8 +295,6 @@ _COMPOUND_STREET = re.compile(r"(?:straat|strasse|straße|gasse|vej|veien|vegen|
                               r"laan|plein|allee|dreef|utca|ulica)$", re.IGNORECASE)
 
 
-# one line of text without its quoting marks and edge blanks ("> ", "|  ", "* ")
-_MARKED_LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)
 _TOWN_LINE = re.compile(rf"[{UPPER_LETTERS}][\w'’.()-]*(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.()-]*|{'|'.join(sorted(_PARTICLES))})){{0,3}}")
 
 
@@ -373,7 +378,7 @@ class PlaceDetector:
         if "\n" not in text:
             return []
         countries = _countries()
-        lines = [(m.start(1), m.end(1), m.group(1)) for m in _MARKED_LINE.finditer(text)]
+        lines = [(m.start(1), m.end(1), m.group(1)) for m in _LINE.finditer(text)]
         out = []
         previous: tuple[int, int, str] | None = None
         for a, b, line in lines:
@@ -438,9 +443,8 @@ class FirmDetector:
     still identifying (an employer), so the PII concept redacts it under its own label. Found:
     three capitalised words "A, B and C" of letters, none a function word and at most one a
     common English word or a place ("Clark, Romero and Hall"; not "Red, Green and Blue" or
-    "Paris, Berlin and Vienna"), with no
-    Oxford comma and no capitalised word after them but a firm word (a title is no firm), that do not end
-    an enumeration ("They had 6: Gaetane, Hannah, Anthony, Derek, Anna and Andrew"); "A and Sons";
+    "France, Spain and Italy"), with no Oxford comma and no capitalised word after them but a
+    firm word (a title is no firm), that do not end an enumeration ("They had 6: Gaetane, Hannah, Anthony, Derek, Anna and Andrew"); "A and Sons";
     one to three capitalised words before a company suffix (Inc, LLC, Ltd, PLC, GmbH, Corp, AG).
     The score is above the name detectors' and presidio's, so the firm wins a merge with a
     PERSON span. Three people named without an enumeration cue ("Smith, Jones and Brown found")
@@ -470,7 +474,7 @@ class FirmDetector:
         out = []
         stop = _stop_words()
         for m in _FIRM_TRIPLE.finditer(text):
-            if text[:m.start()].rstrip(" \t")[-1:] in (",", ":"):  # the end of an enumeration of people
+            if text[max(0, m.start() - 8):m.start()].rstrip(" \t")[-1:] in (",", ":"):  # ends an enumeration
                 continue
             words = m.groups()  # a surname may be a word ("Hall", "Brown"); three words are not a firm
             if all(_title_case(w) and len(w) >= 3 and _key(w) not in stop for w in words) \
