@@ -211,6 +211,9 @@ def test_subject_of_a_person_verb_and_address_block_first_line_are_names():
     assert ("Zorvik", "PERSON") in _texts(d, "Zorvik lives on Via Roma 17 street.")
     assert not [t for t, _ in _texts(d, "She lives on Via Roma 17 street.") if t == "She"]  # a pronoun
     assert ("Quellan Dorsetti", "PERSON") in _texts(d, "Quellan Dorsetti\nPaxata\nPSC 3294, Box 9168\nAPO AA 61487")
+    # a country line below is enough; the same name again in the block is taken too
+    block = "> Quellan Dorsetti\n> Vexa Partners\n> Quellan Dorsetti\n> Spain"
+    assert [t for t, _ in _texts(d, block)].count("Quellan Dorsetti") == 2
     # a title above an abstract is not a letterhead
     title = "Zinc Transporter Expression\n" + "An abstract sentence with many words, " * 3 + "and 5 numbers.\nMore."
     assert _texts(d, title) == []

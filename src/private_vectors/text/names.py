@@ -215,13 +215,14 @@ class NameDetector:
     def _letterhead(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
         """The first line of an address block or signature ("Dreux Joly\\nPaxata\\nPSC 3294, Box 9168"):
         two to four title-case words, initials or particles, none a common word or a place, above
-        three short lines (≤ 60 characters; a title above an abstract is not) one of which holds a
-        digit or an "@"."""
+        short lines (≤ 60 characters; a title above an abstract is not), one of the next three
+        holding a digit, an "@" or a country. Every occurrence of that name in the text is taken."""
         if text.count("\n") < 2:
             return []
         lines = [m for m in _LINE.finditer(text) if m.group(1)]
         if len(lines) < 3:
             return []
+        countries = _countries()
         first = lines[0]
         tokens = first.group(1).split()
         if not 2 <= len(tokens) <= 4 or not _title_case(tokens[0]) or _key(tokens[0]) in common:
@@ -232,11 +233,13 @@ class NameDetector:
                 continue  # an initial, "van", "de"
             if not _TOKEN.fullmatch(t) or not _title_case(t) or _key(t) in common or _key(t) in known:
                 return []
-        block = lines[1:4]  # short lines below, one with a number or an e-mail: an address, not a title
-        if any(len(m.group(1)) > 60 for m in block) or not any(c.isdigit() or c == "@" for m in block
-                                                                 for c in m.group(1)):
+        block = lines[1:4]  # short lines below with a number, an e-mail or a country: an address, not a title
+        if any(len(m.group(1)) > 60 for m in block) or not any(
+                any(c.isdigit() or c == "@" for c in m.group(1)) or m.group(1).casefold() in countries for m in block):
             return []
-        return [Span(first.start(1), first.end(1), "PERSON", self.full_name_score, self.name)]
+        name = first.group(1)  # the same name again in the block ("Mijail C Adomo" above and below the firm)
+        return [Span(m.start(), m.end(), "PERSON", self.full_name_score, self.name)
+                for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text)]
 
     @staticmethod
     def _extend(text: str, words: list[re.Match[str]], i: int, common: frozenset[str]) -> int:
@@ -300,12 +303,15 @@ _TOWN_LINE = re.compile(rf"[{UPPER_LETTERS}][\w'’.()-]*(?:[ \t]+(?:[{UPPER_LET
 
 @lru_cache(maxsize=1)
 def _countries() -> frozenset[str]:
-    """Casefolded country names (Faker's en_US list)."""
+    """Casefolded country names (Faker's en_US list and common short forms)."""
     try:
         from faker.providers.address.en_US import Provider
     except ImportError:  # pragma: no cover - Faker absent
         return frozenset()
-    return frozenset(c.casefold() for c in Provider.countries)
+    # Faker's list spells some countries out only in full; the short forms people write
+    aliases = {"united states", "usa", "u.s.a.", "uk", "great britain", "england", "scotland", "wales",
+               "northern ireland", "russia", "south korea", "north korea", "czechia", "holland"}
+    return frozenset({c.casefold() for c in Provider.countries} | aliases)
 
 
 @lru_cache(maxsize=1)
