@@ -15,18 +15,22 @@ and, in a plain LangChain `Chroma(embedding_function=PrivateEmbedding(concept="P
 key=..., sanitize="surrogate"))` store (the headline line), the share of "What do the records
 say about <person>?" queries whose first hit is one of that person's documents.
 
-Noise is keyed (a fixed benchmark key), so each document's vector is reproducible.
+Noise is keyed (a fixed benchmark key and, per repeat, a public salt ``repeat_salt(r)``), so each
+document's vector is reproducible; ``--repeats R`` averages R noise draws (one draw moved the
+headline first-hit rate by 16 points between two runs before salts were fixed).
 
     nice .venv/bin/python benchmarks/entity_query.py --data ../shared/data --n-docs 500 --n-identities 150 \
-        --n-person-queries 120 --n-city-queries 20 --out benchmarks/results/entity_query.md
+        --n-person-queries 120 --n-city-queries 20 --repeats 5 --out benchmarks/results/entity_query.md
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
+import statistics
 import sys
 import time
 import uuid
@@ -41,10 +45,18 @@ BENCH_KEY = "entity-query-benchmark-key (not a secret)"
 KEY = [BENCH_KEY]  # --key replaces it (other keys draw other surrogate names)
 
 
+SALT: list[bytes | None] = [None]  # the public scrypt salt of this repeat's keyed noise
+
+
+def repeat_salt(repeat: int) -> bytes:
+    """The public salt of repeat ``repeat``: each repeat is another, reproducible noise draw."""
+    return hashlib.sha256(f"entity-query benchmark salt, repeat {int(repeat)}".encode()).digest()[:16]
+
+
 def _embedding(sanitize: str | None, noise: bool, encoder: Any) -> Any:
     from private_vectors import PrivateEmbedding
 
-    kw: dict[str, Any] = {"concept": "PII", "eps": 10.0, "key": KEY[0], "model": encoder}
+    kw: dict[str, Any] = {"concept": "PII", "eps": 10.0, "key": KEY[0], "model": encoder, "key_salt": SALT[0]}
     if not noise:
         kw["mechanism"] = "none"
     kw["sanitize"] = sanitize
@@ -134,16 +146,19 @@ def run_setting(corpus: Any, sanitize: str | None, noise: bool, encoder: Any, k:
     return row
 
 
-def run_headline(corpus: Any, encoder: Any, k: int, plain: bool = True) -> dict[str, Any]:
+def run_headline(corpus: Any, encoder: Any, k: int, plain: bool = True, sanitize: str | None = "surrogate",
+                 noise: bool = True) -> dict[str, Any]:
     """"What do the records say about <person>?" for every person who owns a document, in the
-    plain LangChain `Chroma(embedding_function=PrivateEmbedding(...))` (``plain``) or in chroma_store."""
+    plain LangChain `Chroma(embedding_function=PrivateEmbedding(...))` (``plain``) or in chroma_store.
+    ``sanitize=None`` / ``noise=False`` give the ceilings: the same queries without the text stage
+    or without noise."""
     import chromadb
     from langchain_chroma import Chroma
 
     from private_vectors.bench.entity import QUERY_TEMPLATES
     from private_vectors.integrations.langchain import chroma_store
 
-    ef = _embedding("surrogate", True, encoder)
+    ef = _embedding(sanitize, noise, encoder)
     client = chromadb.EphemeralClient()
     name = f"headline-{uuid.uuid4().hex[:10]}"
     store = Chroma(collection_name=name, embedding_function=ef, client=client) if plain else chroma_store(
@@ -155,45 +170,74 @@ def run_headline(corpus: Any, encoder: Any, k: int, plain: bool = True) -> dict[
     queries = {f"h-{i}": QUERY_TEMPLATES["about"].format(name=corpus.identities[i].name) for i in sorted(people)}
     qrels = {f"h-{i}": dict.fromkeys(people[i], 1) for i in sorted(people)}
     run = _search(store, queries, k)
-    row = {"store": "langchain Chroma (plain)" if plain else "chroma_store", "sanitize": "surrogate",
-           "mechanism": "laplace ε=10", "space": store._collection.configuration_json.get("hnsw", {}).get("space"),
+    row = {"store": "langchain Chroma (plain)" if plain else "chroma_store", "sanitize": sanitize,
+           "mechanism": "laplace ε=10" if noise else "none", "space": store._collection.configuration_json.get("hnsw", {}).get("space"),
            "about_queries": len(queries), "about_first_hit": _top1(run, qrels)}
     row.update(_raw_name_shares(_stored_texts(store._collection), corpus))
     client.delete_collection(store._collection.name)
     return row
 
 
+def _pm(values: Sequence[float], digits: int = 3) -> str:
+    """Mean, with ± the sample standard deviation over repeats when there is more than one."""
+    mean = statistics.fmean(values)
+    return f"{mean:.{digits}f}" if len(values) < 2 else f"{mean:.{digits}f} ± {statistics.stdev(values):.{digits}f}"
+
+
+def _groups(rows: Sequence[dict[str, Any]]) -> dict[tuple[Any, str], list[dict[str, Any]]]:
+    out: dict[tuple[Any, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["sanitize"], r["mechanism"]), []).append(r)
+    return out
+
+
 def _markdown(rows: Sequence[dict[str, Any]], headline: dict[str, Any] | None, meta: dict[str, Any], k: int) -> str:
     lines = [f"# Entity queries through chroma_store ({meta['date']})", "",
              f"Command: `{meta['command']}`", "",
              f"Corpus: {meta['corpus']}", "",
+             f"Noise: keyed Laplace ε=10 under a fixed public benchmark key; {meta['repeats']} repeat(s), each with "
+             "its own public scrypt salt (`repeat_salt(r)`), so each repeat is another reproducible noise draw. "
+             "Noisy cells are mean ± standard deviation over repeats; rows without noise ran once.", "",
              f"Machine: {meta['machine']} (shared 2-core CPU; timings are noisy)", "",
              f"| sanitize | noise | person NDCG@{k} | person top-1 | city NDCG@{k} | city top-1 | "
              "stored docs with raw full name | with any raw name token | no text stored | "
              "person queries with raw name after text stage |",
              "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in rows:
+    groups = _groups(rows)
+    for (sanitize, mech), rs in groups.items():
+        def col(key: str, rs: list[dict[str, Any]] = rs) -> str:
+            return _pm([r.get(key, float("nan")) for r in rs])
+        first = rs[0]
         lines.append(
-            f"| {r['sanitize']} | {r['mechanism']} | {r.get(f'person_ndcg@{k}', float('nan')):.3f} | "
-            f"{r.get('person_top1', float('nan')):.3f} | {r.get(f'city_ndcg@{k}', float('nan')):.3f} | "
-            f"{r.get('city_top1', float('nan')):.3f} | {r['raw_full_name']:.3f} | {r['raw_name_token']:.3f} | "
-            f"{r['no_text_stored']:.3f} | {r['queries_with_raw_name']:.3f} |")
+            f"| {sanitize} | {mech} | {col(f'person_ndcg@{k}')} | {col('person_top1')} | {col(f'city_ndcg@{k}')} | "
+            f"{col('city_top1')} | {first['raw_full_name']:.3f} | {first['raw_name_token']:.3f} | "
+            f"{first['no_text_stored']:.3f} | {first['queries_with_raw_name']:.3f} |")
     ratios = []
-    for noise in ("laplace ε=10", "none"):
-        base = next((r for r in rows if r["sanitize"] is None and r["mechanism"] == noise), None)
-        for r in rows:
-            if base and r["mechanism"] == noise and r["sanitize"] is not None:
-                ratios.append(f"- {r['sanitize']} / None ({noise}): person NDCG@{k} "
-                              f"{r[f'person_ndcg@{k}'] / base[f'person_ndcg@{k}']:.3f}×")
+    for mech in ("laplace ε=10", "none"):
+        base = {r["repeat"]: r for r in groups.get((None, mech), [])}
+        for (sanitize, m), rs in groups.items():
+            if m != mech or sanitize is None or not base:
+                continue
+            per = [r[f"person_ndcg@{k}"] / base[r["repeat"]][f"person_ndcg@{k}"] for r in rs if r["repeat"] in base]
+            if per:
+                ratios.append(f"- {sanitize} / None ({mech}): person NDCG@{k} {_pm(per)}× "
+                              f"(per repeat: {', '.join(f'{x:.2f}' for x in per)})")
     if ratios:
-        lines += ["", "Ratios to sanitize=None in the same configuration:", "", *ratios]
+        lines += ["", "Ratios to sanitize=None in the same configuration and repeat:", "", *ratios]
     if headline:
-        lines += ["", f"Headline line (collection space {headline.get('space')!r}, LangChain's default), plain LangChain `Chroma(embedding_function=PrivateEmbedding(concept=\"PII\", "
-                  "eps=10, key=..., sanitize=\"surrogate\"))`:", "",
+        plain, store = headline["plain"], headline["chroma_store"]
+        lines += ["", f"Headline line (collection space {headline.get('space')!r}, LangChain's default), plain LangChain "
+                  "`Chroma(embedding_function=PrivateEmbedding(concept=\"PII\", eps=10, key=..., sanitize=\"surrogate\"))`:",
+                  "",
                   f"- \"What do the records say about <person>?\": first hit is one of that person's documents for "
-                  f"{100 * headline['about_first_hit']:.1f}% of {headline['about_queries']} queries (one per person "
-                  f"who owns a document); the same PrivateEmbedding through chroma_store (collection space = the "
-                  f"embedding's): {100 * headline['chroma_store_first_hit']:.1f}%",
+                  f"{_pm([100 * x for x in plain], 1)}% of {headline['about_queries']} queries (one per person who owns a "
+                  f"document; per repeat: {', '.join(f'{100 * x:.1f}' for x in plain)}); the same PrivateEmbedding "
+                  f"through chroma_store (collection space = the embedding's): {_pm([100 * x for x in store], 1)}% "
+                  f"(per repeat: {', '.join(f'{100 * x:.1f}' for x in store)})",
+                  f"- ceilings, the same queries through chroma_store without noise: "
+                  f"{100 * headline['ceilings']['None']:.1f}% unsanitized, "
+                  f"{100 * headline['ceilings']['surrogate']:.1f}% with surrogates (what the encoder itself "
+                  "achieves on this corpus)",
                   f"- stored documents with a raw full name: {headline['raw_full_name']:.3f} (plain LangChain Chroma "
                   "stores the texts it is given; use chroma_store to store the sanitized text)"]
     return "\n".join(lines) + "\n"
@@ -208,6 +252,7 @@ def main() -> int:
     p.add_argument("--n-city-queries", type=int, default=50)
     p.add_argument("--sanitize", default="none,redact,surrogate", help="comma list of none|redact|surrogate")
     p.add_argument("--noise", default="laplace,none", help="comma list of laplace|none")
+    p.add_argument("--repeats", type=int, default=1, help="noise draws (public salts repeat_salt(0..R-1))")
     p.add_argument("--no-headline", action="store_true")
     p.add_argument("--headline-only", action="store_true", help="skip the table rows")
     p.add_argument("--lowercase-share", type=float, default=0.0, help="share of queries written in lower case")
@@ -218,6 +263,8 @@ def main() -> int:
     args = p.parse_args()
     if args.key:
         KEY[0] = args.key
+    if args.repeats < 1:
+        p.error(f"--repeats: expected an int >= 1, received {args.repeats}")
 
     from private_vectors.bench.cache import CachingEncoder
     from private_vectors.bench.entity import make_entity_corpus
@@ -227,32 +274,53 @@ def main() -> int:
                                 n_person_queries=args.n_person_queries, n_city_queries=args.n_city_queries,
                                 lowercase_share=args.lowercase_share, seed=args.seed)
     encoder = CachingEncoder(load_encoder(None))
-    rows = []
-    for noise in [] if args.headline_only else [s.strip() for s in args.noise.split(",") if s.strip()]:
-        for s in [s.strip() for s in args.sanitize.split(",") if s.strip()]:
-            sanitize = None if s == "none" else s
-            row = run_setting(corpus, sanitize, noise == "laplace", encoder, args.k)
-            print(json.dumps(row), flush=True)
-            rows.append(row)
-    headline = None if args.no_headline else run_headline(corpus, encoder, args.k)
-    if headline:
-        print(json.dumps(headline), flush=True)
-        again = run_headline(corpus, encoder, args.k, plain=False)
-        print(json.dumps(again), flush=True)
-        headline["chroma_store_first_hit"] = again["about_first_hit"]
+    rows: list[dict[str, Any]] = []
+    noises = [] if args.headline_only else [s.strip() for s in args.noise.split(",") if s.strip()]
+    for noise in noises:
+        for repeat in range(args.repeats if noise == "laplace" else 1):
+            SALT[0] = repeat_salt(repeat)
+            for s in [s.strip() for s in args.sanitize.split(",") if s.strip()]:
+                row = run_setting(corpus, None if s == "none" else s, noise == "laplace", encoder, args.k)
+                row["repeat"] = repeat
+                print(json.dumps(row), flush=True)
+                rows.append(row)
+    headline: dict[str, Any] | None = None
+    if not args.no_headline:
+        plain, store = [], []
+        for repeat in range(args.repeats):
+            SALT[0] = repeat_salt(repeat)
+            a = run_headline(corpus, encoder, args.k)
+            b = run_headline(corpus, encoder, args.k, plain=False)
+            for r in (a, b):
+                r["repeat"] = repeat
+                print(json.dumps(r), flush=True)
+                rows.append(r)
+            plain.append(a["about_first_hit"])
+            store.append(b["about_first_hit"])
+            headline = headline or dict(a)
+        SALT[0] = repeat_salt(0)
+        ceilings = [run_headline(corpus, encoder, args.k, plain=False, sanitize=s, noise=False)
+                    for s in (None, "surrogate")]
+        for c in ceilings:
+            print(json.dumps(c), flush=True)
+            rows.append(c)
+        assert headline is not None
+        headline.update(plain=plain, chroma_store=store,
+                        ceilings={str(c["sanitize"]): c["about_first_hit"] for c in ceilings})
     meta = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             "command": "nice .venv/bin/python " + " ".join(["benchmarks/entity_query.py", *sys.argv[1:]]),
             "corpus": (f"{len(corpus.documents)} documents about {len(corpus.identity_counts())} people "
                        f"(Zipf s={corpus.config['zipf_s']}), {len(corpus.person_queries())} person queries, "
                        f"{len(corpus.queries) - len(corpus.person_queries())} city queries, "
                        f"{args.lowercase_share:.0%} of queries lower-cased, seed {args.seed}"),
-            "machine": os.uname().machine, "key": "default" if args.key is None else "given with --key"}
-    md = _markdown(rows, headline, meta, args.k)
+            "machine": os.uname().machine, "key": "default" if args.key is None else "given with --key",
+            "repeats": args.repeats}
+    table_rows = [r for r in rows if f"person_ndcg@{args.k}" in r]
+    md = _markdown(table_rows, headline, meta, args.k)
     print(md)
     if args.out:
         Path(args.out).write_text(md, encoding="utf-8")
-        Path(args.out).with_suffix(".jsonl").write_text(
-            "".join(json.dumps(r) + "\n" for r in [*rows, *([headline] if headline else [])]), encoding="utf-8")
+        Path(args.out).with_suffix(".jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return 0
 
 

@@ -6,7 +6,7 @@ surrogate / keep), as presidio splits recognizers from anonymizer operators.
     spans       Span, the Detector protocol, merging, chunking
     regex       RegexDetector (e-mail, phone, card, IBAN, SSN, IP, dates, streets)
     presidio    PresidioDetector (presidio-analyzer + spaCy small English, offline, verified)
-    names       NameDetector, PlaceDetector (vocabularies: the shipped multilingual name/city pool, countries)
+    names       NameDetector, PlaceDetector, FirmDetector (vocabularies: the shipped multilingual name/city pool, countries)
     wordlist    WordListDetector (fallback without presidio), query truecasing
     concepts    TokenDetector, PatternDetector, NerDetector, TextConcept, built-in concept detectors
     surrogates  keyed surrogates from the shipped, versioned pool
@@ -15,7 +15,7 @@ surrogate / keep), as presidio splits recognizers from anonymizer operators.
 """
 
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
-from .names import NameDetector, PlaceDetector
+from .names import FirmDetector, NameDetector, PlaceDetector
 from .operators import POLICIES
 from .presidio import PresidioDetector, presidio_available
 from .regex import RegexDetector
@@ -28,6 +28,7 @@ __all__ = [
     "POLICIES",
     "DetectionError",
     "Detector",
+    "FirmDetector",
     "NameDetector",
     "NerDetector",
     "PatternDetector",

@@ -4,7 +4,7 @@ Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func
 
 | concept | detectors (cheap first) |
 |---|---|
-| PII | regexes (e-mail, phone, card, IBAN, SSN, IP, street) + name and place vocabularies + presidio (PERSON, LOCATION, NRP, identifiers) |
+| PII | regexes (e-mail, phone, card, IBAN, SSN, IP, street) + name and place vocabularies + firm names made of surnames + presidio (PERSON, LOCATION, NRP, identifiers) |
 | person | first-name vocabulary (:class:`~private_vectors.text.names.NameDetector`) + presidio PERSON |
 | location | street regexes + place vocabulary + presidio LOCATION |
 | datetime | date regexes + weekday/month tokens + presidio DATE_TIME |
@@ -26,7 +26,7 @@ from typing import Any
 
 from ..concepts.text import find_tokens
 from ..errors import InvalidParameterError, InvalidTypeError
-from .names import NameDetector, PlaceDetector
+from .names import FirmDetector, NameDetector, PlaceDetector
 from .presidio import PresidioDetector, presidio_available
 from .regex import RegexDetector
 from .spans import Detector, Span, validate_texts
@@ -243,7 +243,7 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
     if name == "PII":
         model, fb = _model_or_fallback(("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER",
                                         "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS"))
-        return name, [RegexDetector(), NameDetector(), PlaceDetector(), *model], fb
+        return name, [RegexDetector(), NameDetector(), PlaceDetector(), FirmDetector(), *model], fb
     if name == "person":
         model, fb = _model_or_fallback(("PERSON",))
         return name, [NameDetector(), *model], fb

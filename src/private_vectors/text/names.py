@@ -25,7 +25,13 @@ Places right after a place cue ("moved here from", "flew to", "based in") and up
 five letters or more after "in", "to", "from", "near" count too. It also reports street names by their last word — an English street type that is rarely a
 surname ("Alexander Flat", "King Forges") or a compound street word ("Skoanveien",
 "Parijsstraat") — with a score above the name detectors', so a street named after a person
-stays a place.
+stays a place. A place after a strong cue also outranks a model's PERSON ("flew to Coles"); a
+country takes its postcode ("Estonia 62488"); the line right above a country line in an address
+block is its town.
+
+The name detector also takes the first line of an address block or signature and the subject
+of a verb only people do ("Trivo lives on ..."). :class:`FirmDetector` labels firm names made
+of surnames ("Hawkins, Richardson and Santana") ORGANIZATION, so they are not counted as people.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ from ..errors import InvalidParameterError
 from .regex import UPPER_LETTERS
 from .spans import Span, validate_texts
 
-__all__ = ["NameDetector", "PlaceDetector", "first_names", "places"]
+__all__ = ["FirmDetector", "NameDetector", "PlaceDetector", "first_names", "places"]
 
 _TOKEN = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 _PARTICLES = frozenset(["van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "das", "du", "la", "le",
@@ -56,6 +62,10 @@ _NOT_NAME = frozenset(["street", "st", "avenue", "ave", "road", "rd", "drive", "
                        "website", "city", "state", "county", "north", "south", "east", "west", "new", "saint",
                        "mount", "lake", "river", "park", "hotel", "airport", "station", "church", "tower"])
 _POSSESSIVE = re.compile(r"['’]s$")
+_SUBJECT_VERB = re.compile(r"(?<![\w'’-])([^\W\d_][\w'’-]*) (?:lives|lived|spent|said|says|told|wrote|married|"
+                           r"began writing|grew up|was born|is from|had given)\b")
+# one line of text without its quoting marks and edge blanks ("> ", "|  ", "* ")
+_LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)
 _SENTENCE_END = ".!?:;\n\"“(>-*•"
 
 
@@ -78,6 +88,16 @@ def _common_words() -> frozenset[str]:
     from .surrogates import TITLES
 
     return frozenset(words | TITLES)
+
+
+@lru_cache(maxsize=1)
+def _stop_words() -> frozenset[str]:
+    """Casefolded function words (spaCy's English stop words), weekdays and months."""
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:  # pragma: no cover - spaCy absent
+        return _CALENDAR
+    return frozenset({w.casefold() for w in STOP_WORDS} | _CALENDAR)
 
 
 @lru_cache(maxsize=1)
@@ -132,7 +152,8 @@ class NameDetector:
 
     Args:
         score: the score of a lone first name (below presidio's 0.85, so a model span of the
-            same extent wins a merge).
+            same extent wins a merge: the shipped place list lacks many real places, "Atlanta"
+            and "Asia" among them, which are also somebody's first name).
         full_name_score: the score of a full name (above presidio's 0.85: "Emmie Ström" is a
             person even where spaCy calls it a place).
         lone_first_names: also report a known first name standing alone.
@@ -158,10 +179,10 @@ class NameDetector:
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """PERSON spans per text."""
-        firsts, common = first_names(), _common_words()
-        return [self._one(t, firsts, common) for t in validate_texts(texts)]
+        firsts, common, known = first_names(), _common_words(), places()
+        return [self._one(t, firsts, common, known) for t in validate_texts(texts)]
 
-    def _one(self, text: str, firsts: frozenset[str], common: frozenset[str]) -> list[Span]:
+    def _one(self, text: str, firsts: frozenset[str], common: frozenset[str], known: frozenset[str]) -> list[Span]:
         words = list(_TOKEN.finditer(text))
         out: list[Span] = []
         i = 0
@@ -179,7 +200,46 @@ class NameDetector:
             b -= len(possessive.group(0)) if possessive else 0
             out.append(Span(a, b, "PERSON", self.full_name_score if j > i else self.score, self.name))
             i = j + 1
+        return out + self._letterhead(text, common, known) + self._subjects(text, common, known)
+
+    def _subjects(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
+        """A capitalised word outside the vocabulary that is the subject of a verb only people do
+        ("Trivo lives on ...", "Rintanen began writing ...", "Asya spent a year ...")."""
+        out = []
+        for m in _SUBJECT_VERB.finditer(text):
+            word = m.group(1)
+            if _title_case(word) and _key(word) not in common and _key(word) not in known:
+                out.append(Span(m.start(1), m.end(1), "PERSON", self.full_name_score, self.name))
         return out
+
+    def _letterhead(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
+        """The first line of an address block or signature ("Dreux Joly\\nPaxata\\nPSC 3294, Box 9168"):
+        two to four title-case words, initials or particles, none a common word or a place, above
+        short lines (≤ 60 characters; a title above an abstract is not), one of the next three
+        holding a digit, an "@" or a country. Every occurrence of that name in the text is taken."""
+        if text.count("\n") < 2:
+            return []
+        lines = [m for m in _LINE.finditer(text) if m.group(1)]
+        if len(lines) < 3:
+            return []
+        countries = _countries()
+        first = lines[0]
+        tokens = first.group(1).split()
+        if not 2 <= len(tokens) <= 4 or not _title_case(tokens[0]) or _key(tokens[0]) in common:
+            return []
+        for t in tokens:
+            bare = t.rstrip(".")
+            if (len(bare) == 1 and bare.isupper()) or t in _PARTICLES:
+                continue  # an initial, "van", "de"
+            if not _TOKEN.fullmatch(t) or not _title_case(t) or _key(t) in common or _key(t) in known:
+                return []
+        block = lines[1:4]  # short lines below with a number, an e-mail or a country: an address, not a title
+        if any(len(m.group(1)) > 60 for m in block) or not any(
+                any(c.isdigit() or c == "@" for c in m.group(1)) or m.group(1).casefold() in countries for m in block):
+            return []
+        name = first.group(1)  # the same name again in the block ("Mijail C Adomo" above and below the firm)
+        return [Span(m.start(), m.end(), "PERSON", self.full_name_score, self.name)
+                for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text)]
 
     @staticmethod
     def _extend(text: str, words: list[re.Match[str]], i: int, common: frozenset[str]) -> int:
@@ -225,15 +285,33 @@ class NameDetector:
 
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types (Faker's en_US/en_GB suffixes) that are rarely surnames; "Lane", "Hill", "Ford" are left out
-_STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways"])
+_STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways",
+                           "fork", "forks", "dam", "creek", "cove", "coves", "estates", "orchard", "ranch", "ridge", "spur", "spurs", "vista", "crest", "glen", "glens", "knoll", "oval"])
 _PLACE_AFTER_CUE = re.compile(
     rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
-    rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town) (?:is |of )?|I am in|I'm in|I’m in|[Rr]eturned to|"
-    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in)\s+([{UPPER_LETTERS}][\w'’-]+(?:[ \t](?:[{UPPER_LETTERS}][\w'’-]+|de|del|la|le)){{0,3}})")
+    rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town)(?: is| of)?|Where:|I am in|I'm in|I’m in|[Rr]eturned to|"
+    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in|[Oo]riginally from|[Gg]rew up in)\s+([{UPPER_LETTERS}][\w'’-]+(?:[ \t](?:[{UPPER_LETTERS}][\w'’-]+|de|del|la|le)){{0,3}})")
 # an upper-case word of five letters or more after in/to/from/near: "I am in ΛΕΥΚΩΣΙΑ", "based in ESPOO"
 _CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{UPPER_LETTERS}]{{5,}}(?:[ \t-][{UPPER_LETTERS}]{{2,}}){{0,2}})\b")
+_POSTCODE = re.compile(r"[ \t]+\d{5,6}\b(?![.,]?\d)")  # five or six digits: a 4-digit number is a year as often
 _COMPOUND_STREET = re.compile(r"(?:straat|strasse|straße|gasse|vej|veien|vegen|vägen|gatan|gata|gade|katu|tie|weg|"
                               r"laan|plein|allee|dreef|utca|ulica)$", re.IGNORECASE)
+
+
+_TOWN_LINE = re.compile(rf"[{UPPER_LETTERS}][\w'’.()-]*(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.()-]*|{'|'.join(sorted(_PARTICLES))})){{0,3}}")
+
+
+@lru_cache(maxsize=1)
+def _countries() -> frozenset[str]:
+    """Casefolded country names (Faker's en_US list and common short forms)."""
+    try:
+        from faker.providers.address.en_US import Provider
+    except ImportError:  # pragma: no cover - Faker absent
+        return frozenset()
+    # Faker's list spells some countries out only in full; the short forms people write
+    aliases = {"united states", "usa", "u.s.a.", "uk", "great britain", "england", "scotland", "wales",
+               "northern ireland", "russia", "south korea", "north korea", "czechia", "holland"}
+    return frozenset({c.casefold() for c in Provider.countries} | aliases)
 
 
 @lru_cache(maxsize=1)
@@ -241,14 +319,7 @@ def places() -> frozenset[str]:
     """Casefolded city (shipped pool) and country names minus common English words."""
     from .surrogates import load_pool
 
-    names = {c.casefold() for c in load_pool().cities}
-    try:
-        from faker.providers.address.en_US import Provider
-
-        names |= {c.casefold() for c in Provider.countries}
-    except ImportError:  # pragma: no cover - Faker absent
-        pass
-    return frozenset(names - _common_words())
+    return frozenset(({c.casefold() for c in load_pool().cities} | _countries()) - _common_words())
 
 
 class PlaceDetector:
@@ -261,15 +332,16 @@ class PlaceDetector:
 
     name = "places"
 
-    def __init__(self, *, score: float = 0.55, street_score: float = 0.9) -> None:
-        for name, value in (("score", score), ("street_score", street_score)):
+    def __init__(self, *, score: float = 0.55, street_score: float = 0.9, cue_score: float = 0.88) -> None:
+        for name, value in (("score", score), ("street_score", street_score), ("cue_score", cue_score)):
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
                 raise InvalidParameterError(name, "a number in [0, 1]", value)
         self.score = float(score)
         self.street_score = float(street_score)
+        self.cue_score = float(cue_score)
 
     def __repr__(self) -> str:
-        return f"PlaceDetector(score={self.score}, street_score={self.street_score})"
+        return f"PlaceDetector(score={self.score}, street_score={self.street_score}, cue_score={self.cue_score})"
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """LOCATION spans per text."""
@@ -278,7 +350,7 @@ class PlaceDetector:
 
     def _one(self, text: str, known: frozenset[str], firsts: frozenset[str]) -> list[Span]:
         words = list(_TOKEN.finditer(text))
-        out: list[Span] = self._streets(text, words) + self._cued(text)
+        out: list[Span] = self._streets(text, words) + self._cued(text) + self._above_country(text)
         i = 0
         while i < len(words):
             hit = 0
@@ -293,19 +365,47 @@ class PlaceDetector:
                     continue
                 if n == 1 and key in firsts and (i == 0 or words[i - 1].group(0).casefold() not in _PLACE_CUES):
                     continue
-                out.append(Span(a, b, "LOCATION", self.score, self.name))
+                if text[b:b + 1] == ":":  # a field label ("Mobile: 0490 ..."), not the city
+                    continue
+                post = _POSTCODE.match(text, b)  # "Estonia 62488": the postcode belongs to the place
+                out.append(Span(a, post.end() if post else b, "LOCATION", self.score, self.name))
                 hit = n
                 break
             i += hit or 1
-        return sorted(set(out), key=lambda sp: (sp.start, sp.end))
+        best: dict[tuple[int, int], Span] = {}
+        for sp in out:  # one span per extent, the best scored (a cued city is also a known one)
+            if (sp.start, sp.end) not in best or sp.score > best[sp.start, sp.end].score:
+                best[sp.start, sp.end] = sp
+        return sorted(best.values(), key=lambda sp: (sp.start, sp.end))
+
+    def _above_country(self, text: str) -> list[Span]:
+        """The town line of an address block: a line of capitalised words right above a line that is
+        a country ("ALFRICK\\nUnited Kingdom", "Chiclana de la Frontera\\n\\nSpain 61709")."""
+        if "\n" not in text:
+            return []
+        countries = _countries()
+        lines = [(m.start(1), m.end(1), m.group(1)) for m in _LINE.finditer(text)]
+        out = []
+        previous: tuple[int, int, str] | None = None
+        for a, b, line in lines:
+            if not line:
+                continue
+            post = _POSTCODE.search(line)
+            country = line[:post.start()] if post and post.end() == len(line) else line
+            if previous is not None and " ".join(country.casefold().split()) in countries \
+                    and _TOWN_LINE.fullmatch(previous[2]) and _key(previous[2].split()[0]) not in _common_words():
+                out.append(Span(previous[0], previous[1], "LOCATION", self.score, self.name))
+            previous = (a, b, line)
+        return out
 
     def _cued(self, text: str) -> list[Span]:
         """Places after a place cue ("moved here from Tjæreborg", "flew to LEPPEN")."""
         found = [m for m in _PLACE_AFTER_CUE.finditer(text)]
         if not text.isupper():
             found += list(_CAPS_PLACE.finditer(text))
-        return [Span(m.start(1), m.end(1), "LOCATION", self.score, self.name) for m in found
-                if m.group(1).split()[0].casefold() not in _CALENDAR]
+        stop = _stop_words()  # "I'm in The ...", "flew to Monday": not a place; "moved to New York" is
+        return [Span(m.start(1), m.end(1), "LOCATION", self.cue_score, self.name) for m in found
+                if _key(m.group(1).split()[0]) not in stop]
 
     def _streets(self, text: str, words: list[re.Match[str]]) -> list[Span]:
         out = []
@@ -327,5 +427,71 @@ class PlaceDetector:
     def get_config(self) -> dict[str, Any]:
         from .surrogates import load_pool
 
-        return {"type": "places", "street_score": self.street_score, "score": self.score,
+        return {"type": "places", "street_score": self.street_score, "score": self.score, "cue_score": self.cue_score,
                 "vocabulary": {"pool": load_pool().describe(), "places": len(places()), "sha256": _digest(places())}}
+
+
+_CAP_WORD = rf"[{UPPER_LETTERS}][^\W\d_]*(?:['’-][^\W\d_]+)?"
+# Firm names made of surnames: "Hawkins, Richardson and Santana", "Thomas and Sons", "Barnett Ltd".
+# No Oxford comma, and no capitalised word after it unless a firm word: a title ("Diseases,
+# Injuries, and Risk Factors", "Windows, Linux and Mac OSX") is no firm.
+_FIRM_TRIPLE = re.compile(rf"\b({_CAP_WORD}), ({_CAP_WORD}) (?:and|&) ({_CAP_WORD})(?![\w'’-])"
+                          rf"(?![ \t]+(?!(?:Orchestra|Partners|Group|LLP|LLC|Inc|Ltd|PLC)\b)[{UPPER_LETTERS}])")
+_FIRM_SONS = re.compile(rf"\b({_CAP_WORD}) (?:and|&) Sons(?!\w)")
+_FIRM_SUFFIX = re.compile(rf"\b({_CAP_WORD}(?: {_CAP_WORD}){{0,2}}),? (?:Inc|LLC|Ltd|PLC|GmbH|Corp|AG)\.?(?!\w)")
+
+
+class FirmDetector:
+    """ORGANIZATION spans for firm names built from surnames, so they are not taken for people.
+
+    spaCy's small model and the name detector call "Hawkins, Richardson and Santana" (a law-firm
+    style name) or "Thomas and Sons" three people or one; they are an organisation, which is
+    still identifying (an employer), so the PII concept redacts it under its own label. Found:
+    three capitalised words "A, B and C" of letters, none a function word and at most one a
+    common English word or a place ("Clark, Romero and Hall"; not "Red, Green and Blue" or
+    "France, Spain and Italy"), with no Oxford comma and no capitalised word after them but a
+    firm word (a title is no firm), that do not end an enumeration ("They had 6: Gaetane, Hannah, Anthony, Derek, Anna and Andrew"); "A and Sons";
+    one to three capitalised words before a company suffix (Inc, LLC, Ltd, PLC, GmbH, Corp, AG).
+    The score is above the name detectors' and presidio's, so the firm wins a merge with a
+    PERSON span. Three people named without an enumeration cue ("Smith, Jones and Brown found")
+    are taken for a firm: still replaced, under ORGANIZATION (redacted, never given a surrogate).
+    The vocabularies cannot tell them apart: the pool has "Smith" and "Santana" as first names.
+
+    Args:
+        score: the score of a firm span.
+    """
+
+    name = "firms"
+
+    def __init__(self, *, score: float = 0.9) -> None:
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
+            raise InvalidParameterError("score", "a number in [0, 1]", score)
+        self.score = float(score)
+
+    def __repr__(self) -> str:
+        return f"FirmDetector(score={self.score})"
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """ORGANIZATION spans per text."""
+        known, common = places(), _common_words()
+        return [self._one(t, known, common) for t in validate_texts(texts)]
+
+    def _one(self, text: str, known: frozenset[str], common: frozenset[str]) -> list[Span]:
+        out = []
+        stop = _stop_words()
+        for m in _FIRM_TRIPLE.finditer(text):
+            if text[max(0, m.start() - 8):m.start()].rstrip(" \t")[-1:] in (",", ":"):  # ends an enumeration
+                continue
+            words = m.groups()  # a surname may be a word ("Hall", "Brown"); three words are not a firm
+            if all(_title_case(w) and len(w) >= 3 and _key(w) not in stop for w in words) \
+                    and sum(_key(w) in common or _key(w) in known for w in words) <= 1:
+                out.append(Span(m.start(), m.end(), "ORGANIZATION", self.score, self.name))
+        for pattern in (_FIRM_SONS, _FIRM_SUFFIX):
+            for m in pattern.finditer(text):
+                if _key(m.group(1).split()[0]) not in common:
+                    out.append(Span(m.start(), m.end(), "ORGANIZATION", self.score, self.name))
+        return sorted(out, key=lambda sp: (sp.start, sp.end))
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "firms", "score": self.score,
+                "vocabulary": {"places": _digest(places()), "common_words": _digest(_common_words())}}

@@ -2,7 +2,9 @@
 
 E-mail, phone, credit card (Luhn-checked), IBAN (mod-97-checked), US SSN, IP address,
 URL/domain, dates, street and military postal addresses (with their city/region/country/postcode
-lines) and person names after a cue ("my name is", "Mr", "Dr", ...). The structured patterns are
+lines; streets whose type word comes first, "Rua Diadema 1903"; post-office boxes; "the corner
+of X and Y") and person names after a cue ("my name is", "Mr", "Dr", "Name:", "maiden name
+is", "directed by", ...). The structured patterns are
 ``private_vectors.pii``'s, reused (the text room depends on ``pii``, never the reverse, so the
 import graph has no cycle); the address tails, military addresses and name cues are added here.
 Street addresses are labelled LOCATION.
@@ -23,15 +25,15 @@ from .spans import Span, check_labels, validate_texts
 
 __all__ = ["REGEX_LABELS", "RegexDetector"]
 
-REGEX_VERSION = "3"
+REGEX_VERSION = "4"
 
 # military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
 _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
-UPPER_LETTERS = "A-ZÀ-ÖØ-ÞΑ-ΩА-Я"
+UPPER_LETTERS = "A-ZÀ-ÖØ-ÞΆΈ-ΊΌΎ-ΏΑ-ΩЀ-Я"
 """Regex character-class body of the upper-case letters the address and place patterns accept
-(Latin with diacritics, Greek, Cyrillic)."""
-_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
+(Latin with diacritics, Greek with its accented capitals "Ά", Cyrillic with "Ё")."""
+_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*+(?!:)(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
 _TAIL_LINE = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?"
 # on the same line after "Suite 9" / "Apt. 615": up to four capitalised words ("Moosleerau Switzerland")
 _TAIL_SAME_LINE = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{0,4}}"
@@ -39,19 +41,33 @@ _TAIL = re.compile(rf"(?:{_TAIL_LINE})+|{_TAIL_SAME_LINE}(?:{_TAIL_LINE})*")
 _ENDS_WITH_UNIT = re.compile(r"(?:Suite|Apt|Unit)\.?\s*\d+$")
 _WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{1,4}}")
 # "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
-_CORNER = re.compile(r"\bcorner of ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?) and ((?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?)"
-                     r"(?=[ \t]*(?:[?.,;!\n]|$))")
+# the whole phrase is the address: "the corner of" names the place as much as the two streets do
+_CORNER = re.compile(r"\b(?:the[ \t]+)?corner of (?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+? and (?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?"
+                     r"(?=[ \t]*(?:[?.,;!\n]|$))", re.IGNORECASE)
 _PARTICLE = r"(?:de|del|dei|della|da|do|dos|la|le|di|du|van|von|der|den|ul\.)"
 _MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
 # "73111 31 Seneca Place 5", "772 ul. Narewska 94", "10252 Μεγάλη Άμμος 184": number, name words, number
-_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)[{UPPER_LETTERS}][\w'’.-]*"
-                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})){{0,3}}[ \t]+\d{{1,5}}[A-Za-z]?\b")
+# a capitalised function word is a title's ("5 Musicians Of The 70s"), not a street's
+_TITLE_WORD = r"(?:Of|The|And|For|In|On|To|At|By|With|From|A|An)\b"
+_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)(?!{_TITLE_WORD})"
+                         rf"[{UPPER_LETTERS}][\w'’.-]*(?:[ \t]+(?:(?!{_TITLE_WORD})[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})){{0,3}}"
+                         rf"[ \t]+\d{{1,5}}[A-Za-z]?\b")
 # a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
 _HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
 _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
                         rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
-_NAME_CUE = re.compile(r"\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?)[ \t]+"
-                       r"([A-Z][\w'’-]+(?:[ \t]+[A-Z]\.?(?!\w))?(?:[ \t]+[A-Z][\w'’-]+)?)")
+# a post-office box ("P.O. Box 149", "PO Box 242") and a street whose type word comes first, as in
+# Romance languages ("Rue Ibn El-Jazzar", "Rua Diadema 1903", "Avda. Rio Nalon 58", "Via dei Fiorentini 17")
+_PO_BOX = re.compile(r"\bP\.?[ \t]?O\.?[ \t]+Box[ \t]+\d{1,6}\b")
+_TYPE_FIRST = re.compile(rf"\b(?:Rue|Rua|Via|Viale|Calle|Avenida|Avda\.|Av\.|Rambla|Paseo|Praça|Largo|Travessa|"
+                         rf"Estrada|Carrer|Strada|Piazza|Corso|Boulevard|Chemin|Allée|Place)[ \t]+"
+                         rf"(?:(?:{_PARTICLE}|des|dei|degli|della|das|do)[ \t]+)?[{UPPER_LETTERS}][\w'’.-]*"
+                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE}|des|dei|das)){{0,3}}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?")
+_NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?|"
+                       r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
+                       r"[Dd]irected by|[Ss]tarring|[Ss]ongwriter|[Ss]ays)|"
+                       r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
+                       rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
 REGEX_LABELS: tuple[str, ...] = (
@@ -84,12 +100,13 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     for label, m, score in structured_matches(text, dates_are_not_phones=True):
         add(label, m, score)
     if "LOCATION" in wanted:
-        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6)):
+        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
+                               (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
             for m in pattern.finditer(text):
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
         for m in _CORNER.finditer(text):
-            found.extend(Span(m.start(g), m.end(g), "LOCATION", 0.7, name) for g in (1, 2))
+            found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):
             a, b = _with_tail(text, m.start(1), m.end(1))
             found.append(Span(a, b, "LOCATION", 0.7, name))

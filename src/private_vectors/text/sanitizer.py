@@ -45,7 +45,7 @@ from ..errors import (
 )
 from ..keys import SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
-from .names import NameDetector, PlaceDetector
+from .names import FirmDetector, NameDetector, PlaceDetector
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presidio import PresidioDetector
 from .regex import RegexDetector
@@ -107,7 +107,10 @@ def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
         return NameDetector(score=cfg.get("score", 0.6), full_name_score=cfg.get("full_name_score", 0.86),
                             lone_first_names=cfg.get("lone_first_names", True))
     if kind == "places":
-        return PlaceDetector(score=cfg.get("score", 0.55), street_score=cfg.get("street_score", 0.9))
+        return PlaceDetector(score=cfg.get("score", 0.55), street_score=cfg.get("street_score", 0.9),
+                             cue_score=cfg.get("cue_score", cfg.get("score", 0.55)))  # before 0.88: cue = score
+    if kind == "firms":
+        return FirmDetector(score=cfg.get("score", 0.9))
     if kind == "tokens":
         return TokenDetector(cfg["tokens"], label=cfg["label"], case_sensitive=cfg.get("case_sensitive", False),
                              name=cfg.get("name", "tokens"))
