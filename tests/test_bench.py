@@ -255,6 +255,19 @@ def test_grid_takes_each_data_sets_own_epsilons():
     assert [(m, e) for m, e in grid(cfg) if _task_runs(few, e, cfg_eps, m)] == [("laplace", 5.0), ("laplace", 10.0)]
 
 
+def test_a_row_runs_its_own_epsilons_on_a_data_set():
+    from private_vectors.bench.runner import _task_runs
+    from private_vectors.bench.tasks import Task
+
+    cfg = {"mechanisms": ["laplace", "cape"], "epsilons": [5, 10],
+           "datasets": [{"name": "a", "row_epsilons": {"cape": [10, 1000]}}]}
+    assert grid(cfg) == [("laplace", 5.0), ("laplace", 10.0), ("laplace", 1000.0),
+                         ("cape", 5.0), ("cape", 10.0), ("cape", 1000.0)]
+    task = Task("a", "sts", "pearson", meta={"row_epsilons": {"cape": {10.0, 1000.0}}})
+    runs = [(m, e) for m, e in grid(cfg) if _task_runs(task, e, {5.0, 10.0}, m)]
+    assert runs == [("laplace", 5.0), ("laplace", 10.0), ("cape", 10.0), ("cape", 1000.0)]
+
+
 def test_report_names_shared_leakage_sets():
     from private_vectors.bench.report import leakage_sets, leakage_sets_markdown
 
@@ -295,3 +308,13 @@ def test_keyed_rows_use_the_public_seed_derived_salt():
     aux = make_embedding("redact+laplace", 10.0, 3, enc, "medical", {}, key_role="aux")
     assert aux.get_config()["key_salt"] == bench_salt(3, "aux").hex() != salts[0]
     assert bench_salt(4) != bench_salt(3)
+
+
+def test_store_search_breadth_is_configurable():
+    pytest.importorskip("chromadb")
+    store = VectorStore(_embedding("none"), "chroma", ef_search=1000)
+    assert store._col.configuration_json["hnsw"]["ef_search"] == 1000
+    store.close()
+    with pytest.raises(ValueError, match="ef_search"):
+        run_benchmark({"mechanisms": ["none"], "epsilons": ["inf"], "datasets": [], "ef_search": "high"},
+                      "unused", encoder=FakeEncoder(dim=8))

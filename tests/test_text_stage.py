@@ -410,3 +410,44 @@ def test_entity_detected_in_one_document_is_replaced_where_detectors_miss_it():
     assert all("Zyxwer" not in o and "Quonk" not in o for o in out), out
     later = san.apply(["Zyxwer Quonk returned in May."])[0]  # a later batch: the detector misses it
     assert "Quonk" not in later and "Zyxwer" not in later
+
+
+_HASH_SEED_CODE = r"""
+import hashlib, json, random
+from private_vectors.text import Sanitizer
+from private_vectors.text.surrogates import load_pool
+pool = load_pool(); rng = random.Random(0)
+people = [(rng.choice(pool.first), rng.choice(pool.last)) for _ in range(12)]
+cities = [rng.choice(pool.cities) for _ in range(6)]
+tpl = ["{f} {l} moved to {c} last year.", "Contact {f} at {f_}.{l_}@mail.com or call 555-0142.",
+       "The report by Dr {l} was filed in {c}.", "{f} said the meeting with {f2} {l2} went well.",
+       "Invoice for {f} {l}, 12 Alexander Flat, {c}.", "Ms {l} asked {f2} about the order."]
+docs = []
+for i in range(36):
+    (f, l), (f2, l2) = rng.choice(people), rng.choice(people)
+    docs.append(rng.choice(tpl).format(f=f, l=l, f2=f2, l2=l2, c=rng.choice(cities), f_=f.lower(), l_=l.lower()))
+queries = [f"what did {f.lower()} {l.lower()} order?" for f, l in people[:6]] + [f"{l}'s phone" for _, l in people[6:]]
+out = {}
+for policy in ("redact", "surrogate"):
+    s = Sanitizer("PII", policy=policy, key="hash-seed test key (not a secret)")
+    out[policy] = [s.apply(docs[:18]), s.apply(docs[18:]), s.apply_queries(queries), sorted(s.get_state()["entries"].items())]
+print(hashlib.sha256(json.dumps(out).encode()).hexdigest())
+"""
+
+
+def test_sanitizer_output_does_not_depend_on_the_hash_seed():
+    """Two processes with different PYTHONHASHSEED (string hashing, set and dict order) give the
+    same sanitized documents, queries and keyed index (benchmark rows and re-ingestion rely on it)."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("presidio_analyzer")
+    digests = set()
+    for seed in ("0", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        res = subprocess.run([sys.executable, "-c", _HASH_SEED_CODE], capture_output=True, text=True, env=env,
+                             timeout=300)
+        assert res.returncode == 0, res.stderr[-2000:]
+        digests.add(res.stdout.strip().splitlines()[-1])
+    assert len(digests) == 1

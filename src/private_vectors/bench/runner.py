@@ -34,7 +34,7 @@ from ..datasets import (
 from ..encoders import load_encoder
 from .cache import CachingEncoder
 from .report import eps_value
-from .tasks import LeakageSet, Task, pair_groups
+from .tasks import DEFAULT_EF_SEARCH, LeakageSet, Task, pair_groups
 
 __all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_tasks", "cell_record", "doc_transform",
            "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
@@ -178,7 +178,9 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
 
     A data set entry may carry its own ``"epsilons"`` (e.g. a denser grid where the target
     utility sits at the edge); its cells are then that list only (ε = 10, the reference, should
-    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
+    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs, and
+    ``"row_epsilons"`` ({row: [ε, ...]}): those rows run exactly their own list there, the others
+    the data set's (or the config's) list. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
     the results line, since ``leakage_<name>`` keys name attackers): data sets that share one
     (SciFact + PII and NFCorpus + PII) count as one data set.
     """
@@ -240,6 +242,13 @@ def build_tasks(cfg: dict[str, Any]) -> list[Task]:
                 raise ValueError(f"datasets[{name}].mechanisms: expected a non-empty list of the config's "
                                  f"mechanisms {cfg['mechanisms']}, received {rows!r}")
             t.meta["mechanisms"] = set(rows)
+        if "row_epsilons" in d:  # a row's own ε list on this data set (e.g. a learned row's wide grid)
+            per_row = d["row_epsilons"]
+            if not isinstance(per_row, dict) or not set(per_row) <= set(cfg["mechanisms"]) or \
+                    not all(isinstance(v, list) and v for v in per_row.values()):
+                raise ValueError(f"datasets[{name}].row_epsilons: expected a mapping from the config's "
+                                 f"mechanisms {cfg['mechanisms']} to non-empty ε lists, received {per_row!r}")
+            t.meta["row_epsilons"] = {row: {eps_value(e) for e in v} for row, v in per_row.items()}
         tasks.append(t)
     return tasks
 
@@ -433,7 +442,8 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
     set's own ``"epsilons"`` (a task runs only its own list's cells: :func:`_task_runs`)."""
     eps_list = [eps_value(e) for e in cfg["epsilons"]]
     for d in cfg.get("datasets", []):  # a data set's own ε list (a denser grid) joins the union
-        eps_list += [e for e in map(eps_value, d.get("epsilons", [])) if e not in eps_list]
+        own = list(d.get("epsilons", [])) + [e for v in d.get("row_epsilons", {}).values() for e in v]
+        eps_list += [e for e in dict.fromkeys(map(eps_value, own)) if e not in eps_list]
     cells = []
     for m in cfg["mechanisms"]:
         if m not in MECHANISM_SPECS:
@@ -446,10 +456,15 @@ def grid(cfg: dict[str, Any]) -> list[tuple[str, float]]:
 
 
 def _task_runs(task: Task, eps: float, cfg_eps: set[float], mechanism: str | None = None) -> bool:
-    """Whether ``task`` has the cell (``mechanism``, ``eps``): its own ε list (else the config's)
-    and its own rows (else all)."""
+    """Whether ``task`` has the cell (``mechanism``, ``eps``): the row's own ε list on this task
+    (``row_epsilons``), else the task's (else the config's), and its own rows (else all)."""
     rows = task.meta.get("mechanisms")
-    return eps in task.meta.get("epsilons", cfg_eps) and (mechanism is None or rows is None or mechanism in rows)
+    if mechanism is not None and rows is not None and mechanism not in rows:
+        return False
+    per_row = task.meta.get("row_epsilons", {})
+    if mechanism is not None and mechanism in per_row:
+        return eps in per_row[mechanism]
+    return eps in task.meta.get("epsilons", cfg_eps)
 
 
 def sts_transform(mechanism: str, task: Task, embedding: Any) -> Callable[[Any], Any] | None:
@@ -504,6 +519,9 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     import torch
 
     t_start = time.time()
+    ef_search = cfg.get("ef_search", DEFAULT_EF_SEARCH)
+    if isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 10:
+        raise ValueError(f"ef_search: expected an int >= 10 (Chroma's HNSW search breadth), received {ef_search!r}")
     if cfg.get("torch_threads"):
         torch.set_num_threads(int(cfg["torch_threads"]))
     out = Path(out_dir)
@@ -528,7 +546,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     if any(t.kind == "entity" and t.meta.get("keyless") for t in tasks):
         based += [f"{a}{suffix}" for suffix in ("-keyless", "-docsplit") for a in based]
     meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
-            "model": enc.model_id, "dim": enc.dim, "prior_based": based}
+            "model": enc.model_id, "dim": enc.dim, "prior_based": based, "ef_search": ef_search}
     skipped: dict[str, str] = {}
     n_done = 0
     with lines_path.open("w", encoding="utf-8") as fh:
@@ -563,7 +581,8 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
                         metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
                                            sts_transform=sts_tf,
                                            attack_transforms=None if reused else adaptive_transforms(ef, cfg),
-                                           doc_transform=doc_transform(mech, cfg), aux_embedding=aux)
+                                           doc_transform=doc_transform(mech, cfg), aux_embedding=aux,
+                                           ef_search=ef_search)
                         attack_part = {k: v for k, v in metrics.items()
                                        if k.startswith(("leakage_", "confidence_", "epochs_", "view_"))
                                        or k == "attack_variants"}

@@ -34,10 +34,17 @@ __all__ = ["LeakageSet", "Task", "VectorStore", "attack", "group_split", "open_s
 
 
 # --------------------------------------------------------------------------- stores
+DEFAULT_EF_SEARCH = 200
+"""HNSW ``ef_search`` of the harness's Chroma collections (a config's ``"ef_search"``). Chroma
+builds its HNSW graph non-deterministically, so an approximate search can return different
+neighbours in two runs; the exact duplicates redaction makes (identical redacted sentences) make
+misses likelier. A value of the order of the store's size makes the search exact in practice."""
+
+
 class VectorStore:
     """A thin, uniform face over a Chroma collection or a FAISS index built from texts."""
 
-    def __init__(self, embedding: Any, backend: str = "chroma") -> None:
+    def __init__(self, embedding: Any, backend: str = "chroma", *, ef_search: int = DEFAULT_EF_SEARCH) -> None:
         self.embedding = embedding
         self.backend = backend
         self.doc_transform: Any = None  # list[str] -> list[str] applied to stored texts
@@ -49,7 +56,7 @@ class VectorStore:
             self._name = f"bench-{uuid.uuid4().hex[:12]}"
             self._col = self._client.create_collection(
                 self._name, embedding_function=embedding,
-                configuration={"hnsw": {"space": embedding.default_space(), "ef_search": 200,
+                configuration={"hnsw": {"space": embedding.default_space(), "ef_search": int(ef_search),
                                         "ef_construction": 200}})
         elif backend == "faiss":
             from ..integrations.faiss import PrivateFaissIndex
@@ -134,8 +141,8 @@ class VectorStore:
             self._client.delete_collection(self._name)
 
 
-def open_store(embedding: Any, backend: str) -> VectorStore:
-    return VectorStore(embedding, backend)
+def open_store(embedding: Any, backend: str, *, ef_search: int = DEFAULT_EF_SEARCH) -> VectorStore:
+    return VectorStore(embedding, backend, ef_search=ef_search)
 
 
 _SANITIZED: dict[str, tuple[list[str], dict[str, Any] | None]] = {}
@@ -370,7 +377,8 @@ class Task:
 
     def run(self, embedding: Any, attackers: dict[str, Any], *, seed: int, backend: str = "chroma",
             sts_transform: Any = None, attack_transforms: dict[str, Any] | None = None,
-            doc_transform: Any = None, aux_embedding: Any = None) -> dict[str, Any]:
+            doc_transform: Any = None, aux_embedding: Any = None,
+            ef_search: int = DEFAULT_EF_SEARCH) -> dict[str, Any]:
         """Store, measure utility, read back, attack. Returns metrics.
 
         ``doc_transform`` (list[str] → list[str], optional) rewrites every text before it is
@@ -379,8 +387,10 @@ class Task:
 
         ``aux_embedding`` (entity task): the same configuration under another key (or noise
         seed), for the key-less attacker (:meth:`_entity_attacks`).
+
+        ``ef_search``: the Chroma collection's HNSW search breadth (:data:`DEFAULT_EF_SEARCH`).
         """
-        store = open_store(embedding, backend)
+        store = open_store(embedding, backend, ef_search=ef_search)
         if doc_transform is not None:
             store.doc_transform = doc_transform
         try:
