@@ -224,3 +224,26 @@ def test_a_field_label_ends_an_address_tail():
     text = "5850 Jana Nerudy 894\nNicosia\nCyprus 78891\nMobile: 0490 39 07 81"
     locations = [t for t, lab in _texts(r, text) if lab == "LOCATION"]
     assert locations and all("Mobile" not in t for t in locations)
+
+
+def test_words_the_batch_writes_in_lower_case_are_ordinary_words():
+    from private_vectors.text import TokenDetector
+
+    # a detector that takes "Cells" for a person (as spaCy small does in titles)
+    s = Sanitizer(concept=None, detectors=[TokenDetector(["Cells", "Amelia Okafor"], label="PERSON",
+                                                         case_sensitive=True)], key=KEY)
+    out = s.apply(["Stem Cells in Repair\nAbstract.", "The cells grew fast.", "More cells died.",
+                   "Amelia Okafor called.", "Ask amelia later."])
+    assert out[0].startswith("Stem Cells")  # "cells" is written in lower case in two other texts
+    assert "Amelia Okafor" not in out[3]  # "amelia" in one text only: still a name
+    # an ordinary word never enters the keyed index, so queries keep it
+    assert s.apply_queries(["what do cells do"]) == ["what do cells do"]
+
+
+def test_queries_do_not_truecase_words_the_documents_write_in_lower_case():
+    fresh = Sanitizer("PII", key=KEY)
+    assert fresh.apply_queries(["gene therapy results"]) != ["gene therapy results"]  # "Gene" is a first name
+    s = Sanitizer("PII", key=KEY)
+    s.apply(["The gene was silenced in mice.", "Each gene has two copies.", "Amelia Okafor ordered a lamp."])
+    assert s.apply_queries(["gene therapy results"]) == ["gene therapy results"]
+    assert "okafor" not in s.apply_queries(["what did amelia okafor order"])[0]

@@ -31,8 +31,8 @@ import re
 import secrets
 import threading
 import warnings
-from collections import ChainMap
-from collections.abc import Mapping, Sequence
+from collections import ChainMap, Counter
+from collections.abc import Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -51,7 +51,7 @@ from .presidio import PresidioDetector
 from .regex import RegexDetector
 from .spans import Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
-from .wordlist import WordListDetector, truecase
+from .wordlist import WordListDetector, name_words, truecase
 
 __all__ = ["ON_ERROR", "DetectionError", "Sanitizer"]
 
@@ -63,6 +63,54 @@ _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
 SANITIZER_SALT = b"private_vectors/surrogates/v2"
 """Public domain salt of a Sanitizer's stretched key (it has no collection of its own)."""
+
+
+_MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
+_ORDINARY = "ORDINARY"  # index label of a name-list word the documents also write in lower case
+
+
+def lower_case_words(texts: Sequence[str], *, min_texts: int = 2) -> frozenset[str]:
+    """Normalised words that at least ``min_texts`` of the texts write in lower case (texts
+    entirely in lower case say nothing about case and are skipped): evidence that a capitalised
+    occurrence is an ordinary word. Two texts, not one: a name typed once in lower case next to
+    its capitalised form must not unmask it."""
+    seen: Counter[str] = Counter()
+    for t in texts:
+        if not t.islower():
+            seen.update({normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(t) if m.group(0).islower()})
+    return frozenset(w for w, n in seen.items() if n >= min_texts)
+
+
+def _ordinary_words(text: str, span: Span, lower: frozenset[str]) -> bool:
+    """A span of a model or vocabulary detector (not a regex, not the keyed index) whose every
+    word other texts of the batch write in lower case: "Stem Cells" in a title over abstracts
+    about stem cells is no name. Regex spans (addresses, e-mails) are never dropped."""
+    if not lower or span.label not in _MODEL_LABELS or span.detector in ("regex", "keyed-index", "on_error"):
+        return False
+    words = [normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(text, span.start, span.end)]
+    words = [w for w in words if w]
+    return bool(words) and all(w in lower for w in words)
+
+
+class _Without(Mapping[str, str]):
+    """A read-only view of an index without some keys (the batch's ordinary words)."""
+
+    def __init__(self, base: Mapping[str, str], hidden: set[str]) -> None:
+        self._base, self._hidden = base, hidden
+
+    def __getitem__(self, key: str) -> str:
+        if key in self._hidden:
+            raise KeyError(key)
+        return self._base[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._base if k not in self._hidden)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __bool__(self) -> bool:  # cheap: ``if not index`` must not walk the whole index
+        return bool(self._base)
 
 
 def _index_first(s: Span) -> tuple[bool, bool, float, int]:
@@ -234,7 +282,7 @@ class Sanitizer:
             return found
         # an all-lower-case text (a query, a chat message): known name/place words are capitalised
         # for the NER model; same length, so offsets hold
-        chunks = [truecase(c) if c.islower() else c for _, _, c in pieces]
+        chunks = [truecase(c, self._ordinary) if c.islower() else c for _, _, c in pieces]
         for det in self.detectors:
             try:
                 result = self._run(det, chunks)
@@ -270,12 +318,14 @@ class Sanitizer:
         return out
 
     def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (),
-                index: Mapping[str, str] | None = None) -> list[Span]:
+                index: Mapping[str, str] | None = None, lower: frozenset[str] | None = None) -> list[Span]:
         guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
         index = self._index if index is None else index
+        lower = frozenset() if lower is None else lower  # one text alone is no evidence
         kept = [self._relabel(text, s, index) for s in spans if s.score >= self.score_threshold and s.end > s.start
                 and (self.entities is None or s.label in self.entities)
-                and not any(s.start < b and a < s.end for a, b in guarded)]
+                and not any(s.start < b and a < s.end for a, b in guarded)
+                and not _ordinary_words(text, s, lower)]
         merged = merge_spans(kept + list(extra), priority=_index_first)
         if self._allow:
             merged = [s for s in merged if " ".join(text[s.start:s.end].casefold().split()) not in self._allow]
@@ -299,7 +349,7 @@ class Sanitizer:
     def query_spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The spans that :meth:`apply_queries` would replace (truecased detection + keyed index)."""
         texts = [self._escape(t) for t in validate_texts(texts)]
-        found = self._detect([truecase(t) for t in texts])
+        found = self._detect([truecase(t, self._ordinary) for t in texts])
         if found is None:
             return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
         return [self._select(t, s, self._index_spans(t, self._index)) for t, s in zip(texts, found, strict=True)]
@@ -313,7 +363,7 @@ class Sanitizer:
             return Surrogate(self._surrogates)
         return Redact()
 
-    def _replace(self, text: str, spans: list[Span], *, remember: bool) -> str:
+    def _replace(self, text: str, spans: list[Span], *, remember: bool, ordinary: frozenset[str] = frozenset()) -> str:
         out, pos = [], 0
         for s in spans:
             original = text[s.start:s.end]
@@ -322,23 +372,28 @@ class Sanitizer:
             out.append(op.replace(original, s))
             pos = s.end
             if remember and not isinstance(op, Keep):
-                self._remember(s.label, original)
+                self._remember(s.label, original, ordinary)
         out.append(text[pos:])
         return "".join(out)
 
-    def _two_passes(self, texts: list[str], found: list[list[Span]]) -> tuple[list[list[Span]], dict[str, str]]:
-        """The spans :meth:`apply` replaces and the index entries of the batch. First pass: the
-        detected entities of every document of the batch; second pass: an entity detected in one
-        document (of this batch or an earlier one) is replaced wherever it appears, also where the
-        detectors missed it."""
+    def _two_passes(self, texts: list[str], found: list[list[Span]]
+                    ) -> tuple[list[list[Span]], dict[str, str], frozenset[str]]:
+        """The spans :meth:`apply` replaces, the index entries of the batch and the batch's
+        ordinary words. First pass: the detected entities of every document of the batch;
+        second pass: an entity detected in one document (of this batch or an earlier one) is
+        replaced wherever it appears, also where the detectors missed it. A word the batch also
+        writes in lower case ("Cells" in a title, "cells" in the abstracts) is an ordinary word:
+        a model span made only of such words is dropped, and such a word is never indexed."""
+        lower = lower_case_words(texts)
         batch: dict[str, str] = {}
         for t, s in zip(texts, found, strict=True):
-            for span in self._select(t, s):
+            for span in self._select(t, s, lower=lower):
                 if not isinstance(self._operator(span.label), Keep):
-                    batch.update(self._entries(span.label, t[span.start:span.end]))
-        index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
-        return [self._select(t, s, self._index_spans(t, index, any_case=False), index)
-                for t, s in zip(texts, found, strict=True)], batch
+                    batch.update(self._entries(span.label, t[span.start:span.end], lower))
+        stale = {self._mac(kind, w) for w in lower for kind in ("tok", "ent")}
+        index = _Without(ChainMap(batch, self._index), stale)  # a view: the index is not copied per batch
+        return [self._select(t, s, self._index_spans(t, index, any_case=False), index, lower)
+                for t, s in zip(texts, found, strict=True)], batch, lower
 
     def document_spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The spans :meth:`apply` would replace in this batch: detected spans plus, by the keyed
@@ -357,15 +412,21 @@ class Sanitizer:
         found = self._detect(texts)
         if found is None:
             return [REDACTED_TEXT if t else t for t in texts]
-        selected, batch = self._two_passes(texts, found)
+        selected, batch, lower = self._two_passes(texts, found)
+        names, places = name_words()
         with self._lock:
             self._index.update(batch)
-        return [self._replace(t, spans, remember=True) for t, spans in zip(texts, selected, strict=True)]
+            for w in lower:  # an entry learned earlier for a word this batch shows as ordinary
+                for kind in ("tok", "ent"):
+                    self._index.pop(self._mac(kind, w), None)
+                if w in names or w in places:  # queries will not truecase it ("gene", "will")
+                    self._index[self._mac("low", w)] = _ORDINARY
+        return [self._replace(t, spans, remember=True, ordinary=lower) for t, spans in zip(texts, selected, strict=True)]
 
     def apply_queries(self, texts: Sequence[str]) -> list[str]:
         """Sanitized queries: detection on truecased text plus the keyed index of ingested entities."""
         texts = [self._escape(t) for t in validate_texts(texts)]
-        found = self._detect([truecase(t) for t in texts])
+        found = self._detect([truecase(t, self._ordinary) for t in texts])
         if found is None:
             return [REDACTED_TEXT if t else t for t in texts]
         return [self._replace(t, self._select(t, spans, self._index_spans(t, self._index)), remember=False)
@@ -376,13 +437,18 @@ class Sanitizer:
         return hmac.new(self._index_key, kind.encode() + b"\x00" + value.encode("utf-8"),
                         hashlib.sha256).hexdigest()[:32]
 
-    def _remember(self, label: str, original: str) -> None:
-        entries = self._entries(label, original)
+    def _ordinary(self, word: str) -> bool:
+        """Whether ingested documents wrote ``word`` in lower case (a keyed entry, never the word)."""
+        return bool(self._index) and self._mac("low", normalise_token(word)) in self._index
+
+    def _remember(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> None:
+        entries = self._entries(label, original, ordinary)
         with self._lock:
             self._index.update(entries)
 
-    def _entries(self, label: str, original: str) -> dict[str, str]:
-        """Keyed index entries of one replaced entity (its whole text, and a person's name words)."""
+    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> dict[str, str]:
+        """Keyed index entries of one replaced entity (its whole text, and a person's name words);
+        none for a word in ``ordinary`` (written in lower case elsewhere in the batch)."""
         entries = {}
         if label == "PERSON":
             stop = _index_stop()
@@ -390,10 +456,10 @@ class Sanitizer:
             for m in _QUERY_WORD.finditer(original):
                 tok = normalise_token(m.group(0))
                 # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
-                if len(tok) >= 2 and tok not in stop and (lower or m.group(0)[0].isupper()):
+                if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()):
                     entries[self._mac("tok", tok)] = label
         norm = normalise_token(original)
-        if norm and norm not in _index_stop():
+        if norm and norm not in _index_stop() and not all(w in ordinary for w in norm.split()):
             entries[self._mac("ent", norm)] = label
         return entries
 

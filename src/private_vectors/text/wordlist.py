@@ -10,7 +10,7 @@ spaCy is missing, and records that in its config. The same lists truecase lower-
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -38,18 +38,19 @@ def name_words() -> tuple[frozenset[str], frozenset[str]]:
     return names, frozenset(w.casefold() for w in places) - stop
 
 
-def truecase(text: str) -> str:
+def truecase(text: str, keep: Callable[[str], bool] | None = None) -> str:
     """``text`` with lower-case words that are known names or places capitalised (same length).
 
     spaCy's small model finds no entity in "what do the records say about amelia okafor";
     it finds PERSON in "... about Amelia Okafor". Only whole lower-case words from the name
-    and place lists change, so offsets are preserved.
+    and place lists change, so offsets are preserved. ``keep(word)`` true leaves a word as it
+    is (a Sanitizer passes the words its documents write in lower case: "gene", "will").
     """
     names, places = name_words()
     chars = list(text)
     for m in _WORD.finditer(text):
         w = m.group(0)
-        if w.islower() and (w in names or w in places):
+        if w.islower() and (w in names or w in places) and not (keep is not None and keep(w)):
             cap = w[0].upper()
             if len(cap) == 1:
                 chars[m.start()] = cap
