@@ -61,6 +61,9 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
+SANITIZER_VERSION = 2
+"""Version of the Sanitizer's own behaviour (2: words a batch writes in lower case are ordinary
+words; recorded in configs, so a store made with version 1 sees a different text stage)."""
 SANITIZER_SALT = b"private_vectors/surrogates/v2"
 """Public domain salt of a Sanitizer's stretched key (it has no collection of its own)."""
 
@@ -538,7 +541,7 @@ class Sanitizer:
     def get_config(self) -> dict[str, Any]:
         """JSON-safe description (no key material): policy, keyed flag, detectors and versions, pool."""
         cfg: dict[str, Any] = {
-            "type": "sanitizer", "version": 1, "library": __version__, "concept": self._concept_cfg,
+            "type": "sanitizer", "version": SANITIZER_VERSION, "library": __version__, "concept": self._concept_cfg,
             "policy": self.policy, "keyed": self._key is not None,
             "operators": dict(self.operators), "entities": None if self.entities is None else list(self.entities),
             "score_threshold": self.score_threshold, "allow_list": list(self.allow_list),
