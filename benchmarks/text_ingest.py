@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -93,7 +94,7 @@ def main() -> int:
             run("short: synth_dataset_v2 sentences", short_docs, args.chunk, sanitizer, encoder, mech)]
     load = os.getloadavg()
     lines = ["# Text-stage ingest cost", "",
-             f"Command: `.venv/bin/python benchmarks/text_ingest.py --data ../shared/data --out {args.out}` "
+             f"Command: `.venv/bin/python {' '.join(['benchmarks/text_ingest.py', *sys.argv[1:]])}` "
              f"(chunks of {args.chunk}, encoder batch {args.batch_size}, CPU, torch threads "
              f"{torch.get_num_threads()}); set-up {setup:.0f} s not timed; load average at the end "
              f"{load[0]:.1f} on a shared 2-core machine (other agents running): absolute figures are noisy, the "
