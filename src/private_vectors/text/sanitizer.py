@@ -45,7 +45,7 @@ from ..errors import (
 )
 from ..keys import SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
-from .names import FirmDetector, NameDetector, PlaceDetector
+from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presidio import PresidioDetector
 from .regex import RegexDetector
@@ -69,7 +69,6 @@ SANITIZER_SALT = b"private_vectors/surrogates/v2"
 
 
 _MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
-_PARTICLES = frozenset(["van", "von", "de", "del", "della", "di", "da", "du", "la", "le", "ten", "ter", "al", "el"])
 _ORDINARY = "ORDINARY"  # index label of a name-list word the documents also write in lower case
 
 
@@ -468,7 +467,7 @@ class Sanitizer:
         "Rose") is not replaced in running text. Word runs made only of ``ordinary`` words (the
         batch writes them in lower case) are no entity and are not looked up, nor, in a document,
         word runs that start in lower case (but for a particle: "van der Berg"): the keyed lookups
-        of a long document fall from about a thousand to a few dozen."""
+        of a SciFact abstract fall from about a thousand to about 150."""
         if not index:
             return []
         strict = not any_case and not text.islower()
