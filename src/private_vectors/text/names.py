@@ -69,6 +69,13 @@ _LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)
 _SENTENCE_END = ".!?:;\n\"“(>-*•"
 
 
+def _score(name: str, value: Any) -> float:
+    """A detector score: a number in [0, 1] (clear error naming the parameter otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
+        raise InvalidParameterError(name, "a number in [0, 1]", value)
+    return float(value)
+
+
 @lru_cache(maxsize=1)
 def _common_words() -> frozenset[str]:
     """Casefolded common English words that are also somebody's first name somewhere."""
@@ -162,15 +169,10 @@ class NameDetector:
     name = "names"
 
     def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True) -> None:
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
-            raise InvalidParameterError("score", "a number in [0, 1]", score)
-        if isinstance(full_name_score, bool) or not isinstance(full_name_score, (int, float)) \
-                or not 0.0 <= full_name_score <= 1.0:
-            raise InvalidParameterError("full_name_score", "a number in [0, 1]", full_name_score)
         if not isinstance(lone_first_names, bool):
             raise InvalidParameterError("lone_first_names", "a bool", lone_first_names)
-        self.score = float(score)
-        self.full_name_score = float(full_name_score)
+        self.score = _score("score", score)
+        self.full_name_score = _score("full_name_score", full_name_score)
         self.lone_first_names = lone_first_names
 
     def __repr__(self) -> str:
@@ -333,12 +335,9 @@ class PlaceDetector:
     name = "places"
 
     def __init__(self, *, score: float = 0.55, street_score: float = 0.9, cue_score: float = 0.88) -> None:
-        for name, value in (("score", score), ("street_score", street_score), ("cue_score", cue_score)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-                raise InvalidParameterError(name, "a number in [0, 1]", value)
-        self.score = float(score)
-        self.street_score = float(street_score)
-        self.cue_score = float(cue_score)
+        self.score = _score("score", score)
+        self.street_score = _score("street_score", street_score)
+        self.cue_score = _score("cue_score", cue_score)
 
     def __repr__(self) -> str:
         return f"PlaceDetector(score={self.score}, street_score={self.street_score}, cue_score={self.cue_score})"
@@ -464,9 +463,7 @@ class FirmDetector:
     name = "firms"
 
     def __init__(self, *, score: float = 0.9) -> None:
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not 0.0 <= score <= 1.0:
-            raise InvalidParameterError("score", "a number in [0, 1]", score)
-        self.score = float(score)
+        self.score = _score("score", score)
 
     def __repr__(self) -> str:
         return f"FirmDetector(score={self.score})"
