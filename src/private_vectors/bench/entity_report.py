@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .report import aggregate, eps_value, load_lines
+from .report import aggregate, eps_value, load_lines, prior_of
 
 __all__ = ["SAME_WITHOUT_TEXT", "entity_markdown", "headline", "write_entity_report"]
 
@@ -53,21 +53,26 @@ def _v(cell: dict, key: str) -> float:
     return float("nan") if got is None else float(got[0])
 
 
+def _baseline(cell: dict, name: str) -> float:
+    """Attacker ``name``'s own no-information baseline (:func:`~private_vectors.bench.report.prior_of`);
+    a vector attacker's split variant without its own prior falls back to the token prior."""
+    base = _v(cell, f"leakage_{prior_of(name)}")
+    if math.isnan(base) and not name.startswith("linking"):
+        base = _v(cell, "leakage_prior")
+    return base
+
+
 def headline(cell: dict, attackers: list[str]) -> tuple[str, float, float]:
     """(attacker, leakage, leakage above its baseline) with the largest excess in one cell."""
+    names = [f"{a}{suffix}" for a in attackers for suffix, _ in SPLITS]
+    names += sorted(k.removeprefix("leakage_") for k in cell
+                    if k.startswith("leakage_linking") and k != "leakage_linking-prior")
     best = ("–", float("nan"), -math.inf)
-    prior = _v(cell, "leakage_prior")
-    for a in attackers:
-        for suffix, _ in SPLITS:
-            lk = _v(cell, f"leakage_{a}{suffix}")
-            base = _v(cell, f"leakage_prior{suffix}") if not math.isnan(_v(cell, f"leakage_prior{suffix}")) else prior
-            if not math.isnan(lk) and lk - base > best[2]:
-                best = (f"{a}{suffix}", lk, lk - base)
-    base = _v(cell, "leakage_linking-prior")
-    for key in sorted(k for k in cell if k.startswith("leakage_linking") and k != "leakage_linking-prior"):
-        lk = _v(cell, key)
-        if not math.isnan(lk) and lk - base > best[2]:
-            best = (key.removeprefix("leakage_"), lk, lk - base)
+    for name in names:
+        lk = _v(cell, f"leakage_{name}")
+        excess = lk - _baseline(cell, name)
+        if not math.isnan(lk) and excess > best[2]:
+            best = (name, lk, excess)
     return best
 
 

@@ -34,19 +34,17 @@ Score: share of texts whose real identity (hence real name) is recovered.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
 from ..errors import InvalidParameterError
 
-__all__ = ["DIRECTORY_FIELDS", "LinkingAttacker", "pool_names"]
+__all__ = ["DIRECTORY_FIELDS", "LinkingAttacker", "directory_record", "pool_names", "zipf_frequencies"]
 
 DIRECTORY_FIELDS = ("name", "company", "occupation", "street", "city", "state", "zipcode", "phone", "email",
                     "birthday")
@@ -57,10 +55,12 @@ _WORD = re.compile(r"[^\W\d_][\w'’.-]*")
 
 
 def pool_names() -> frozenset[str]:
-    """First and last names of the library's public surrogate pool (what the attacker knows)."""
-    raw = resources.files("private_vectors").joinpath("data/text/surrogate_pool_v1.json").read_text("utf-8")
-    pool = json.loads(raw)
-    return frozenset(str(n) for key in ("first", "last") for n in pool.get(key, []))
+    """First and last names of the library's public surrogate pool (what the attacker knows),
+    through the library's own verified loader (:func:`private_vectors.text.surrogates.load_pool`)."""
+    from ..text.surrogates import load_pool
+
+    pool = load_pool()
+    return frozenset(pool.first) | frozenset(pool.last)
 
 
 class LinkingAttacker:
@@ -236,5 +236,3 @@ def zipf_frequencies(n: int, s: float) -> list[float]:
     z = sum(w)
     return [x / z for x in w]
 
-
-__all__ += ["directory_record", "zipf_frequencies"]

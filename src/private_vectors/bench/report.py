@@ -72,7 +72,7 @@ def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], 
 
 
 def leakage_sets(lines: list[dict[str, Any]]) -> dict[str, list[str]]:
-    """Leakage set → the data sets measured on it (from the lines' ``leakage_set``; lines written
+    """Leakage set → the data sets measured on it (from the lines' ``leak_set``; lines written
     before that key existed are left out). Data sets sharing one are one data set for any
     "≥ N data sets" claim: their leakage figures are not independent."""
     out: dict[str, set[str]] = defaultdict(set)

@@ -77,12 +77,16 @@ in real use. ``redact+concept`` / ``surrogate+concept`` add the concept-subspace
 noise (no query transform, like ``concept-subspace``)."""
 
 
+def _check_role(role: str) -> None:
+    if role not in ("victim", "aux"):
+        raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
+
+
 def bench_key(seed: int, role: str = "victim") -> str:
     """The explicit key of a keyed grid row: fixed per seed and role (``"victim"``: the store's
     owner; ``"aux"``: the key-less attacker's own key, a different one). Benchmark keys only —
     public strings, never written to results (the PrivateEmbedding redacts them anyway)."""
-    if role not in ("victim", "aux"):
-        raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
+    _check_role(role)
     return f"private-vectors bench key, {role}, seed {int(seed)} (benchmark only, not a secret)"
 
 
@@ -90,8 +94,7 @@ def bench_salt(seed: int, role: str = "victim") -> bytes:
     """The scrypt salt of a keyed grid row: public, derived from the seed and role like
     :func:`bench_key`, so a keyed row's noise is the same in every process for the same seed
     (a library user's salt stays random per collection: ``PrivateEmbedding(key_salt=None)``)."""
-    if role not in ("victim", "aux"):
-        raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
+    _check_role(role)
     return hashlib.sha256(f"private-vectors bench salt, {role}, seed {int(seed)}".encode()).digest()[:16]
 
 

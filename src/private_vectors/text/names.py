@@ -78,14 +78,10 @@ def _score(name: str, value: Any) -> float:
 
 @lru_cache(maxsize=1)
 def _common_words() -> frozenset[str]:
-    """Casefolded common English words that are also somebody's first name somewhere."""
-    words = set(_CALENDAR) | _NOT_NAME
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-
-        words |= {w.casefold() for w in STOP_WORDS}
-    except ImportError:  # pragma: no cover - spaCy absent
-        pass
+    """Casefolded common English words that are also somebody's first name somewhere: the stop
+    words, weekdays and months (:func:`_stop_words`), the words that end a name sequence, Faker's
+    lorem words and titles."""
+    words = set(_stop_words()) | _NOT_NAME
     try:
         from faker.providers.lorem.en_US import Provider
 
@@ -382,7 +378,7 @@ class PlaceDetector:
         a country ("ALFRICK\\nUnited Kingdom", "Chiclana de la Frontera\\n\\nSpain 61709")."""
         if "\n" not in text:
             return []
-        countries = _countries()
+        countries, common = _countries(), _common_words()
         lines = [(m.start(1), m.end(1), m.group(1)) for m in _LINE.finditer(text)]
         out = []
         previous: tuple[int, int, str] | None = None
@@ -392,7 +388,7 @@ class PlaceDetector:
             post = _POSTCODE.search(line)
             country = line[:post.start()] if post and post.end() == len(line) else line
             if previous is not None and " ".join(country.casefold().split()) in countries \
-                    and _TOWN_LINE.fullmatch(previous[2]) and _key(previous[2].split()[0]) not in _common_words():
+                    and _TOWN_LINE.fullmatch(previous[2]) and _key(previous[2].split()[0]) not in common:
                 out.append(Span(previous[0], previous[1], "LOCATION", self.score, self.name))
             previous = (a, b, line)
         return out

@@ -61,8 +61,8 @@ _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss
 _PO_BOX = re.compile(r"\bP\.?[ \t]?O\.?[ \t]+Box[ \t]+\d{1,6}\b")
 _TYPE_FIRST = re.compile(rf"\b(?:Rue|Rua|Via|Viale|Calle|Avenida|Avda\.|Av\.|Rambla|Paseo|Praça|Largo|Travessa|"
                          rf"Estrada|Carrer|Strada|Piazza|Corso|Boulevard|Chemin|Allée|Place)[ \t]+"
-                         rf"(?:(?:{_PARTICLE}|des|dei|degli|della|das|do)[ \t]+)?[{UPPER_LETTERS}][\w'’.-]*"
-                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE}|des|dei|das)){{0,3}}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?")
+                         rf"(?:(?:{_PARTICLE}|des|degli|das)[ \t]+)?[{UPPER_LETTERS}][\w'’.-]*"
+                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE}|des|das)){{0,3}}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?")
 _NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?|"
                        r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
                        r"[Dd]irected by|[Ss]tarring|[Ss]ongwriter|[Ss]ays)|"
