@@ -130,7 +130,7 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
     if isinstance(embedding_function, PrivateEmbedding):
         stored = persisted.get("config") or {}
         check_config_compatible(stored, embedding_function.get_config())
-        embedding_function.bind_to_stored(stored, where)  # same key (check value), same key derivation
+        embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
@@ -230,7 +230,7 @@ QUERY_INDEX_KEY = "private_vectors:query_index"
 def save_query_index(collection: Any, embedding: Any) -> bool:
     """Persist ``embedding``'s keyed query index in the collection's metadata (a JSON string;
     no-op and False without one). Called by :func:`add_documents` and ``chroma_store`` adds."""
-    state = embedding.query_index_state() if isinstance(embedding, PrivateEmbedding) else None
+    state = embedding.pipeline.query_index_state() if isinstance(embedding, PrivateEmbedding) else None
     if state is None:
         return False
     meta = dict(collection.metadata or {})
@@ -250,4 +250,4 @@ def load_query_index(collection: Any, embedding: Any) -> bool:
         state = json.loads(raw)
     except ValueError as exc:
         raise ArtefactError(f"collection {collection.name!r}: {QUERY_INDEX_KEY} is not valid JSON ({exc})") from exc
-    return embedding.load_query_index_state(state)
+    return embedding.pipeline.load_query_index_state(state)
