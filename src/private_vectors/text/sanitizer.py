@@ -51,7 +51,7 @@ from .presidio import PresidioDetector
 from .regex import RegexDetector
 from .spans import Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
-from .wordlist import WordListDetector, name_words, truecase
+from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
 
 __all__ = ["ON_ERROR", "DetectionError", "Sanitizer"]
 
@@ -113,9 +113,7 @@ def _secret(key: Any) -> SecretKey | None:
 
 @lru_cache(maxsize=1)
 def _index_stop() -> frozenset[str]:
-    from .. import pii
-
-    stop = {w.casefold() for w in pii._STOP} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
+    stop = {w.casefold() for w in COMMON_CAPITALISED} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
 
