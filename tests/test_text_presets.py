@@ -62,8 +62,10 @@ def test_normalised_detection_replaces_original_characters():
     s = Sanitizer("PII")
     texts = [f"I met Ame{zw}lia Oka{soft}for yesterday.", "I met Ａｍｅｌｉａ Ｏｋａｆｏｒ yesterday.",
              "I met Amelia\nOkafor yesterday.", "I met <AMELIA_OKAFOR> yesterday."]
-    for t, out in zip(texts, s.apply(texts), strict=True):
-        assert "Oka" not in out and "Ｏｋａ" not in out and "OKAFOR" not in out, out
+    for t in texts:  # each text alone: detection, not the second pass, must find the name
+        spans = s.spans([t])[0]
+        a, b = 6 + t[6:].startswith("<"), t.index(" yesterday") - t[6:].startswith("<")
+        assert any(x.start <= a and x.end >= b for x in spans), (t, spans)
     n = normalise(f"Oka{zw}for")
     assert n.text == "Okafor" and n.span_back(Span(0, 6, "PERSON", 1.0, "x")) == Span(0, 7, "PERSON", 1.0, "x")
 
