@@ -45,13 +45,16 @@ from ..errors import (
 )
 from ..keys import SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
-from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector
+from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
+from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words
+from .normalise import normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
-from .presidio import PresidioDetector
-from .regex import RegexDetector
-from .spans import Detector, Span, chunk_text, merge_spans, validate_texts
+from .presets import PRESETS
+from .presidio import PRESIDIO_LABELS, PresidioDetector
+from .regex import REGEX_LABELS, RegexDetector
+from .spans import LABELS, Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
-from .wordlist import WordListDetector, name_words, truecase
+from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
 
 __all__ = ["ON_ERROR", "DetectionError", "Sanitizer"]
 
@@ -61,9 +64,16 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
-SANITIZER_VERSION = 2
-"""Version of the Sanitizer's own behaviour (2: words a batch writes in lower case are ordinary
-words; recorded in configs, so a store made with version 1 sees a different text stage)."""
+SANITIZER_VERSION = 3
+"""Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
+config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
+3: detection runs on normalised text (:mod:`.normalise`); placeholder-shaped input is detected;
+the second pass propagates only entities found on strong evidence and matches a person's name
+in lower case too."""
+_KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
+    REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
+_WEAK = "~"  # index value prefix of an entity found on weak evidence: queries match it, documents do not
+_STRONG_DETECTORS = frozenset(["regex", "identifiers"])
 SANITIZER_SALT = b"private_vectors/surrogates/v2"
 """Public domain salt of a Sanitizer's stretched key (it has no collection of its own)."""
 
@@ -113,9 +123,7 @@ def _secret(key: Any) -> SecretKey | None:
 
 @lru_cache(maxsize=1)
 def _index_stop() -> frozenset[str]:
-    from .. import pii
-
-    stop = {w.casefold() for w in pii._STOP} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
+    stop = {w.casefold() for w in COMMON_CAPITALISED} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -125,10 +133,54 @@ def _index_stop() -> frozenset[str]:
     return frozenset(stop)
 
 
+def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
+    """Strong evidence for propagating ``span`` across the batch: a validated pattern (regex,
+    cue/shape identifier), a score of at least 0.9, or two independent detectors; never an
+    all-caps word of at most four letters ("RNA", "CI", "RT")."""
+    if _acronym(text[span.start:span.end]):
+        return False
+    if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
+        return True
+    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
+    return len(found_by) >= 2
+
+
+def _credited(span: Span, detected: Sequence[Span]) -> Span:
+    """A merged span the keyed index won, credited to a detector that also found it: only spans
+    no detector found keep the detector name ``"keyed-index"`` (they came from propagation)."""
+    if span.detector != "keyed-index":
+        return span
+    for s in detected:
+        if s.start < span.end and span.start < s.end:
+            return Span(span.start, span.end, span.label, span.score, s.detector)
+    return span
+
+
+def _acronym(value: str) -> bool:
+    """An all-caps word of at most four letters ("RNA", "CI", "RT"): never propagated."""
+    value = value.strip()
+    return value.isupper() and len(value) <= 4 and value.isalpha()
+
+
+def _label(value: str) -> str:
+    """The label of a keyed-index value (weak entries carry a prefix)."""
+    return value[len(_WEAK):] if value.startswith(_WEAK) else value
+
+
+def _add_entries(index: dict[str, str], entries: Mapping[str, str]) -> None:
+    """Add keyed-index entries; a weak entry never replaces a strong one for the same key."""
+    for k, v in entries.items():
+        if v.startswith(_WEAK) and k in index and not index[k].startswith(_WEAK):
+            continue
+        index[k] = v
+
+
 def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
     kind = cfg.get("type")
     if kind == "regex":
         return RegexDetector(entities=cfg["entities"])
+    if kind == "identifiers":
+        return IdentifierDetector(entities=cfg["entities"])
     if kind == "presidio":
         return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32))
     if kind == "wordlist":
@@ -205,8 +257,12 @@ class Sanitizer:
         else:  # the user's detectors replace the concept's (the concept is only recorded)
             self.concept_name, built, self.fallback = str(getattr(concept, "name", concept) or "custom"), [], False
         self._concept = concept if isinstance(concept, str) else getattr(concept, "name", "custom")
+        if isinstance(concept, (list, tuple)):
+            self._concept = self.concept_name = "+".join(str(getattr(c, "name", c)) for c in concept)
         if isinstance(concept, TextConcept):
             self._concept_cfg: Any = concept.get_config()
+        elif isinstance(concept, (list, tuple)) and all(isinstance(c, str) for c in concept):
+            self._concept_cfg = list(concept)
         else:
             self._concept_cfg = self.concept_name
         if detectors is not None:
@@ -235,6 +291,7 @@ class Sanitizer:
         self._index: dict[str, str] = {}
         self._lock = threading.Lock()
         self.faults: list[dict[str, Any]] = []
+        self.version = SANITIZER_VERSION
         if self.fallback:
             warnings.warn("presidio-analyzer/spaCy not installed: the Sanitizer uses the weaker word-list "
                           "detector for names and places (recorded in get_config()['fallback'])", stacklevel=2)
@@ -256,9 +313,10 @@ class Sanitizer:
     def _detect(self, texts: list[str]) -> list[list[Span]] | None:
         """Raw spans per text (chunked, offsets preserved); None when redact_all applies."""
         pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
+        forms = [normalise(t) for t in texts] if self.version >= 3 else []
         for i, t in enumerate(texts):
             if t.strip():
-                pieces.extend((i, off, c) for off, c in chunk_text(t, self.chunk_size, 200))
+                pieces.extend((i, off, c) for off, c in chunk_text(forms[i].text if forms else t, self.chunk_size, 200))
         found: list[list[Span]] = [[] for _ in texts]
         if not pieces:
             return found
@@ -285,7 +343,8 @@ class Sanitizer:
                     return None
                 result = self._fallback_spans(det, chunks)
             for (i, off, _), spans in zip(pieces, result, strict=True):
-                found[i].extend(s.shifted(off) for s in spans)
+                shifted = [s.shifted(off) for s in spans]
+                found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         return found
 
     @staticmethod
@@ -301,7 +360,8 @@ class Sanitizer:
 
     def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (),
                 index: Mapping[str, str] | None = None, lower: frozenset[str] | None = None) -> list[Span]:
-        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
+        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)
+                   if self.version < 3 or m.group(0)[1:-1] in _KNOWN_LABELS or m.group(0)[1:-1] in (self.entities or ())]
         index = self._index if index is None else index
         lower = frozenset() if lower is None else lower  # one text alone is no evidence
         kept = [self._relabel(text, s, index) for s in spans if s.score >= self.score_threshold and s.end > s.start
@@ -309,6 +369,8 @@ class Sanitizer:
                 and not any(s.start < b and a < s.end for a, b in guarded)
                 and not _ordinary_words(text, s, lower)]
         merged = merge_spans(kept + list(extra), priority=_index_first)
+        if extra and self.version >= 3:  # "keyed-index" names a span only the second pass found
+            merged = [_credited(s, kept) for s in merged]
         if self._allow:
             merged = [s for s in merged if " ".join(text[s.start:s.end].casefold().split()) not in self._allow]
         return merged
@@ -371,7 +433,8 @@ class Sanitizer:
         for t, s in zip(texts, found, strict=True):
             for span in self._select(t, s, lower=lower):
                 if not isinstance(self._operator(span.label), Keep):
-                    batch.update(self._entries(span.label, t[span.start:span.end], lower))
+                    weak = self.version >= 3 and not _strong(t, span, s)
+                    _add_entries(batch, self._entries(span.label, t[span.start:span.end], lower, weak=weak))
         index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
         return [self._select(t, s, self._index_spans(t, index, any_case=False, ordinary=lower), index, lower)
                 for t, s in zip(texts, found, strict=True)], batch, lower
@@ -396,7 +459,7 @@ class Sanitizer:
         selected, batch, lower = self._two_passes(texts, found)
         names, places = name_words()
         with self._lock:
-            self._index.update(batch)
+            _add_entries(self._index, batch)
             for w in lower:  # an entry learned earlier for a word this batch shows as ordinary
                 for kind in ("tok", "ent"):
                     self._index.pop(self._mac(kind, w), None)
@@ -427,10 +490,13 @@ class Sanitizer:
         with self._lock:
             self._index.update(entries)
 
-    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> dict[str, str]:
+    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset(), *,
+                 weak: bool = False) -> dict[str, str]:
         """Keyed index entries of one replaced entity (its whole text, and a person's name words);
-        none for a word in ``ordinary`` (written in lower case elsewhere in the batch)."""
+        none for a word in ``ordinary`` (written in lower case elsewhere in the batch). ``weak``
+        entries (found on weak evidence) serve queries only, not the second pass in documents."""
         entries = {}
+        value = _WEAK + label if weak else label
         if label == "PERSON":
             stop = _index_stop()
             lower = original.islower()
@@ -438,10 +504,10 @@ class Sanitizer:
                 tok = normalise_token(m.group(0))
                 # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
                 if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()):
-                    entries[self._mac("tok", tok)] = label
+                    entries[self._mac("tok", tok)] = value
         norm = normalise_token(original)
         if norm and norm not in _index_stop() and not all(w in ordinary for w in norm.split()):
-            entries[self._mac("ent", norm)] = label
+            entries[self._mac("ent", norm)] = value
         return entries
 
     def _relabel(self, text: str, span: Span, index: Mapping[str, str]) -> Span:
@@ -449,11 +515,12 @@ class Sanitizer:
         if not index or span.detector == "regex":
             return span
         original = text[span.start:span.end]
-        label = index.get(self._mac("ent", normalise_token(original)))
+        found = index.get(self._mac("ent", normalise_token(original)))
+        label = None if found is None else _label(found)
         if label is None and span.label != "PERSON":
             toks = [normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(original)]
             toks = [t for t in toks if len(t) >= 2 and t not in _index_stop()]
-            if toks and all(index.get(self._mac("tok", t)) == "PERSON" for t in toks):
+            if toks and all(_label(index.get(self._mac("tok", t)) or "") == "PERSON" for t in toks):
                 label = "PERSON"
         if label is None or label == span.label:
             return span
@@ -480,7 +547,8 @@ class Sanitizer:
                 if ordinary and all(k in ordinary for k in keys[i:i + n]):
                     continue
                 a, b = words[i].start(), words[i + n - 1].end()
-                if strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLES))):
+                lowered = strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLES)))
+                if lowered and (self.version < 3 or any(k in _common_words() for k in keys[i:i + n])):
                     continue  # in a document an entity starts with a capital ("Okafor"), a number or "van"
                 if text[a:b].endswith(("'s", "’s")):  # "Okafor's": the possessive is not the name's
                     b -= 2
@@ -490,10 +558,15 @@ class Sanitizer:
                     continue
                 norm = normalise_token(text[a:b])
                 label = index.get(self._mac("ent", norm))
-                if label is None and n == 1:
-                    label = index.get(self._mac("tok", norm))
+                if (label is None or label.startswith(_WEAK)) and n == 1:
+                    label = index.get(self._mac("tok", norm)) or label
+                # in a document only strong entries propagate; in lower case, only a person's name
+                # none of whose words is a common English word ("amelia okafor", not "rose")
+                if label is not None and not any_case and self.version >= 3 and (
+                        label.startswith(_WEAK) or (lowered and label != "PERSON") or _acronym(text[a:b])):
+                    label = None
                 if label is not None:
-                    out.append(Span(a, b, label, 1.0, "keyed-index"))
+                    out.append(Span(a, b, _label(label), 1.0, "keyed-index"))
                     busy.append((a, b))
         return out
 
@@ -526,7 +599,7 @@ class Sanitizer:
     def get_config(self) -> dict[str, Any]:
         """JSON-safe description (no key material): policy, keyed flag, detectors and versions, pool."""
         cfg: dict[str, Any] = {
-            "type": "sanitizer", "version": SANITIZER_VERSION, "library": __version__, "concept": self._concept_cfg,
+            "type": "sanitizer", "version": self.version, "library": __version__, "concept": self._concept_cfg,
             "policy": self.policy, "keyed": self._key is not None,
             "operators": dict(self.operators), "entities": None if self.entities is None else list(self.entities),
             "score_threshold": self.score_threshold, "allow_list": list(self.allow_list),
@@ -564,6 +637,11 @@ class Sanitizer:
         if config.get("key_id") and out.get_config().get("key_id") != config["key_id"]:
             raise ConfigMismatchError("Sanitizer.from_config: key does not match the recorded key_id")
         out.fallback = bool(config.get("fallback", False))
+        version = config.get("version", 1)
+        if not isinstance(version, int) or version > SANITIZER_VERSION:
+            raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+                                      f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
+        out.version = version
         return out
 
     # -- LangChain ----------------------------------------------------------------------
