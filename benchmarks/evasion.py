@@ -180,14 +180,14 @@ def _runtime_vocabulary() -> set[str]:
     out: set[str] = set()
     try:
         from private_vectors.text import names
-    except Exception:  # noqa: BLE001 - an older or newer layout: the data files still count
+    except Exception:  # an older or newer layout: the data files still count
         return out
     for fn in ("first_names", "places"):
         get = getattr(names, fn, None)
         if callable(get):
             try:
                 out |= {w.casefold() for w in get()}
-            except Exception:  # noqa: BLE001
+            except Exception:
                 continue
     return out
 
@@ -425,7 +425,8 @@ def evaluate(probes: dict[str, list[Probe]], systems: dict[str, Callable[[], Tex
 def _example(probe: Probe) -> str:
     kind, i = probe.check
     text = ([d for b in probe.batches for d in b][i] if kind == "document" else probe.queries[i])
-    return json.dumps(text, ensure_ascii=False)[1:-1].replace("|", "\\|")
+    shown = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in text)
+    return shown.replace("\n", "\\n").replace("|", "\\|")
 
 
 def report(probes: dict[str, list[Probe]], results: dict[str, Any], command: str, seconds: float) -> str:
