@@ -605,6 +605,15 @@ class Sanitizer:
         keyed HMACs (with a key) or a ``{"withheld": true}`` marker (without one)."""
         return _hide(obj, self._mac_secret if self._key is not None else None)
 
+    @property
+    def keyed(self) -> bool:
+        """Whether this Sanitizer has a key (surrogates and a restorable query index)."""
+        return self._key is not None
+
+    def get_state_header(self) -> dict[str, Any]:
+        """:meth:`get_state` without its entries (what a store records once, next to them)."""
+        return self._state_header()
+
     def _state_header(self) -> dict[str, Any]:
         head: dict[str, Any] = {"type": "sanitizer-query-index", "version": _INDEX_VERSION,
                                 "keyed": self._key is not None, "key_id": self._key_id()}
