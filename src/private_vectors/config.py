@@ -111,6 +111,16 @@ def check_key_matches(key: bytes | None, *, expected_keyed: bool, expected_key_i
         raise ConfigMismatchError(f"the key in {KEY_ENV} is not the key this collection was written with")
 
 
+def comparable_config(stored: dict[str, Any], embedding: Any) -> dict[str, Any]:
+    """``stored`` with its text stage's token lists, patterns and allow list hidden the way
+    ``embedding``'s text stage hides its own (keyed HMACs), so :func:`check_config_compatible`
+    compares a config written before they were hidden with a current one."""
+    hide = getattr(getattr(embedding, "sanitizer", None), "hide_config", None)
+    if not callable(hide) or not isinstance(stored, dict) or not isinstance(stored.get("sanitizer"), dict):
+        return stored
+    return {**stored, "sanitizer": hide(stored["sanitizer"])}
+
+
 # -- drift -----------------------------------------------------------------------------------------
 def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
     """Raise :class:`ConfigMismatchError` when two PrivateEmbedding configs disagree on what

@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..config import CHROMA_NAME, check_config_compatible
+from ..config import CHROMA_NAME, check_config_compatible, comparable_config
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from ..guard import protected_path
@@ -164,7 +164,7 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         embedding_function = _OPENING.get()
     if isinstance(embedding_function, PrivateEmbedding):
         stored = persisted.get("config") or {}
-        check_config_compatible(stored, embedding_function.get_config())
+        check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
         embedding_function.bind_to_stored(stored, where)  # same key (check value), same key derivation
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
@@ -177,6 +177,30 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         raise ConfigMismatchError(
             f"this collection was written by a PrivateEmbedding that cannot be rebuilt here ({exc}); "
             "fix the cause or pass the same PrivateEmbedding explicitly") from exc
+
+
+def _needs_upgrade(collection: Any, embedding: PrivateEmbedding) -> bool:
+    """Whether the recorded config predates hidden token lists or per-store check salts."""
+    stored = ((collection.configuration_json or {}).get("embedding_function") or {}).get("config") or {}
+    san = stored.get("sanitizer")
+    if not isinstance(san, dict) or embedding.sanitizer is None:
+        return False
+    return comparable_config(stored, embedding)["sanitizer"] != san or (bool(san.get("keyed")) and "key_salt" not in san)
+
+
+def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
+    """Record ``embedding``'s config (token lists as HMACs, the text stage's own check salt)
+    in place of one written by an earlier version. Chroma rebuilds the stored function to
+    validate the change, with the key in scope. SQLite may keep the old bytes in free pages
+    until the file is vacuumed."""
+    secret = getattr(getattr(embedding, "_keying", None), "secret", None)
+    try:
+        with key_scope(secret), _opening(embedding):
+            collection.modify(configuration={"embedding_function": embedding})
+    except Exception as exc:  # the data written is unaffected; say what stays
+        warnings.warn(f"collection {collection.name!r}: its configuration written by an earlier version (token "
+                      f"lists and allow list in clear) could not be upgraded ({type(exc).__name__}); create a new "
+                      "collection to drop it", PrivacyWarning, stacklevel=3)
 
 
 def check_collection(collection: Any, embedding_function: Any) -> None:
@@ -313,6 +337,8 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
         kwargs["metadatas"] = metas
     (collection.upsert if upsert else collection.add)(**kwargs)
     save_query_index(collection, ef)
+    if _needs_upgrade(collection, ef):
+        _upgrade_config(collection, ef)
     return stored
 
 
@@ -405,6 +431,12 @@ def _index_collection(collection: Any, sanitizer: Any, *, create: bool) -> Any:
     return side
 
 
+def _position(mac: str) -> list[float]:
+    """A record's (unused) one-dimensional vector: distinct per HMAC, since Chroma's HNSW
+    index slows down on many identical points."""
+    return [int(mac[:8], 16) / 2**32]
+
+
 def save_query_index(collection: Any, embedding: Any) -> bool:
     """Write the entries the last batch added to ``embedding``'s keyed query index (and
     delete those it dropped) into the collection's index collection; False without a keyed
@@ -425,7 +457,8 @@ def save_query_index(collection: Any, embedding: Any) -> bool:
     removed = [k for k, v in changes.items() if v is None]
     for start in range(0, len(added), _INDEX_PAGE):
         part = added[start:start + _INDEX_PAGE]
-        side.upsert(ids=[k for k, _ in part], embeddings=[[0.0]] * len(part), metadatas=[{"l": v} for _, v in part])
+        side.upsert(ids=[k for k, _ in part], embeddings=[_position(k) for k, _ in part],
+                    metadatas=[{"l": v} for _, v in part])
     for start in range(0, len(removed), _INDEX_PAGE):
         side.delete(ids=removed[start:start + _INDEX_PAGE])
     if legacy:

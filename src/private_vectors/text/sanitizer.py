@@ -136,6 +136,22 @@ def _hidden(values: Sequence[str], mac: Any) -> Any:
     return {"hmac": sorted({mac(str(v)) for v in values})}
 
 
+def _listed(detector_configs: Any) -> list[Any]:
+    """The token lists and patterns of detector configs (what may be the user's)."""
+    if not isinstance(detector_configs, list):
+        return []
+    return [(d.get("type"), d.get("tokens"), d.get("patterns")) for d in detector_configs
+            if isinstance(d, Mapping) and ("tokens" in d or "patterns" in d)]
+
+
+def _builtin_detector_configs(concept: str) -> list[Any]:
+    """The detector configs of built-in concept ``concept`` (empty when it is none)."""
+    try:
+        return [d.get_config() for d in concept_detectors(concept)[1]]
+    except Exception:
+        return []
+
+
 def _is_hidden(value: Any) -> bool:
     return isinstance(value, Mapping) and ("hmac" in value or "withheld" in value)
 
@@ -295,6 +311,8 @@ class Sanitizer:
         del root
 
     def __repr__(self) -> str:
+        if not hasattr(self, "detectors"):  # a half-built object (a traceback with locals shows it)
+            return "Sanitizer(<not constructed>)"
         return (f"Sanitizer(concept={self._concept!r}, policy={self.policy!r}, keyed={self._key is not None}, "
                 f"detectors={[d.name for d in self.detectors]})")
 
@@ -614,6 +632,19 @@ class Sanitizer:
         """:meth:`get_state` without its entries (what a store records once, next to them)."""
         return self._state_header()
 
+    def hide_config(self, config: Any) -> Any:
+        """A stored sanitizer config (possibly written before token lists were hidden) with its
+        token lists, patterns and allow list hidden as :meth:`get_config` hides them, so the two
+        compare; values already hidden are left as they are."""
+        if not isinstance(config, Mapping):
+            return config
+        out = dict(config)
+        out["concept"] = self.secret_fields(out.get("concept"))
+        out["allow_list"] = self.secret_fields({"allow_list": out.get("allow_list") or []})["allow_list"]
+        if self._user_detectors:
+            out["detectors"] = self.secret_fields(out.get("detectors"))
+        return out
+
     def _state_header(self) -> dict[str, Any]:
         head: dict[str, Any] = {"type": "sanitizer-query-index", "version": _INDEX_VERSION,
                                 "keyed": self._key is not None, "key_id": self._key_id()}
@@ -735,7 +766,8 @@ class Sanitizer:
                   allow_list=config.get("allow_list"), operators=config.get("operators"),
                   on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
                   chunk_size=config.get("chunk_size", 10_000))
-        out._user_detectors = detectors is not None or not isinstance(concept, str)
+        out._user_detectors = detectors is not None or not isinstance(concept, str) \
+            or _listed(config["detectors"]) != _listed(_builtin_detector_configs(concept))
         if config.get("keyed"):
             out.check_config_key(config, "Sanitizer.from_config")
         out.fallback = bool(config.get("fallback", False))
