@@ -90,21 +90,70 @@ def run(n: int, batch: int, seed: int, folder: Path, legacy: bool) -> list[float
     ef = _embedding(key)
     client = chromadb.PersistentClient(path=str(folder))
     col = create_collection(client, "bench", ef)
-    times = []
-    for start in range(0, n, batch):
-        ids = [f"d{i}" for i in range(start, min(n, start + batch))]
-        t0 = time.perf_counter()
-        if legacy:  # the earlier way: the whole index as one JSON string in the metadata, per add
-            stored, vectors = ef.prepare_documents(texts[start:start + batch])
-            col.add(ids=ids, embeddings=vectors, documents=stored)
-            ef.sanitizer.take_changes()
-            meta = dict(col.metadata or {})
-            meta[integration.QUERY_INDEX_KEY] = json.dumps(ef.query_index_state(), sort_keys=True)
-            col.modify(metadata=meta)
-        else:
-            add_documents(col, ids=ids, documents=texts[start:start + batch])
-        times.append(time.perf_counter() - t0)
-    return times
+    parts: dict[str, list[float]] = {"total": [], "text stage + encoder": [], "documents add": [], "index write": []}
+    timed = _Timers(parts)
+    original_save = integration.save_query_index
+    integration.save_query_index = timed.wrap("index write", original_save)
+    ef.prepare_documents = timed.wrap("text stage + encoder", ef.prepare_documents)  # type: ignore[method-assign]
+    col.add = timed.wrap("documents add", col.add)  # type: ignore[method-assign]
+    try:
+        for start in range(0, n, batch):
+            ids = [f"d{i}" for i in range(start, min(n, start + batch))]
+            timed.start()
+            t0 = _clock()
+            if legacy:  # the earlier way: the whole index as one JSON string in the metadata, per add
+                stored, vectors = ef.prepare_documents(texts[start:start + batch])
+                col.add(ids=ids, embeddings=vectors, documents=stored)
+                t1 = _clock()
+                ef.sanitizer.take_changes()
+                meta = dict(col.metadata or {})
+                meta[integration.QUERY_INDEX_KEY] = json.dumps(ef.query_index_state(), sort_keys=True)
+                col.modify(metadata=meta)
+                timed.add("index write", _clock() - t1)
+            else:
+                add_documents(col, ids=ids, documents=texts[start:start + batch])
+            timed.stop(_clock() - t0)
+    finally:
+        integration.save_query_index = original_save
+    return parts
+
+
+class _Timers:
+    """Per-batch time of each part of an add (wrapped calls accumulate into the current batch)."""
+
+    def __init__(self, parts: dict[str, list[float]]) -> None:
+        self.parts = parts
+        self.current: dict[str, float] = {}
+
+    def start(self) -> None:
+        self.current = {k: 0.0 for k in self.parts}
+
+    def add(self, part: str, seconds: float) -> None:
+        self.current[part] += seconds
+
+    def stop(self, total: float) -> None:
+        self.current["total"] = total
+        for k, v in self.current.items():
+            self.parts[k].append(v)
+
+    def wrap(self, part: str, fn: Any) -> Any:
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t0 = _clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.add(part, _clock() - t0)
+        return timed
+
+
+def _clock() -> float:
+    """CPU seconds of this process, all threads (Chroma's Rust threads included): other jobs on
+    a shared machine change wall time far more than they change this."""
+    return time.process_time()
+
+
+def summaries(parts: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    return {k: summary(v) for k, v in parts.items()}
 
 
 def summary(times: list[float]) -> dict[str, float]:
@@ -115,7 +164,8 @@ def summary(times: list[float]) -> dict[str, float]:
     first, last = rest[:k], rest[-k:]
     return {"batches": len(times), "first_batch_s": warm, "first_10pct_mean_s": statistics.fmean(first),
             "last_10pct_mean_s": statistics.fmean(last), "ratio": statistics.fmean(last) / statistics.fmean(first),
-            "total_s": sum(times)}
+            "first_10pct_median_s": statistics.median(first), "last_10pct_median_s": statistics.median(last),
+            "median_ratio": statistics.median(last) / statistics.median(first), "total_s": sum(times)}
 
 
 def main() -> int:
@@ -130,15 +180,16 @@ def main() -> int:
     results: dict[str, Any] = {"docs": args.docs, "batch": args.batch, "seed": args.seed,
                                "machine": f"{platform.machine()}, {platform.python_version()}, shared CPU"}
     with tempfile.TemporaryDirectory() as tmp:
-        results["index_collection"] = summary(run(args.docs, args.batch, args.seed, Path(tmp) / "new", False))
+        results["index_collection"] = summaries(run(args.docs, args.batch, args.seed, Path(tmp) / "new", False))
         if args.legacy:
-            results["legacy_metadata"] = summary(run(args.legacy_docs, args.batch, args.seed, Path(tmp) / "old", True))
-            results["legacy_metadata"]["docs"] = args.legacy_docs
+            results["legacy_metadata"] = summaries(run(args.legacy_docs, args.batch, args.seed, Path(tmp) / "old",
+                                                       True))
+            results["legacy_docs"] = args.legacy_docs
     out = Path(args.out)
     out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
     out.write_text(_markdown(results, args))
     print(out.read_text())
-    return 0 if results["index_collection"]["ratio"] <= 1.2 else 1
+    return 0 if results["index_collection"]["total"]["ratio"] <= 1.2 else 1
 
 
 def _markdown(r: dict[str, Any], args: argparse.Namespace) -> str:
@@ -149,21 +200,26 @@ def _markdown(r: dict[str, Any], args: argparse.Namespace) -> str:
              f"{r['docs']} generated short documents, one new person each, batches of {r['batch']}, through "
              "`private_vectors.chroma.add_documents` into a local `chromadb.PersistentClient`; fake encoder and a "
              "ground-truth detector (the timing isolates the store; encoder and detector cost do not grow with the "
-             f"store). Machine: {r['machine']} (2 cores shared with other jobs: single timings are noisy).", "",
+             f"store). Times are CPU seconds of the benchmark process (all its threads, Chroma's included), which "
+             "other jobs on the shared machine disturb far less than wall time; the text stage + encoder part does the "
+             f"same work in every batch and shows the remaining noise. Machine: {r['machine']}.", "",
              "The first batch (two scrypt key stretches, Chroma start-up) is shown on its own; the 10 % windows "
              "are taken over the batches after it.", "",
-             "| index storage | docs | batches | first batch (s) | first 10 % mean (s/batch) | last 10 % mean (s/batch) "
-             "| ratio | total (s) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| index storage | part of the add | docs | batches | first batch (s) | first 10 % mean (s/batch) "
+             "| last 10 % mean (s/batch) | ratio of means | ratio of medians | total (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     rows = [("own collection, upsert per batch", r["index_collection"], r["docs"])]
     if "legacy_metadata" in r:
-        rows.append(("earlier: whole JSON in metadata per add", r["legacy_metadata"], r["legacy_metadata"]["docs"]))
-    for name, s, docs in rows:
-        lines.append(f"| {name} | {docs} | {s['batches']} | {s['first_batch_s']:.2f} | {s['first_10pct_mean_s']:.4f} | "
-                     f"{s['last_10pct_mean_s']:.4f} | {s['ratio']:.2f} | {s['total_s']:.1f} |")
-    ok = r["index_collection"]["ratio"] <= 1.2
-    lines += ["", f"Criterion (last 10 % ≤ 1.2 × first 10 %): **{'met' if ok else 'not met'}** "
-              f"(ratio {r['index_collection']['ratio']:.2f})."]
+        rows.append(("earlier: whole JSON in metadata per add", r["legacy_metadata"], r["legacy_docs"]))
+    for name, parts, docs in rows:
+        for part, s in parts.items():
+            lines.append(f"| {name} | {part} | {docs} | {s['batches']} | {s['first_batch_s']:.2f} | "
+                         f"{s['first_10pct_mean_s']:.4f} | {s['last_10pct_mean_s']:.4f} | {s['ratio']:.2f} | "
+                         f"{s['median_ratio']:.2f} | {s['total_s']:.1f} |")
+    total, index = r["index_collection"]["total"], r["index_collection"]["index write"]
+    ok = total["ratio"] <= 1.2
+    lines += ["", f"Criterion (whole add, last 10 % ≤ 1.2 × first 10 %): **{'met' if ok else 'not met'}** "
+              f"(ratio {total['ratio']:.2f}); the index write alone: ratio {index['ratio']:.2f}."]
     return "\n".join(lines) + "\n"
 
 
