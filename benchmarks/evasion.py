@@ -359,12 +359,12 @@ class LibraryStage(TextStage):
         return list(self.pe.sanitize_documents(texts))
 
     def queries(self, texts: list[str]) -> list[str]:
-        return list(self.pe.sanitize_queries(texts))
+        return list(self.pe.pipeline.sanitize_queries(texts))
 
     def reopened(self) -> LibraryStage:
-        state = self.pe.query_index_state()
+        state = self.pe.pipeline.query_index_state()
         new = LibraryStage(self._make)
-        new.pe.load_query_index_state(state)
+        new.pe.pipeline.load_query_index_state(state)
         return new
 
 

@@ -232,13 +232,15 @@ def test_reopened_collection_refuses_another_sanitizer(tmp_path) -> None:
 
 @needs_sanitizer
 def test_keyed_query_index_persists_with_the_collection(tmp_path) -> None:
-    from private_vectors.integrations.chroma import QUERY_INDEX_KEY, open_collection
+    from private_vectors.integrations.chroma import QUERY_INDEX_KEY, open_collection, query_index_collection_name
 
     ef = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     store = chroma_store(ef, collection_name="notes", persist_directory=str(tmp_path))
     store.add_texts(DOCS)
-    meta = store._collection.metadata or {}
-    assert QUERY_INDEX_KEY in meta and not _detected_left(ef.sanitizer, [meta[QUERY_INDEX_KEY]] * len(DOCS))
+    assert QUERY_INDEX_KEY not in (store._collection.metadata or {})  # its own collection, one record per HMAC
+    side = chromadb.PersistentClient(str(tmp_path)).get_collection(query_index_collection_name(store._collection))
+    got = side.get(include=["metadatas"])
+    assert got["ids"] and not _detected_left(ef.sanitizer, [json.dumps(got) + json.dumps(side.metadata)] * len(DOCS))
     query = "what do the records say about amelia okafor"
     reopened = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     chroma_store(reopened, collection_name="notes", persist_directory=str(tmp_path))

@@ -382,7 +382,7 @@ def test_sanitizer_key_goes_through_the_stretched_key_and_is_never_shown():
     secret = "a surrogate key of enough bytes"
     assert _surrogate_subkey(secret) == bytes(surrogate_subkey(secret))
     san = Sanitizer("PII", policy="surrogate", key=secret, detectors=[RegexDetector()])
-    check = san.get_config()["key_id"]
+    check = san.get_config()["key_check"]
     assert len(check) * 4 >= 64  # >= 64-bit check value
     assert secret not in repr(san) and secret not in str(san.get_config()) and secret not in str(san.get_state())
 
