@@ -81,8 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             r["policy"] = policy
             rows.append(r)
             print(json.dumps(r), file=sys.stderr)
-    Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")
-    Path(args.out).write_text(markdown(rows, args, argv))
+            Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=2) + "\n")  # after every run
+            Path(args.out).write_text(markdown(rows, args, argv))
     return 0
 
 

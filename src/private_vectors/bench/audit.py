@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .audit_inputs import RawSource, load_qrels, load_queries, load_raw
-from .audit_store import embedding_for, read_store
+from .audit_store import read_store
 
 __all__ = ["DEFAULT_ATTACKERS", "NAME_MARGIN", "QUICK", "audit", "name_parts", "name_scorer", "summary_text",
            "write_report"]
@@ -394,8 +394,9 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
 
     t0 = time.time()
     step("read store")
-    snap = read_store(store, kind=kind, collection=collection)
-    ef = embedding_for(snap, key)
+    snap = read_store(store, kind=kind, collection=collection, key=key)
+    del key
+    ef = snap.embedding
     raw_docs = load_raw(raw, snap.ids, id_field=id_field, text_field=text_field)
     stored_ids = set(snap.ids)
     covered = [i for i in raw_docs if i in stored_ids]
@@ -428,10 +429,8 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
     from .cache import CachingEncoder
     from .runner import adaptive_transforms
 
-    if hasattr(ef.encoder, "show_progress"):
-        ef.encoder.show_progress = False  # one audit bar, not one per encoder call
-    enc = CachingEncoder(ef.encoder, cache_dir=cache_dir)
-    ef.encoder = enc  # this private rebuild encodes each distinct text once (queries included)
+    enc = CachingEncoder(ef.encoder, cache_dir=cache_dir)  # batches of 256: no encoder progress bar
+    ef.pipeline.encoder = enc  # this private rebuild encodes each distinct text once (queries included)
     made = _attackers(spec, enc)
     t0 = time.time()
     step("attack stored")

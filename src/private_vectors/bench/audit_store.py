@@ -47,7 +47,7 @@ class StoreSnapshot:
         vectors: stored vectors, one row per id, as the store holds them.
         texts: the text kept per id (None where the store keeps none).
         space: the store's distance space (``"cosine"``, ``"ip"`` or ``"l2"``).
-        query_index: the text stage's keyed query index (HMACs), or None.
+        embedding: the store's PrivateEmbedding, rebuilt with the key, its keyed query index loaded.
     """
 
     kind: str
@@ -57,7 +57,7 @@ class StoreSnapshot:
     vectors: np.ndarray
     texts: list[str | None]
     space: str
-    query_index: dict[str, Any] | None = None
+    embedding: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -80,8 +80,10 @@ def detect_kind(path: str | Path) -> str:
     return "faiss" if (Path(path) / SIDECAR).is_file() else "chroma"
 
 
-def read_store(path: str | Path, *, kind: str = "auto", collection: str | None = None) -> StoreSnapshot:
-    """Read the store at ``path`` (see the module docstring) without writing to it.
+def read_store(path: str | Path, *, kind: str = "auto", collection: str | None = None, key: Any = None
+               ) -> StoreSnapshot:
+    """Read the store at ``path`` (see the module docstring) without writing to it, and rebuild
+    its PrivateEmbedding with ``key`` (:func:`embedding_for`; its keyed query index loaded).
 
     Args:
         path: the store's folder.
@@ -91,8 +93,15 @@ def read_store(path: str | Path, *, kind: str = "auto", collection: str | None =
 
     Raises:
         InvalidParameterError: no such folder, an unknown kind or an ambiguous collection.
-        ConfigMismatchError: the store recorded no PrivateEmbedding configuration.
+        ConfigMismatchError: the store recorded no PrivateEmbedding configuration, or a wrong or
+            missing key.
     """
+    from ..keys import SecretKey
+
+    try:
+        secret = SecretKey.resolve(key, min_bytes=1)
+    finally:
+        del key
     folder = Path(path)
     if not folder.is_dir():
         raise InvalidParameterError("store", "an existing store folder", str(path))
@@ -102,13 +111,15 @@ def read_store(path: str | Path, *, kind: str = "auto", collection: str | None =
         raise InvalidParameterError("kind", f"'auto' or one of {list(STORE_KINDS)}", kind)
     with _private_copy(folder) as copy:
         if kind == "faiss":
-            return _read_faiss(copy, str(folder))
-        return _read_chroma(copy, str(folder), collection, kind)
+            return _read_faiss(copy, str(folder), secret)
+        return _read_chroma(copy, str(folder), collection, kind, secret)
 
 
 # --------------------------------------------------------------------------- Chroma
 def _collection_name(client: Any, collection: str | None, where: str) -> str:
-    names = [c if isinstance(c, str) else c.name for c in client.list_collections()]
+    # the library's own side collections (the keyed query index: "pv-query-index-<id>") are not audited
+    names = [n for n in (c if isinstance(c, str) else c.name for c in client.list_collections())
+             if not n.startswith("pv-")]
     if collection is not None:
         if collection not in names:
             raise InvalidParameterError("collection", f"one of the store's collections {sorted(names)}", collection)
@@ -121,11 +132,11 @@ def _collection_name(client: Any, collection: str | None, where: str) -> str:
                                 None)
 
 
-def _read_chroma(copy: Path, where: str, collection: str | None, kind: str) -> StoreSnapshot:
+def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secret: Any) -> StoreSnapshot:
     import chromadb
 
     from ..config import CHROMA_NAME
-    from ..integrations.chroma import QUERY_INDEX_KEY
+    from ..integrations.chroma import load_query_index
 
     client = chromadb.PersistentClient(path=str(copy))
     try:
@@ -139,16 +150,17 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str) -> S
                 f"{label} has no recorded PrivateEmbedding configuration (found {ef.get('name')!r}); "
                 "only stores written through a PrivateEmbedding can be audited")
         space = (conf.get("hnsw") or {}).get("space") or (conf.get("spann") or {}).get("space") or "l2"
-        raw_index = (model.metadata or {}).get(QUERY_INDEX_KEY)
-        # read the collection without an embedding function (no rebuild, no key needed)
+        embedding = embedding_for(dict(ef["config"]), label, secret)
+        # read the collection without an embedding function (Chroma rebuilds nothing)
         from chromadb.api.models.Collection import Collection
 
         col = Collection(client=client._server, model=model, embedding_function=None)
         ids, vecs, texts = _chroma_rows(col)
+        if load_query_index(col, embedding):
+            embedding.pipeline.query_index_state()  # load it now, while the copy exists (it loads lazily)
     finally:
         _close(client)
-    return StoreSnapshot(kind, label, dict(ef["config"]), ids, vecs, texts, str(space),
-                         json.loads(raw_index) if raw_index else None)
+    return StoreSnapshot(kind, label, dict(ef["config"]), ids, vecs, texts, str(space), embedding)
 
 
 def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, list[str | None]]:
@@ -182,7 +194,7 @@ def _close(client: Any) -> None:
 
 
 # --------------------------------------------------------------------------- FAISS
-def _read_faiss(copy: Path, where: str) -> StoreSnapshot:
+def _read_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
     from ..integrations.faiss import FORMAT, INDEX_FILE, SIDECAR, _faiss
 
     try:
@@ -199,42 +211,36 @@ def _read_faiss(copy: Path, where: str) -> StoreSnapshot:
     vecs = np.vstack([index.reconstruct(int(i)) for i in raw_ids]).astype(np.float32) if raw_ids \
         else np.zeros((0, index.d), np.float32)
     texts = [stored.get(str(i)) or None for i in raw_ids]
+    embedding = embedding_for(dict(sidecar["embedding"]), label, secret)
+    if sidecar.get("query_index"):
+        embedding.pipeline.load_query_index_state(sidecar["query_index"])
     return StoreSnapshot("faiss", label, dict(sidecar["embedding"]), [str(i) for i in raw_ids], vecs, texts,
-                         str(sidecar.get("space", "ip")), sidecar.get("query_index"),
-                         {"metric": sidecar.get("metric")})
+                         str(sidecar.get("space", "ip")), embedding, {"metric": sidecar.get("metric")})
 
 
 # --------------------------------------------------------------------------- the embedding
-def embedding_for(snapshot: StoreSnapshot, key: Any = None) -> Any:
-    """The store's PrivateEmbedding rebuilt from its recorded configuration, with its key.
-
-    ``key`` (str, bytes or :class:`~private_vectors.keys.SecretKey`; default the environment's
-    ``PRIVATE_VECTORS_KEY``) is checked against the store's check value. A keyed store needs
-    it: its text stage maps query names through the key.
+def embedding_for(config: dict[str, Any], where: str, secret: Any = None) -> Any:
+    """The store's PrivateEmbedding rebuilt from its recorded configuration with ``secret``
+    (a :class:`~private_vectors.keys.SecretKey`, checked against the store's check value). A
+    keyed store needs it: its text stage maps query names through the key.
 
     Raises:
-        ConfigMismatchError: a wrong key, or no key for a keyed store.
+        ConfigMismatchError: a wrong key, or no key for a keyed store (naming ``where``).
     """
-    from ..config import rebuild_arguments
-    from ..embedding import PrivateEmbedding
-    from ..keys import Keying, SecretKey
-
-    stored = Keying.stored_fields(snapshot.config)
-    try:
-        secret = SecretKey.resolve(key, min_bytes=1)
-    finally:
-        del key
-    if stored["keyed"] and secret is None:
-        raise ConfigMismatchError(f"{snapshot.where} was written with a key: give the same key (key=... / "
-                                  "--key-env NAME, or PRIVATE_VECTORS_KEY) to audit it")
     import warnings
 
+    from ..config import rebuild_arguments
+    from ..embedding import PrivateEmbedding
     from ..errors import PrivacyWarning
+    from ..keys import Keying
 
+    stored = Keying.stored_fields(config)
+    if stored["keyed"] and secret is None:
+        raise ConfigMismatchError(f"{where} was written with a key: give the same key (key=..., the variable "
+                                  "named by --key-env, or PRIVATE_VECTORS_KEY) to audit it")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
-        ef = PrivateEmbedding(**rebuild_arguments(snapshot.config), key=secret if stored["keyed"] else None)
-    ef.bind_to_stored(snapshot.config, snapshot.where)  # a wrong key raises ConfigMismatchError here
-    if snapshot.query_index is not None:
-        ef.load_query_index_state(snapshot.query_index)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret if stored["keyed"] else None)
+    ef.pipeline.keying.bind(config, where)  # a wrong key raises ConfigMismatchError here
     return ef
