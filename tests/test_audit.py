@@ -15,7 +15,13 @@ import numpy as np
 import pytest
 
 from private_vectors import PrivateEmbedding
-from private_vectors.bench.audit import DEFAULT_ATTACKERS, audit, name_parts, name_scorer, presidio_findings
+from private_vectors.bench.audit import (
+    DEFAULT_ATTACKERS,
+    audit,
+    name_parts,
+    name_scorer,
+    presidio_findings,
+)
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError
 
 chromadb = pytest.importorskip("chromadb")

@@ -16,6 +16,7 @@ FAISS's interrupted-save recovery may otherwise write to it).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -180,17 +181,19 @@ def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, li
 
 
 def _close(client: Any) -> None:
-    """Release Chroma's handles on the copy (so it can be deleted)."""
-    try:
-        client._system.stop()
-    except Exception:  # best effort: the copy is deleted anyway
-        pass
-    try:
-        from chromadb.api.shared_system_client import SharedSystemClient
+    """Release this client's Chroma system on the copy (only its own: other clients in the
+    process are untouched), so the copy can be deleted."""
+    close = getattr(client, "close", None)
+    if callable(close):
+        with contextlib.suppress(Exception):  # best effort: the copy is deleted anyway
+            close()
+        return
+    from chromadb.api.shared_system_client import SharedSystemClient
 
-        SharedSystemClient.clear_system_cache()
-    except Exception:
-        pass
+    with contextlib.suppress(Exception):  # older chromadb: stop and forget this path's system only
+        system = SharedSystemClient._identifier_to_system.pop(client._identifier, None)
+        if system is not None:
+            system.stop()
 
 
 # --------------------------------------------------------------------------- FAISS
