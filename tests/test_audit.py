@@ -252,7 +252,7 @@ def test_faiss_and_langchain_stores(tmp_path: Path, corpus: Any) -> None:
 
 @needs_pii
 def test_cli_writes_json_summary_and_plot(small: dict[str, Path], corpus: Any, tmp_path: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+                                          capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     stores = small
     from private_vectors.cli import main
 
@@ -267,6 +267,11 @@ def test_cli_writes_json_summary_and_plot(small: dict[str, Path], corpus: Any, t
     assert main(["audit", str(stores["surrogate"]), "--raw", str(raw_file), "--no-progress",
                  "--key-env", "PV_AUDIT_TEST_UNSET"]) == 2
     assert "written with a key" in capsys.readouterr().err
+    monkeypatch.setenv("PV_AUDIT_TEST_KEY", KEY)
+    assert main(["audit", str(stores["surrogate"]), "--raw", str(raw_file), "--no-progress", "--json",
+                 "--key-env", "PV_AUDIT_TEST_KEY", "--attackers", "prior", "--no-clean-baseline"]) == 0
+    printed = capsys.readouterr().out
+    assert json.loads(printed)["store"]["protection"]["keyed"] and KEY not in printed
 
 
 # --------------------------------------------------------------------------- the name measure

@@ -394,8 +394,10 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
 
     t0 = time.time()
     step("read store")
-    snap = read_store(store, kind=kind, collection=collection, key=key)
-    del key
+    try:  # the key never stays in a local a traceback could show
+        snap = read_store(store, kind=kind, collection=collection, key=key)
+    finally:
+        del key
     ef = snap.embedding
     raw_docs = load_raw(raw, snap.ids, id_field=id_field, text_field=text_field)
     stored_ids = set(snap.ids)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 __all__ = ["register"]
@@ -47,16 +46,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
+    from ..keys import SecretKey
     from .audit import audit, summary_text
 
-    key = os.environ.get(args.key_env) or None
+    key = SecretKey.resolve(None, min_bytes=1, env=args.key_env)  # a redacting SecretKey (or None)
     attackers = None if args.attackers is None else {a.strip(): {} for a in args.attackers.split(",") if a.strip()}
     report = audit(args.store, args.raw, key=key, attackers=attackers, kind=args.kind, collection=args.collection,
                    queries=args.queries, qrels=args.qrels, quick=args.quick, seed=args.seed,
                    clean_baseline=not args.no_clean_baseline, show_values=args.show_values,
                    cache_dir=args.cache_dir, max_docs=args.max_docs, id_field=args.id_field,
                    text_field=args.text_field, progress=not args.no_progress, out=args.out)
-    del key
     if args.json:
         print(json.dumps(report, indent=2, default=float))
     else:
