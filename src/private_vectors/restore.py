@@ -50,6 +50,10 @@ __all__ = [
     "prepare_with_restore",
     "restore",
     "restore_answer",
+    "sanitize_recorded",
+    "seal_records",
+    "wants_restore",
+    "with_records",
 ]
 
 RESTORE_KEY = "pv_restore"
@@ -507,35 +511,60 @@ def wants_restore(embedding: Any, *, store_raw_text: bool = False) -> bool:
             and callable(getattr(sanitizer, "apply_recorded", None)))
 
 
+def sanitize_recorded(embedding: Any, texts: Sequence[str], *,
+                      store_raw_text: bool = False) -> tuple[list[str], list[Any] | None]:
+    """``embedding.sanitize_documents(texts)`` plus the text stage's replacement log per text
+    (None when the store path keeps no restore records: see :func:`wants_restore`)."""
+    if not wants_restore(embedding, store_raw_text=store_raw_text):
+        return embedding.sanitize_documents(texts), None
+    from ._validation import check_texts
+    from .embedding import _checked_output
+
+    items = check_texts(texts, "texts")
+    if not items:
+        return [], []
+    out, logs = embedding.sanitizer.apply_recorded(items)
+    return _checked_output(out, items, "sanitizer.apply_recorded"), logs
+
+
+def seal_records(embedding: Any, ids: Sequence[Any], texts: Sequence[str], sanitized: Sequence[str],
+                 logs: Sequence[Any] | None) -> list[str] | None:
+    """The restore record of each document (None when ``logs`` is None). Call it once the
+    documents were embedded (the embedding's salt is then the collection's)."""
+    if logs is None:
+        return None
+    ids, items = list(ids), list(texts)
+    if len(ids) != len(items):
+        raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", f"{len(ids)} ids")
+    restorer = Restorer.for_embedding(embedding)
+    return [restorer.seal(i, o, _record_entries(t, o, log))
+            for i, t, o, log in zip(ids, items, sanitized, logs, strict=True)]
+
+
 def prepare_with_restore(embedding: Any, texts: Sequence[str], ids: Sequence[Any], *,
                          store_raw_text: bool = False) -> tuple[list[str] | None, Any, list[str] | None]:
     """``embedding.prepare_documents`` plus each document's restore record.
 
     Each text is sanitized once; that text is embedded and stored, and its record is sealed
-    under the collection's key (call it after the store recorded the embedding's config, so the
-    salt is the collection's). Without a keyed text stage, or with ``store_raw_text``, it is
-    ``prepare_documents`` with ``None`` records.
+    under the collection's key (call it after the store recorded or checked the embedding's
+    config, so the salt is the collection's). Without a keyed text stage, or with
+    ``store_raw_text``, it is ``prepare_documents`` with ``None`` records.
 
     Returns:
         (texts to store or None, vectors, records or None)
     """
-    if not wants_restore(embedding, store_raw_text=store_raw_text):
-        stored, vectors = embedding.prepare_documents(texts, store_raw_text=store_raw_text)
-        return stored, vectors, None
-    items = list(texts)
-    out, logs = embedding.sanitizer.apply_recorded(items)
-    from .embedding import _checked_output
+    from ._validation import check_texts
 
-    sanitized = _checked_output(out, items, "sanitizer.apply_recorded")
-    vectors = embedding.embed_sanitized(sanitized)  # fixes the salt when no store recorded one
-    stored = embedding.texts_to_store(items, sanitized, store_raw_text=False)
-    restorer = Restorer.for_embedding(embedding)
-    ids = list(ids)
+    items, ids = check_texts(texts, "texts"), list(ids)
     if len(ids) != len(items):
         raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", f"{len(ids)} ids")
-    records = [restorer.seal(i, o, _record_entries(t, o, log))
-               for i, t, o, log in zip(ids, items, sanitized, logs, strict=True)]
-    return stored, vectors, records
+    if not wants_restore(embedding, store_raw_text=store_raw_text):
+        stored, vectors = embedding.prepare_documents(items, store_raw_text=store_raw_text)
+        return stored, vectors, None
+    sanitized, logs = sanitize_recorded(embedding, items)
+    vectors = embedding.embed_sanitized(sanitized)  # fixes the salt when no store recorded one
+    stored = embedding.texts_to_store(items, sanitized, store_raw_text=False)
+    return stored, vectors, seal_records(embedding, ids, items, sanitized, logs)
 
 
 def with_records(metadatas: Sequence[Mapping[str, Any] | None] | None, records: Sequence[str] | None,

@@ -35,6 +35,7 @@ from typing import Any
 from ..config import CHROMA_NAME, check_config_compatible
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..restore import prepare_with_restore, with_records
 
 __all__ = ["QUERY_INDEX_KEY", "add_documents", "check_collection", "load_query_index", "open_collection", "register",
            "register_if_available", "save_query_index"]
@@ -196,6 +197,8 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
         metadatas: optional metadata per document (stored as given).
         embedding: the PrivateEmbedding (default: the collection's own embedding function).
         store_raw_text: store the raw texts (the stolen store then holds them in clear).
+            Without it, a keyed text stage also stores each document's encrypted restore
+            record in its metadata (``pv_restore``; :mod:`private_vectors.restore`).
         upsert: ``collection.upsert`` instead of ``collection.add``.
 
     Returns:
@@ -210,14 +213,13 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
         raise InvalidTypeError("embedding", "a PrivateEmbedding (or a collection opened with one)", ef)
     check_collection(collection, ef)
     ids = list(ids)
-    stored, vectors = ef.prepare_documents(documents, store_raw_text=store_raw_text)
-    if len(ids) != len(vectors):
-        raise InvalidParameterError("ids", f"{len(vectors)} ids (one per document)", ids)
+    stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
     kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
     if stored is not None:
         kwargs["documents"] = stored
-    if metadatas is not None:
-        kwargs["metadatas"] = list(metadatas)
+    metas = with_records(metadatas, records, len(ids))  # a keyed text stage: each record under pv_restore
+    if metas is not None:
+        kwargs["metadatas"] = metas
     (collection.upsert if upsert else collection.add)(**kwargs)
     save_query_index(collection, ef)
     return stored
