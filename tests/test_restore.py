@@ -14,8 +14,8 @@ from private_vectors.errors import InvalidParameterError
 from private_vectors.restore import (
     RECORD_PREFIX,
     RESTORE_KEY,
-    Restorer,
     RestoreError,
+    Restorer,
     config_digest,
     prepare_with_restore,
     restore,
@@ -62,17 +62,17 @@ def written(ef):
 def test_restored_text_equals_original_for_120_documents(ef, written):
     texts, ids, stored, vectors, records = written
     assert len(vectors) == len(texts) and records is not None
-    changed = sum(s != t for s, t in zip(stored, texts))
+    changed = sum(s != t for s, t in zip(stored, texts, strict=True))
     assert changed >= 100  # the text stage did replace values
     restorer = Restorer.for_embedding(ef)
-    back = [restorer.restore_text(i, s, r) for i, s, r in zip(ids, stored, records)]
+    back = [restorer.restore_text(i, s, r) for i, s, r in zip(ids, stored, records, strict=True)]
     assert back == texts
-    n_spans = sum(len(restorer.open(i, r).replacements) for i, r in zip(ids, records))
+    n_spans = sum(len(restorer.open(i, r).replacements) for i, r in zip(ids, records, strict=True))
     assert n_spans >= 3 * len(texts)
 
 
 def test_no_plaintext_value_in_records(written):
-    texts, _, stored, _, records = written
+    _texts, _, stored, _, records = written
     blob = "\n".join(records)
     decoded = b"".join(base64.urlsafe_b64decode(r[len(RECORD_PREFIX):]) for r in records)
     for name in FIRST + LAST + CITIES:
@@ -108,7 +108,7 @@ def test_swapped_record_is_refused(ef, written):
 
 
 def test_record_of_another_collection_is_refused(ef, written):
-    _, ids, stored, _, records = written
+    _, ids, _stored, _, records = written
     cfg = ef.get_config()
     other_salt = Restorer(KEY, salt=b"another collection salt!", context=config_digest(cfg))
     with pytest.raises(RestoreError):
@@ -130,7 +130,7 @@ def test_edited_record_is_refused(ef, written, where):
 
 
 def test_truncated_or_foreign_record_is_refused(ef, written):
-    _, ids, stored, _, records = written
+    _, ids, _stored, _, records = written
     restorer = Restorer.for_embedding(ef)
     for bad in (records[0][:60], "not a record", None, RECORD_PREFIX + "!!!"):
         with pytest.raises(RestoreError):
@@ -167,7 +167,7 @@ def test_langchain_documents_restore_and_drop_the_record(ef, written):
 
     texts, ids, stored, _, records = written
     docs = [Document(page_content=s, metadata={RESTORE_KEY: r, "source": "x"}, id=i)
-            for i, s, r in zip(ids[:5], stored[:5], records[:5])]
+            for i, s, r in zip(ids[:5], stored[:5], records[:5], strict=True)]
     back = restore(docs, ef)
     assert [d.page_content for d in back] == texts[:5]
     assert all(RESTORE_KEY not in d.metadata and d.metadata["source"] == "x" for d in back)
@@ -181,7 +181,7 @@ def test_llamaindex_nodes_restore(ef, written):
 
     texts, ids, stored, _, records = written
     nodes = [NodeWithScore(node=TextNode(id_=i, text=s, metadata={RESTORE_KEY: r}), score=0.5)
-             for i, s, r in zip(ids[:3], stored[:3], records[:3])]
+             for i, s, r in zip(ids[:3], stored[:3], records[:3], strict=True)]
     back = restore(nodes, ef)
     assert [n.node.text for n in back] == texts[:3] and all(RESTORE_KEY not in n.node.metadata for n in back)
 
@@ -271,6 +271,6 @@ def test_sanitizer_on_its_own(written):
     texts = generated_documents(5, seed=1)
     out, records = restorer.sanitize(texts, range(5), s)
     assert out != texts
-    assert [restorer.restore_text(i, o, r) for i, o, r in zip(range(5), out, records)] == texts
+    assert [restorer.restore_text(i, o, r) for i, o, r in zip(range(5), out, records, strict=True)] == texts
     body = json.dumps(records)
     assert "Okafor" not in body

@@ -10,8 +10,7 @@ from pathlib import Path
 import pytest
 
 from private_vectors import PrivateEmbedding
-from private_vectors.restore import RESTORE_KEY, Restorer, RestoreError, config_digest, restore
-
+from private_vectors.restore import RESTORE_KEY, RestoreError, Restorer, config_digest, restore
 from test_restore import KEY, OTHER, generated_documents
 
 N = 120
@@ -29,7 +28,7 @@ def _replaced_values(restorer: Restorer, ids, stored, records) -> set[str]:
     """Original values of every replaced span (opened with the key), minus those the stored text
     itself still shows (a value the detectors missed elsewhere is no restore-data leak)."""
     shown = "\n".join(stored)
-    values = {r.original for i, rec in zip(ids, records) for r in restorer.open(i, rec).replacements
+    values = {r.original for i, rec in zip(ids, records, strict=True) for r in restorer.open(i, rec).replacements
               if r.label != "ESCAPE"}
     return {v for v in values if len(v) >= 4 and v not in shown}
 
@@ -60,7 +59,7 @@ def test_chroma_add_documents(tmp_path):
     stored, metas = got["documents"], got["metadatas"]
     assert all(RESTORE_KEY in m and m["n"] == i for i, m in enumerate(metas))
     restorer = Restorer.for_embedding(ef)
-    back = [restorer.restore_text(i, s, m[RESTORE_KEY]) for i, s, m in zip(got["ids"], stored, metas)]
+    back = [restorer.restore_text(i, s, m[RESTORE_KEY]) for i, s, m in zip(got["ids"], stored, metas, strict=True)]
     assert back == [texts[ids.index(i)] for i in got["ids"]]
     values = _replaced_values(restorer, got["ids"], stored, [m[RESTORE_KEY] for m in metas])
     del client, col
@@ -98,7 +97,7 @@ def test_langchain_chroma(tmp_path):
     docs = store.get_by_ids(ids)
     assert len(docs) == N and all(RESTORE_KEY in d.metadata for d in docs)
     back = restore(docs, ef)
-    by_id = dict(zip(ids, texts))
+    by_id = dict(zip(ids, texts, strict=True))
     assert all(d.page_content == by_id[d.id] and RESTORE_KEY not in d.metadata for d in back)
     assert all(d.metadata["source"] == f"s{ids.index(d.id)}" for d in back)
     # retrieval returns documents with their ids and records: restore them directly

@@ -11,7 +11,6 @@ import pytest
 
 from private_vectors import PrivateEmbedding
 from private_vectors.restore import RESTORE_KEY, RestoreError, prepare_with_restore
-
 from test_restore import KEY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +31,7 @@ def docs(ef):
     texts = ["Amelia Okafor flew to Lagos on Monday.", "Call James Brown about the Berlin office."]
     stored, _, records = prepare_with_restore(ef, texts, ["a", "b"])
     return texts, [Document(page_content=s, metadata={RESTORE_KEY: r}, id=i)
-                   for i, s, r in zip(["a", "b"], stored, records)]
+                   for i, s, r in zip(["a", "b"], stored, records, strict=True)]
 
 
 def test_langchain_restore_step_and_transformer(ef, docs):
@@ -65,7 +64,7 @@ def test_llamaindex_postprocessor(ef, docs):
 def test_answer_step(ef, docs):
     from private_vectors.integrations.restoring import answer_step
 
-    texts, stored = docs
+    _texts, stored = docs
     person = stored[0].page_content.split(" flew")[0]
     answer = f"{person} went there; {person.split()[-1]}'s trip was short."
     assert answer_step(ef).invoke({"answer": answer, "context": stored}) == \

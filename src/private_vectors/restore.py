@@ -42,10 +42,11 @@ from .keys import SecretKey, canonical_context, make_key_hint
 
 __all__ = [
     "RESTORE_KEY",
+    "RESTORE_NOTE",
+    "Replacement",
     "RestoreData",
     "RestoreError",
     "Restorer",
-    "Replacement",
     "config_digest",
     "prepare_with_restore",
     "restore",
@@ -58,6 +59,11 @@ __all__ = [
 
 RESTORE_KEY = "pv_restore"
 """Metadata key of a document's restore record (Chroma metadata, LlamaIndex node metadata)."""
+RESTORE_NOTE = ("a keyed text stage stores, per document, an encrypted restore record (AES-256-GCM under a "
+                "subkey of the key): without the key it shows only a size class (256, 512, 1024… bytes) and "
+                "nothing the stored surrogate text does not already show; with the key it gives back every "
+                "replaced value")
+"""One line for privacy reports: what the restore records reveal without the key, and with it."""
 RECORD_PREFIX = "pvr1."
 _AAD_LABEL = b"private_vectors/restore/v1\x00"
 _MIN_BUCKET = 256
@@ -168,9 +174,9 @@ def _unpad(padded: bytes) -> bytes:
 
 def config_digest(config: Mapping[str, Any]) -> str:
     """The configuration digest a restore record is bound to: SHA-256 of the fields that decide
-    what the stored text means (encoder model, key derivation and check value, the text stage's
-    policy, operators, surrogate pool and key check value). Fields a reopen may legitimately
-    change (library version, timeouts) are left out, so a library upgrade keeps records valid."""
+    what the stored text means (encoder model, key derivation and key check value, the text
+    stage's policy and per-label operators). Fields a reopen may legitimately change (library
+    version, timeouts, detectors) are left out, so a library upgrade keeps records valid."""
     if not isinstance(config, Mapping):
         raise InvalidTypeError("config", "a PrivateEmbedding or Sanitizer config (dict)", config)
     san = config.get("sanitizer") if config.get("type") != "sanitizer" else config
@@ -182,8 +188,6 @@ def config_digest(config: Mapping[str, Any]) -> str:
         "key_check": config.get("key_check", config.get("key_id")),
         "policy": san.get("policy"),
         "operators": dict(san.get("operators") or {}),
-        "pool": (san.get("pool") or {}).get("sha256"),
-        "text_key": san.get("key_id"),
     }
     return hashlib.sha256(canonical_context(view)).hexdigest()
 

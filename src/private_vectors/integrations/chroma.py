@@ -34,7 +34,7 @@ from typing import Any
 
 from ..config import CHROMA_NAME, check_config_compatible
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..errors import ArtefactError, ConfigMismatchError, InvalidTypeError
 from ..restore import prepare_with_restore, with_records
 
 __all__ = ["QUERY_INDEX_KEY", "add_documents", "check_collection", "load_query_index", "open_collection", "register",

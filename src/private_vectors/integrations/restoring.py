@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import InvalidParameterError
 from ..restore import Restorer, _restorer
 
-__all__ = ["RestorePostprocessor", "RestoreTransformer", "answer_step", "restore_step"]
+__all__ = ["RestorePostprocessor", "RestoreTransformer", "answer_step", "restore_step"]  # noqa: F822 (lazy)
 
 
 def _check_missing(missing: str) -> str:
