@@ -274,3 +274,13 @@ def test_sanitizer_on_its_own(written):
     assert [restorer.restore_text(i, o, r) for i, o, r in zip(range(5), out, records, strict=True)] == texts
     body = json.dumps(records)
     assert "Okafor" not in body
+
+
+def test_answer_single_word_value_matches_as_written_or_in_capitals(ef):
+    from private_vectors.restore import Replacement
+
+    restorer = Restorer.for_embedding(ef)
+    a = "They met in Nice."
+    rec = restorer.seal("a", a, [Replacement(12, 16, "LOCATION", "Nice", "Lagos")])
+    got = restorer.restore_answer("Nice was nice; NICE.", [("a", a, rec)])
+    assert got == "Lagos was nice; LAGOS."

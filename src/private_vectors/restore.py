@@ -74,7 +74,7 @@ ESCAPE_LABEL = "ESCAPE"
 placeholder (``<PERSON>`` in the input is stored as ``‹PERSON›``); never used in answers."""
 _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _PLACEHOLDER = re.compile(r"^<[A-Z][A-Z0-9_]*>$")
-_NAME_TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
+_ONE_WORD = re.compile(r"^[^\W\d_]+(?:['’]s)?$")
 
 
 class RestoreError(PrivateVectorsError, ValueError):
@@ -367,9 +367,10 @@ class Restorer:
         2. a form is used only if it maps to **one** original over all the documents and never
            occurs in their stored text outside a replaced span (there it is an ordinary word);
            a placeholder written for two different values (``<PERSON>`` twice) is thus left as is;
-        3. forms are matched whole-word, longest first; a whole value in any case ("SAANVI
-           BRANDT"), a single name word only as written ("Brandt", not "brandt"); what follows
-           the form stays, so a possessive is kept ("Brandt's" -> "Okafor's").
+        3. forms are matched whole-word, longest first: a value of several words (or an e-mail, a
+           number) in any case ("SAANVI BRANDT"); a single word only as written or in capitals
+           ("Brandt", "BRANDT", never "brandt"); what follows the form stays, so a possessive is
+           kept ("Brandt's" -> "Okafor's").
 
         Inflections that change the word itself ("Brandts", "Brandt-like" aside from the
         possessive) and misspellings are not restored; they stay as surrogates, never wrong names.
@@ -383,21 +384,22 @@ class Restorer:
         if not forms:
             return answer
         pattern = "|".join(
-            (f"(?i:{re.escape(f)})" if whole else re.escape(f))
-            for f, (_, whole) in sorted(forms.items(), key=lambda kv: (-len(kv[0]), kv[0])))
+            (f"(?i:{re.escape(f)})" if any_case else re.escape(f))
+            for f, (_, any_case) in sorted(forms.items(), key=lambda kv: (-len(kv[0]), kv[0])))
         rx = re.compile(rf"(?<!\w)(?:{pattern})(?!\w)")
-        lookup = {(f.casefold() if whole else f): orig for f, (orig, whole) in forms.items()}
+        exact = {f: orig for f, (orig, any_case) in forms.items() if not any_case}
+        folded = {f.casefold(): orig for f, (orig, any_case) in forms.items() if any_case}
 
         def sub(m: re.Match[str]) -> str:
             got = m.group(0)
-            orig = lookup.get(got) or lookup.get(got.casefold()) or got
+            orig = exact.get(got) or folded.get(got.casefold()) or got
             return orig.upper() if got.isupper() and len(got) > 1 and not _PLACEHOLDER.match(got) else orig
 
         return rx.sub(sub, answer)
 
 
 def _answer_forms(opened: list[tuple[RestoreData, str]]) -> dict[str, tuple[str, bool]]:
-    """form -> (original, whole value?) under the rule of :meth:`Restorer.restore_answer`."""
+    """form -> (original, matched in any case?) under the rule of :meth:`Restorer.restore_answer`."""
     whole: dict[str, set[str]] = {}
     words: dict[str, set[str]] = {}
     shown: dict[str, str] = {}
@@ -415,7 +417,11 @@ def _answer_forms(opened: list[tuple[RestoreData, str]]) -> dict[str, tuple[str,
     forms: dict[str, tuple[str, bool]] = {}
     for key, originals in whole.items():
         if len({o.casefold() for o in originals}) == 1 and not _occurs(shown[key], outside, any_case=True):
-            forms[shown[key]] = (next(iter(originals)), True)
+            value, original = shown[key], next(iter(originals))
+            if _ONE_WORD.match(value):  # "Aalborg": as written or in capitals, never as an ordinary word
+                forms[value] = forms[value.upper()] = (original, False)
+            else:  # several words, an e-mail, a number: in any case
+                forms[value] = (original, True)
     for w, originals in words.items():
         if len(originals) == 1 and w.casefold() not in {f.casefold() for f in forms} and not _occurs(w, outside):
             forms[w] = (next(iter(originals)), False)
@@ -423,7 +429,7 @@ def _answer_forms(opened: list[tuple[RestoreData, str]]) -> dict[str, tuple[str,
 
 
 def _name_word_pairs(written: str, original: str) -> list[tuple[str, str]]:
-    from .text.surrogates import TITLES
+    from .text.surrogates import _NAME_TOKEN, TITLES
 
     def words(text: str) -> list[str]:
         toks = [re.sub(r"['’]s$", "", m.group(0)) for m in _NAME_TOKEN.finditer(text)]
