@@ -284,3 +284,17 @@ def test_answer_single_word_value_matches_as_written_or_in_capitals(ef):
     rec = restorer.seal("a", a, [Replacement(12, 16, "LOCATION", "Nice", "Lagos")])
     got = restorer.restore_answer("Nice was nice; NICE.", [("a", a, rec)])
     assert got == "Lagos was nice; LAGOS."
+
+
+def test_no_key_in_traceback_locals():
+    import traceback
+
+    secret = "a secret that must not show up 12345"
+    for bad in ({"salt": b"short"}, {"salt": b"long enough salt", "context": ""}):
+        try:
+            Restorer(secret, **{"context": "x", **bad})
+        except Exception as exc:  # every frame's locals are inspected
+            frames = traceback.TracebackException.from_exception(exc, capture_locals=True).stack
+            assert all(secret not in str(f.locals) for f in frames)
+        else:  # pragma: no cover
+            raise AssertionError("bad parameters accepted")

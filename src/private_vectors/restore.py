@@ -211,8 +211,10 @@ class Restorer:
                  scrypt: Mapping[str, int] | None = None) -> None:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-        secret = SecretKey.resolve(key)
-        del key
+        try:  # first, so that no later error leaves the raw key in this frame's locals
+            secret = SecretKey.resolve(key)
+        finally:
+            del key
         if secret is None:
             raise InvalidParameterError("key", "the secret the documents were written with", None,
                                         note=make_key_hint())
@@ -227,6 +229,8 @@ class Restorer:
         self.derivation = derivation
 
     def __repr__(self) -> str:
+        if not hasattr(self, "context"):  # a half-built object (a traceback with locals shows it)
+            return "Restorer(<not constructed>)"
         return f"Restorer(derivation={self.derivation!r}, context={self.context[:12]}…, <key redacted>)"
 
     def __reduce__(self) -> Any:
