@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.restore import RECORD_PREFIX, Restorer, RestoreError, prepare_with_restore  # noqa: E402
+from private_vectors.restore import RECORD_PREFIX, RestoreError, Restorer, prepare_with_restore  # noqa: E402
 from test_restore import KEY, generated_documents  # noqa: E402
 
 
