@@ -532,7 +532,7 @@ def sanitize_recorded(embedding: Any, texts: Sequence[str], *,
     if not wants_restore(embedding, store_raw_text=store_raw_text):
         return embedding.sanitize_documents(texts), None
     from ._validation import check_texts
-    from .embedding import _checked_output
+    from .pipeline import _checked_output
 
     items = check_texts(texts, "texts")
     if not items:
@@ -575,9 +575,10 @@ def prepare_with_restore(embedding: Any, texts: Sequence[str], ids: Sequence[Any
     if not wants_restore(embedding, store_raw_text=store_raw_text):
         stored, vectors = embedding.prepare_documents(items, store_raw_text=store_raw_text)
         return stored, vectors, None
+    pipeline = embedding.pipeline
     sanitized, logs = sanitize_recorded(embedding, items)
-    vectors = embedding.embed_sanitized(sanitized)  # fixes the salt when no store recorded one
-    stored = embedding.texts_to_store(items, sanitized, store_raw_text=False)
+    vectors = pipeline.embed_sanitized(sanitized, raw=items)  # fixes the salt when no store recorded one
+    stored = pipeline.texts_to_store(items, sanitized, store_raw_text=False)
     return stored, vectors, seal_records(embedding, ids, items, sanitized, logs)
 
 
