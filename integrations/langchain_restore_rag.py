@@ -57,7 +57,7 @@ def scripted_llm(ef):
     surrogates to the answer's names as to the documents')."""
     from langchain_core.language_models.fake import FakeListLLM
 
-    return FakeListLLM(responses=ef.sanitize_queries(list(QUESTIONS.values())))
+    return FakeListLLM(responses=ef.pipeline.sanitize_queries(list(QUESTIONS.values())))
 
 
 def build_chain(store, ef, llm):
@@ -72,7 +72,7 @@ def build_chain(store, ef, llm):
     prompt = PromptTemplate.from_template("Answer from the context.\n\nContext:\n{context}\n\nQuestion: {question}")
     to_model = ({"context": itemgetter("context") | RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs)),
                  "question": itemgetter("question")} | prompt | llm | StrOutputParser())
-    return (RunnableParallel(context=retriever, question=RunnableLambda(lambda q: ef.sanitize_queries([q])[0]))
+    return (RunnableParallel(context=retriever, question=RunnableLambda(lambda q: ef.pipeline.sanitize_queries([q])[0]))
             | RunnablePassthrough.assign(answer=to_model)
             | RunnableParallel(model_answer=itemgetter("answer"), model_context=itemgetter("context"),
                                answer=answer_step(ef), context=itemgetter("context") | restore_step(ef)))
