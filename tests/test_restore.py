@@ -299,3 +299,14 @@ def test_no_key_in_traceback_locals():
             assert ours and all(secret not in str(f.locals) for f in ours)
         else:  # pragma: no cover
             raise AssertionError("bad parameters accepted")
+
+
+def test_normalised_input_restores_exactly(ef):
+    """Detection runs on normalised text (full-width letters, zero-width characters, names in
+    capitals); the replaced characters are the original ones, and so is what comes back."""
+    texts = ["Ａｍｅｌｉａ Ｏｋａｆｏｒ flew to Lagos.", "Call Ame\u200blia Oka\u200bfor today.",
+             "Report by AMELIA OKAFOR, filed in Lagos.", "Wrote to <AMELIA_OKAFOR> at amelia@okafor.ng"]
+    stored, _, records = prepare_with_restore(ef, texts, list("abcd"))
+    restorer = Restorer.for_embedding(ef)
+    assert [restorer.restore_text(i, s, r) for i, s, r in zip("abcd", stored, records, strict=True)] == texts
+    assert sum(len(restorer.open(i, r).replacements) for i, r in zip("abcd", records, strict=True)) >= 4

@@ -139,13 +139,15 @@ class RestoreData:
 
 
 def _record_entries(raw: str, stored: str, log: Sequence[tuple[int, int, str, str]]) -> list[Replacement]:
-    """Replacements in stored-text offsets from the Sanitizer's log (input offsets), plus one
-    ``ESCAPE`` entry per placeholder-like input the text stage escaped outside a replaced span."""
+    """Replacements in stored-text offsets from the Sanitizer's log (input offsets), plus an
+    ``ESCAPE`` entry per bracket of placeholder-like input the text stage escaped (``<`` stored
+    as ``‹``) outside a replaced span."""
     spans = sorted(log)
     events = [(s, e, label, written, raw[s:e]) for s, e, label, written in spans]
-    for m in _PLACEHOLDER_LIKE.finditer(raw):
-        if not any(m.start() < e and s < m.end() for s, e, *_ in spans):
-            events.append((m.start(), m.end(), ESCAPE_LABEL, f"‹{m.group(1)}›", m.group(0)))
+    for m in _PLACEHOLDER_LIKE.finditer(raw):  # "<" and ">" were stored as "‹" and "›"
+        for at, was, now in ((m.start(), "<", "‹"), (m.end() - 1, ">", "›")):
+            if not any(s <= at < e for s, e, *_ in spans):
+                events.append((at, at + 1, ESCAPE_LABEL, now, was))
     out, shift = [], 0
     for s, e, label, written, original in sorted(events):
         start = s + shift
