@@ -66,6 +66,7 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
+_RECORDING = threading.local()  # the Sanitizer whose apply_recorded runs in this thread, and its log
 SANITIZER_VERSION = 3
 """Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
 config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
@@ -505,7 +506,7 @@ class Sanitizer:
         return Redact()
 
     def _replace(self, text: str, spans: list[Span], *, remember: bool, ordinary: frozenset[str] = frozenset()) -> str:
-        out, pos = [], 0
+        out, pos, done = [], 0, []
         for s in spans:
             original = text[s.start:s.end]
             op = self._operator(s.label)
@@ -514,8 +515,25 @@ class Sanitizer:
             pos = s.end
             if remember and not isinstance(op, Keep):
                 self._remember(s.label, original, ordinary)
+                done.append((s.start, s.end, s.label, out[-1]))
         out.append(text[pos:])
+        if remember and getattr(_RECORDING, "owner", None) is self:  # apply_recorded
+            _RECORDING.log.append(done)
         return "".join(out)
+
+    def apply_recorded(self, texts: Sequence[str]) -> tuple[list[str], list[list[tuple[int, int, str, str]]]]:
+        """:meth:`apply`, plus each text's replacements ``(start, end, label, written)`` (offsets
+        in the input text): what the encrypted restore data of :mod:`private_vectors.restore` holds."""
+        items = validate_texts(texts)
+        _RECORDING.owner, _RECORDING.log = self, []
+        try:
+            out = self.apply(items)
+            log = _RECORDING.log
+        finally:
+            _RECORDING.owner = _RECORDING.log = None
+        if len(log) != len(out):  # on_error="redact_all": each non-empty text became one placeholder
+            log = [[(0, len(t), "REDACTED", o)] if o != t else [] for t, o in zip(items, out, strict=True)]
+        return out, log
 
     def _two_passes(self, texts: list[str], found: list[list[Span]]
                     ) -> tuple[list[list[Span]], dict[str, str], frozenset[str]]:
