@@ -5,7 +5,11 @@ Rooms, in the order a document goes through them:
     concepts      concept corpora, SPARSE masks, concept subspaces, artefacts
     mechanisms    noise mechanisms (Laplace, Mahalanobis, Purkayastha, Gaussian) and the
                   learned perturbations (CAPE, TextCrafter)
-    embedding     ``PrivateEmbedding``: composes the stages; ``config`` holds what it persists
+    options       ``EmbeddingOptions`` (frozen, validated) and ``resolve_options`` (every default)
+    pipeline      ``Pipeline``: text stage → encoder → erasure → mechanism → store geometry
+    embedding     ``PrivateEmbedding``: the thin Chroma/LangChain adapter over a pipeline;
+                  ``config`` holds what it persists, ``report`` what it reports, ``guard``
+                  the raw-text warning
     integrations  Chroma, LangChain and FAISS adapters
     attacks       inversion attacks against stored vectors
     metrics       leakage, confidence, NDCG, correlation (pure functions)
