@@ -141,10 +141,11 @@ def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
         return False
     if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
         return True
-    words = text[span.start:span.end].split()
-    if span.label == "PERSON" and len(words) >= 2 and all(w[:1].isupper() for w in words) \
-            and _looks_like_a_name(" ".join(words)):
-        return True  # a full name, each part capitalised and name-shaped
+    value = text[span.start:span.end]
+    words = value.split()
+    if span.label == "PERSON" and len(words) >= 2 and "\n" not in value \
+            and all(w[:1].isupper() and not w.isupper() for w in words) and _looks_like_a_name(value):
+        return True  # a full name on one line, each part capitalised (not all caps) and name-shaped
     found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
     return len(found_by) >= 2
 
@@ -190,6 +191,19 @@ def _name_shaped(text: str, spans: list[Span]) -> list[Span]:
 
     return [s for s in spans if s.label not in _MODEL_LABELS or s.detector in _STRONG_DETECTORS or not alone(s)
             or _looks_like_a_name(text[s.start:s.end])]
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
+
+
+def _with_title(text: str, spans: list[Span]) -> list[Span]:
+    """PERSON spans extended over a title right before them ("Mr Karl Strobel"): the title is part
+    of the mention and tells the person's gender."""
+    out = []
+    for s in spans:
+        m = _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) if s.label == "PERSON" else None
+        out.append(Span(m.start(), s.end, s.label, s.score, s.detector) if m else s)
+    return out
 
 
 def _acronym(value: str) -> bool:
@@ -383,7 +397,7 @@ class Sanitizer:
                 acc.extend(spans)
         for (i, off, _), chunk, spans in zip(pieces, chunks, per_piece, strict=True):
             if forms:
-                spans = _name_shaped(chunk, spans)
+                spans = _with_title(chunk, _name_shaped(chunk, spans))
             shifted = [s.shifted(off) for s in spans]
             found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         return found
@@ -601,10 +615,10 @@ class Sanitizer:
                 label = index.get(self._mac("ent", norm))
                 if (label is None or label.startswith(_WEAK)) and n == 1:
                     label = index.get(self._mac("tok", norm)) or label
-                # in a document only strong entries propagate; in lower case, only a person's name
-                # none of whose words is a common English word ("amelia okafor", not "rose")
+                # in a document only strong entries propagate; in lower case, only a person's full name
+                # (two words or more) none of whose words is a common English word ("amelia okafor")
                 if label is not None and not any_case and self.version >= 3 and (
-                        label.startswith(_WEAK) or (lowered and label != "PERSON") or _acronym(text[a:b])):
+                        label.startswith(_WEAK) or (lowered and (label != "PERSON" or n < 2)) or _acronym(text[a:b])):
                     label = None
                 if label is not None:
                     out.append(Span(a, b, _label(label), 1.0, "keyed-index"))
