@@ -165,7 +165,8 @@ def shipped_words(root: Path = SHIPPED_DATA) -> frozenset[str]:
     """Every case-folded word in a word list the library ships: the ``.txt`` files and the
     string values of the ``.json`` files under ``src/private_vectors/data/`` (the surrogate
     pool's first names, last names and cities among them), plus the name and place
-    vocabularies the installed text stage builds at run time when it exposes them."""
+    vocabularies the installed text stage builds at run time (from Faker's locales) when it
+    exposes them."""
     words: set[str] = set()
     for path in sorted(root.rglob("*")):
         if path.suffix == ".txt":
@@ -179,18 +180,17 @@ def shipped_words(root: Path = SHIPPED_DATA) -> frozenset[str]:
 
 def _runtime_vocabulary() -> set[str]:
     """The text stage's own name/place vocabularies, when the installed code has them."""
+    import importlib
+
     out: set[str] = set()
-    try:
-        from private_vectors.text import names
-    except Exception:  # an older or newer layout: the data files still count
-        return out
-    for fn in ("first_names", "places"):
-        get = getattr(names, fn, None)
-        if callable(get):
-            try:
-                out |= {w.casefold() for w in get()}
-            except Exception:
-                continue
+    for module, fn in (("names", "first_names"), ("names", "places"), ("wordlist", "name_words"),
+                       ("wordlist", "word_lists")):
+        try:  # an older or newer layout lacks some: the data files still count
+            got = getattr(importlib.import_module(f"private_vectors.text.{module}"), fn)()
+        except Exception:
+            continue
+        groups = got if isinstance(got, tuple) else (got,)
+        out |= {w.casefold() for g in groups for w in g if isinstance(w, str)}
     return out
 
 
