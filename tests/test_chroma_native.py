@@ -5,7 +5,6 @@ old stores migrated, concurrent writers through a server)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket

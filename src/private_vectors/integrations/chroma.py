@@ -17,12 +17,24 @@ in ``chromadb.api.client`` and ``chromadb.api.async_client``): for a collection 
 
 Stored text. ``collection.add(documents=texts)`` embeds through the PrivateEmbedding (its text
 stage runs, so the *vectors* are sanitized) but Chroma keeps the ``documents`` it was given,
-i.e. the raw text. :func:`add_documents` is the one-pass alternative: each text is sanitized
-once, that sanitized text is embedded and is what Chroma stores; with no text stage no text is
-stored unless ``store_raw_text=True``::
+i.e. the raw text. :func:`add_documents` (also ``private_vectors.chroma.add_documents``) is the
+protected call: each text is sanitized once, that sanitized text is embedded and is what
+Chroma stores (with no text stage no text is stored unless ``store_raw_text=True``), string
+metadata values are sanitized too, and the recorded configuration and key are checked::
 
     add_documents(collection, ids=["n1"], documents=["Maria Lopez flew to Madrid."])
     # stores "<PERSON> flew to <LOCATION>." (sanitize="redact") next to its perturbed vector
+
+Keys on reopen. :func:`open_collection` takes the key as ``key=`` or from
+``PRIVATE_VECTORS_KEY`` (both given and different: an error). A collection opened with a
+PrivateEmbedding in its *configuration* rather than as Chroma's ``embedding_function`` (as
+``langchain_chroma`` does) is checked against that function, whose key is bound, instead of
+being rebuilt from the stored config without the key.
+
+The keyed query index (HMACs of the entity words the text stage replaced) lives in its own
+collection, :func:`query_index_collection_name`: one record per HMAC, upserted per batch
+(:func:`save_query_index`), read on first use after a reopen (:func:`load_query_index`).
+Concurrent writers through a Chroma server lose no entry; a local folder is single-writer.
 """
 
 from __future__ import annotations
@@ -37,7 +49,13 @@ from typing import Any
 
 from ..config import CHROMA_NAME, check_config_compatible, comparable_config
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ..errors import (
+    ArtefactError,
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+    PrivacyWarning,
+)
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 
