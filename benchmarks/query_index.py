@@ -107,7 +107,7 @@ def run(n: int, batch: int, seed: int, folder: Path, legacy: bool) -> list[float
                 t1 = _clock()
                 ef.sanitizer.take_changes()
                 meta = dict(col.metadata or {})
-                meta[integration.QUERY_INDEX_KEY] = json.dumps(ef.query_index_state(), sort_keys=True)
+                meta[integration.QUERY_INDEX_KEY] = json.dumps(ef.pipeline.query_index_state(), sort_keys=True)
                 col.modify(metadata=meta)
                 timed.add("index write", _clock() - t1)
             else:

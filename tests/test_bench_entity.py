@@ -94,13 +94,13 @@ def test_sanitize_memo_matches_a_fresh_sanitizer_and_restores_its_index() -> Non
     batch2 = ["amelia okafor wrote back."]
     ef1 = make_embedding("surrogate", math.inf, 3, enc, "PII", {})
     out1 = sanitize_once(ef1, batch1)
-    state1 = ef1.query_index_state()
+    state1 = ef1.pipeline.query_index_state()
     from private_vectors.bench.tasks import _chain_hash
 
     out2 = sanitize_once(ef1, batch2, _chain_hash("", batch1))
     ef2 = make_embedding("surrogate+laplace", 10.0, 3, enc, "PII", {})  # same sanitizer, memo hit
     assert sanitize_once(ef2, batch1) == out1
-    assert ef2.query_index_state()["entries"] == state1["entries"]  # the index as it was after batch1
+    assert ef2.pipeline.query_index_state()["entries"] == state1["entries"]  # the index as it was after batch1
     assert sanitize_once(ef2, batch2, _chain_hash("", batch1)) == out2
     fresh = make_embedding("surrogate", math.inf, 3, enc, "PII", {})
     assert fresh.sanitize_documents(batch1) == out1  # the memo returns what the sanitizer returns

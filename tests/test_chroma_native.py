@@ -133,7 +133,7 @@ _REOPEN = """
     from private_vectors.chroma import add_documents, open_collection
     col = open_collection(chromadb.PersistentClient(path={db!r}), "notes"{key})
     ef = col._embedding_function
-    print(ef.sanitize_queries(["what did amelia okafor do"])[0])
+    print(ef.pipeline.sanitize_queries(["what did amelia okafor do"])[0])
     print(add_documents(col, ids=["d"], documents=["Amelia Okafor wrote again."])[0])
     print(col.query(query_texts=["okafor flight lagos"], n_results=1)["ids"][0][0], col.count())
 """
@@ -208,7 +208,7 @@ def test_index_is_loaded_lazily_and_checked_against_the_key(tmp_path):
     ef = _ef()
     open_collection(client, "notes", ef)
     assert ef.sanitizer._pending is not None and not ef.sanitizer._index  # nothing read yet
-    assert ef.sanitize_queries(["was okafor there"])[0] == "was <PERSON> there"  # the index caught it
+    assert ef.pipeline.sanitize_queries(["was okafor there"])[0] == "was <PERSON> there"  # the index caught it
     assert ef.sanitizer._pending is None and ef.sanitizer._index
 
 
@@ -220,7 +220,7 @@ def test_a_store_written_by_the_previous_version_opens_and_is_upgraded(tmp_path)
     col = open_collection(client, "old", key=key)
     assert integration.QUERY_INDEX_KEY in (col.metadata or {})
     ef = col._embedding_function
-    assert "okafor" not in ef.sanitize_queries(["what about amelia okafor"])[0].lower()  # the old index loads
+    assert "okafor" not in ef.pipeline.sanitize_queries(["what about amelia okafor"])[0].lower()  # the old index loads
     add_documents(col, ids=["d2"], documents=["Tomas Berger wrote to Amelia Okafor."])
     again = chromadb.PersistentClient(path=str(folder))
     meta = again.get_collection("old", embedding_function=ef).metadata or {}
@@ -287,7 +287,7 @@ def test_two_concurrent_writers_through_a_server_lose_no_index_entry(tmp_path):
         reader = _ef()
         col = open_collection(chromadb.HttpClient(host="127.0.0.1", port=port), "shared", reader)
         assert col.count() == 16
-        out = reader.sanitize_queries(["okafor", "berger"])
+        out = reader.pipeline.sanitize_queries(["okafor", "berger"])
         assert out == ["<PERSON>", "<PERSON>"]  # both writers' entries are in the index
     finally:
         server.terminate()

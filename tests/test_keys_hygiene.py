@@ -185,7 +185,7 @@ def test_missing_or_edited_key_check_refused_not_read_as_no_key():
     for name, edit in edits.items():
         for key in (KEY, OTHER):  # refused even with the right key: nothing can be verified
             with pytest.raises(ConfigMismatchError, match="missing" if name != "edited" else "does not match"):
-                PrivateEmbedding(model="fake", eps=10, key=key).bind_to_stored(edit, "the edited store")
+                PrivateEmbedding(model="fake", eps=10, key=key).pipeline.keying.bind(edit, "the edited store")
     san = Sanitizer("PII", policy="redact", key=KEY, detectors=[RegexDetector()]).get_config()
     with pytest.raises(ConfigMismatchError, match="missing"):
         Sanitizer.from_config({k: v for k, v in san.items() if k != "key_check"}, key=KEY)

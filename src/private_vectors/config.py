@@ -219,7 +219,7 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
                             "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
     return {
-        "concept": config.get("concept") if config.get("erasure") is None else config["erasure"],
+        "noise_concept": config.get("concept"), "erase": config.get("erasure"),
         "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
@@ -283,6 +283,7 @@ def remember_build(config: dict[str, Any], built: Any) -> None:
 
 
 def remember_live(config: dict[str, Any], obj: Any) -> None:
-    """Let a rebuild of exactly ``config`` in this process return ``obj`` (weakly held)."""
+    """Let a rebuild of exactly ``config`` in this process reuse ``obj``'s stages (weakly held;
+    the first live object of a config stays, so short-lived rebuilds never displace it)."""
     with _BUILD_LOCK:
-        _LIVE[_build_identity(config)] = obj
+        _LIVE.setdefault(_build_identity(config), obj)

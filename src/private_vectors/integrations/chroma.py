@@ -183,7 +183,7 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
     if isinstance(embedding_function, PrivateEmbedding):
         stored = persisted.get("config") or {}
         check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
-        embedding_function.bind_to_stored(stored, where)  # same key (check value), same key derivation
+        embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
@@ -501,7 +501,7 @@ def load_query_index(collection: Any, embedding: Any) -> bool:
     else:  # pragma: no cover - a custom text stage without lazy loading
         state = loader()
         if state is not None:
-            embedding.load_query_index_state(state)
+            embedding.pipeline.load_query_index_state(state)
     return True
 
 

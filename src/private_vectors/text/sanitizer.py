@@ -45,13 +45,16 @@ from ..errors import (
 )
 from ..keys import SecretBytes, SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
-from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector
+from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
+from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words
+from .normalise import normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
-from .presidio import PresidioDetector
-from .regex import RegexDetector
-from .spans import Detector, Span, chunk_text, merge_spans, validate_texts
+from .presets import PRESETS
+from .presidio import PRESIDIO_LABELS, PresidioDetector
+from .regex import REGEX_LABELS, RegexDetector
+from .spans import LABELS, Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
-from .wordlist import WordListDetector, name_words, truecase
+from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
 
 __all__ = ["ON_ERROR", "DetectionError", "Sanitizer"]
 
@@ -61,9 +64,16 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
-SANITIZER_VERSION = 2
-"""Version of the Sanitizer's own behaviour (2: words a batch writes in lower case are ordinary
-words; recorded in configs, so a store made with version 1 sees a different text stage)."""
+SANITIZER_VERSION = 3
+"""Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
+config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
+3: detection runs on normalised text (:mod:`.normalise`); placeholder-shaped input is detected;
+the second pass propagates only entities found on strong evidence and matches a person's name
+in lower case too."""
+_KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
+    REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
+_WEAK = "~"  # index value prefix of an entity found on weak evidence: queries match it, documents do not
+_STRONG_DETECTORS = frozenset(["regex", "identifiers"])
 SANITIZER_SALT = b"private_vectors/surrogates/v2"
 """Public domain salt of the surrogate and query-index subkeys (stable for one key across
 processes, so surrogates and index entries agree between a store's writers)."""
@@ -166,9 +176,7 @@ def _has_hidden(obj: Any) -> bool:
 
 @lru_cache(maxsize=1)
 def _index_stop() -> frozenset[str]:
-    from .. import pii
-
-    stop = {w.casefold() for w in pii._STOP} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
+    stop = {w.casefold() for w in COMMON_CAPITALISED} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -178,10 +186,54 @@ def _index_stop() -> frozenset[str]:
     return frozenset(stop)
 
 
+def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
+    """Strong evidence for propagating ``span`` across the batch: a validated pattern (regex,
+    cue/shape identifier), a score of at least 0.9, or two independent detectors; never an
+    all-caps word of at most four letters ("RNA", "CI", "RT")."""
+    if _acronym(text[span.start:span.end]):
+        return False
+    if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
+        return True
+    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
+    return len(found_by) >= 2
+
+
+def _credited(span: Span, detected: Sequence[Span]) -> Span:
+    """A merged span the keyed index won, credited to a detector that also found it: only spans
+    no detector found keep the detector name ``"keyed-index"`` (they came from propagation)."""
+    if span.detector != "keyed-index":
+        return span
+    for s in detected:
+        if s.start < span.end and span.start < s.end:
+            return Span(span.start, span.end, span.label, span.score, s.detector)
+    return span
+
+
+def _acronym(value: str) -> bool:
+    """An all-caps word of at most four letters ("RNA", "CI", "RT"): never propagated."""
+    value = value.strip()
+    return value.isupper() and len(value) <= 4 and value.isalpha()
+
+
+def _label(value: str) -> str:
+    """The label of a keyed-index value (weak entries carry a prefix)."""
+    return value[len(_WEAK):] if value.startswith(_WEAK) else value
+
+
+def _add_entries(index: dict[str, str], entries: Mapping[str, str]) -> None:
+    """Add keyed-index entries; a weak entry never replaces a strong one for the same key."""
+    for k, v in entries.items():
+        if v.startswith(_WEAK) and k in index and not index[k].startswith(_WEAK):
+            continue
+        index[k] = v
+
+
 def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
     kind = cfg.get("type")
     if kind == "regex":
         return RegexDetector(entities=cfg["entities"])
+    if kind == "identifiers":
+        return IdentifierDetector(entities=cfg["entities"])
     if kind == "presidio":
         return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32))
     if kind == "wordlist":
@@ -261,8 +313,12 @@ class Sanitizer:
         else:  # the user's detectors replace the concept's (the concept is only recorded)
             self.concept_name, built, self.fallback = str(getattr(concept, "name", concept) or "custom"), [], False
         self._concept = concept if isinstance(concept, str) else getattr(concept, "name", "custom")
+        if isinstance(concept, (list, tuple)):
+            self._concept = self.concept_name = "+".join(str(getattr(c, "name", c)) for c in concept)
         if isinstance(concept, TextConcept):
             self._concept_cfg: Any = concept.get_config()
+        elif isinstance(concept, (list, tuple)) and all(isinstance(c, str) for c in concept):
+            self._concept_cfg = list(concept)
         else:
             self._concept_cfg = self.concept_name
         # the detectors of a built-in concept name list nothing of the user's; any other's do
@@ -292,6 +348,7 @@ class Sanitizer:
         self._pending: Any = None  # a loader of a stored index, run on first use (lazy reopen)
         self._lock = threading.Lock()
         self.faults: list[dict[str, Any]] = []
+        self.version = SANITIZER_VERSION
         if self.fallback:
             warnings.warn("presidio-analyzer/spaCy not installed: the Sanitizer uses the weaker word-list "
                           "detector for names and places (recorded in get_config()['fallback'])", stacklevel=2)
@@ -329,9 +386,10 @@ class Sanitizer:
     def _detect(self, texts: list[str]) -> list[list[Span]] | None:
         """Raw spans per text (chunked, offsets preserved); None when redact_all applies."""
         pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
+        forms = [normalise(t) for t in texts] if self.version >= 3 else []
         for i, t in enumerate(texts):
             if t.strip():
-                pieces.extend((i, off, c) for off, c in chunk_text(t, self.chunk_size, 200))
+                pieces.extend((i, off, c) for off, c in chunk_text(forms[i].text if forms else t, self.chunk_size, 200))
         found: list[list[Span]] = [[] for _ in texts]
         if not pieces:
             return found
@@ -358,7 +416,8 @@ class Sanitizer:
                     return None
                 result = self._fallback_spans(det, chunks)
             for (i, off, _), spans in zip(pieces, result, strict=True):
-                found[i].extend(s.shifted(off) for s in spans)
+                shifted = [s.shifted(off) for s in spans]
+                found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         return found
 
     @staticmethod
@@ -374,7 +433,8 @@ class Sanitizer:
 
     def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (),
                 index: Mapping[str, str] | None = None, lower: frozenset[str] | None = None) -> list[Span]:
-        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
+        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)
+                   if self.version < 3 or m.group(0)[1:-1] in _KNOWN_LABELS or m.group(0)[1:-1] in (self.entities or ())]
         index = self._index if index is None else index
         lower = frozenset() if lower is None else lower  # one text alone is no evidence
         kept = [self._relabel(text, s, index) for s in spans if s.score >= self.score_threshold and s.end > s.start
@@ -382,6 +442,8 @@ class Sanitizer:
                 and not any(s.start < b and a < s.end for a, b in guarded)
                 and not _ordinary_words(text, s, lower)]
         merged = merge_spans(kept + list(extra), priority=_index_first)
+        if extra and self.version >= 3:  # "keyed-index" names a span only the second pass found
+            merged = [_credited(s, kept) for s in merged]
         if self._allow:
             merged = [s for s in merged if " ".join(text[s.start:s.end].casefold().split()) not in self._allow]
         return merged
@@ -446,7 +508,8 @@ class Sanitizer:
         for t, s in zip(texts, found, strict=True):
             for span in self._select(t, s, lower=lower):
                 if not isinstance(self._operator(span.label), Keep):
-                    batch.update(self._entries(span.label, t[span.start:span.end], lower))
+                    weak = self.version >= 3 and not _strong(t, span, s)
+                    _add_entries(batch, self._entries(span.label, t[span.start:span.end], lower, weak=weak))
         index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
         return [self._select(t, s, self._index_spans(t, index, any_case=False, ordinary=lower), index, lower)
                 for t, s in zip(texts, found, strict=True)], batch, lower
@@ -508,16 +571,23 @@ class Sanitizer:
             self._update_index(entries)
 
     def _update_index(self, entries: Mapping[str, str]) -> None:
-        """Add ``entries`` and note the new or changed ones (the caller holds the lock)."""
+        """Add ``entries`` and note the new or changed ones (the caller holds the lock); a weak
+        entry never replaces a strong one for the same key."""
         for mac, label in entries.items():
-            if self._index.get(mac) != label:
+            held = self._index.get(mac)
+            if label.startswith(_WEAK) and held is not None and not held.startswith(_WEAK):
+                continue
+            if held != label:
                 self._index[mac] = label
                 self._changes[mac] = label
 
-    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> dict[str, str]:
+    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset(), *,
+                 weak: bool = False) -> dict[str, str]:
         """Keyed index entries of one replaced entity (its whole text, and a person's name words);
-        none for a word in ``ordinary`` (written in lower case elsewhere in the batch)."""
+        none for a word in ``ordinary`` (written in lower case elsewhere in the batch). ``weak``
+        entries (found on weak evidence) serve queries only, not the second pass in documents."""
         entries = {}
+        value = _WEAK + label if weak else label
         if label == "PERSON":
             stop = _index_stop()
             lower = original.islower()
@@ -525,10 +595,10 @@ class Sanitizer:
                 tok = normalise_token(m.group(0))
                 # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
                 if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()):
-                    entries[self._mac("tok", tok)] = label
+                    entries[self._mac("tok", tok)] = value
         norm = normalise_token(original)
         if norm and norm not in _index_stop() and not all(w in ordinary for w in norm.split()):
-            entries[self._mac("ent", norm)] = label
+            entries[self._mac("ent", norm)] = value
         return entries
 
     def _relabel(self, text: str, span: Span, index: Mapping[str, str]) -> Span:
@@ -536,11 +606,12 @@ class Sanitizer:
         if not index or span.detector == "regex":
             return span
         original = text[span.start:span.end]
-        label = index.get(self._mac("ent", normalise_token(original)))
+        found = index.get(self._mac("ent", normalise_token(original)))
+        label = None if found is None else _label(found)
         if label is None and span.label != "PERSON":
             toks = [normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(original)]
             toks = [t for t in toks if len(t) >= 2 and t not in _index_stop()]
-            if toks and all(index.get(self._mac("tok", t)) == "PERSON" for t in toks):
+            if toks and all(_label(index.get(self._mac("tok", t)) or "") == "PERSON" for t in toks):
                 label = "PERSON"
         if label is None or label == span.label:
             return span
@@ -567,7 +638,8 @@ class Sanitizer:
                 if ordinary and all(k in ordinary for k in keys[i:i + n]):
                     continue
                 a, b = words[i].start(), words[i + n - 1].end()
-                if strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLES))):
+                lowered = strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLES)))
+                if lowered and (self.version < 3 or any(k in _common_words() for k in keys[i:i + n])):
                     continue  # in a document an entity starts with a capital ("Okafor"), a number or "van"
                 if text[a:b].endswith(("'s", "’s")):  # "Okafor's": the possessive is not the name's
                     b -= 2
@@ -577,10 +649,15 @@ class Sanitizer:
                     continue
                 norm = normalise_token(text[a:b])
                 label = index.get(self._mac("ent", norm))
-                if label is None and n == 1:
-                    label = index.get(self._mac("tok", norm))
+                if (label is None or label.startswith(_WEAK)) and n == 1:
+                    label = index.get(self._mac("tok", norm)) or label
+                # in a document only strong entries propagate; in lower case, only a person's name
+                # none of whose words is a common English word ("amelia okafor", not "rose")
+                if label is not None and not any_case and self.version >= 3 and (
+                        label.startswith(_WEAK) or (lowered and label != "PERSON") or _acronym(text[a:b])):
+                    label = None
                 if label is not None:
-                    out.append(Span(a, b, label, 1.0, "keyed-index"))
+                    out.append(Span(a, b, _label(label), 1.0, "keyed-index"))
                     busy.append((a, b))
         return out
 
@@ -710,7 +787,7 @@ class Sanitizer:
         material; token lists, patterns and the allow list only as keyed HMACs (or withheld)."""
         detectors = [d.get_config() for d in self.detectors]
         cfg: dict[str, Any] = {
-            "type": "sanitizer", "version": SANITIZER_VERSION, "library": __version__,
+            "type": "sanitizer", "version": self.version, "library": __version__,
             "concept": self.secret_fields(self._concept_cfg),
             "policy": self.policy, "keyed": self._key is not None,
             "operators": dict(self.operators), "entities": None if self.entities is None else list(self.entities),
@@ -771,6 +848,11 @@ class Sanitizer:
         if config.get("keyed"):
             out.check_config_key(config, "Sanitizer.from_config")
         out.fallback = bool(config.get("fallback", False))
+        version = config.get("version", 1)
+        if not isinstance(version, int) or version > SANITIZER_VERSION:
+            raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+                                      f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
+        out.version = version
         return out
 
     def check_config_key(self, config: Mapping[str, Any], where: str) -> None:
