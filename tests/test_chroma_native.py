@@ -92,16 +92,20 @@ def test_metadata_without_a_text_stage_warns_and_keep_is_silent(tmp_path):
     assert col.get(ids=["a"], include=["documents"])["documents"] == [None]  # no text stage: no text stored
 
 
-def test_embedding_runs_on_the_protected_path(tmp_path):
+def test_embedding_runs_on_the_protected_path(tmp_path, monkeypatch):
     from private_vectors.guard import on_protected_path
 
     ef = _ef()
     col = create_collection(chromadb.PersistentClient(path=str(tmp_path)), "notes", ef)
     seen = []
-    original = ef.embed_sanitized
-    ef.embed_sanitized = lambda texts: (seen.append(on_protected_path()), original(texts))[1]
-    add_documents(col, ids=["a"], documents=DOCS[:1])
-    assert seen == [True]
+    cls = type(ef.pipeline)
+    original = cls.embed_documents
+    monkeypatch.setattr(cls, "embed_documents", lambda self, texts, *a, **k: (
+        seen.append(on_protected_path()), original(self, texts, *a, **k))[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # no raw-text warning on the protected path
+        add_documents(col, ids=["a"], documents=DOCS[:1])
+    assert seen and all(seen)
 
 
 def test_a_collection_that_records_no_private_embedding_is_refused(tmp_path):
