@@ -225,7 +225,9 @@ def test_a_store_written_by_the_previous_version_opens_and_is_upgraded(tmp_path)
     assert integration.QUERY_INDEX_KEY in (col.metadata or {})
     ef = col._embedding_function
     assert "okafor" not in ef.pipeline.sanitize_queries(["what about amelia okafor"])[0].lower()  # the old index loads
-    add_documents(col, ids=["d2"], documents=["Tomas Berger wrote to Amelia Okafor."])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # the upgrade succeeds (it warns when it cannot)
+        add_documents(col, ids=["d2"], documents=["Tomas Berger wrote to Amelia Okafor."])
     again = chromadb.PersistentClient(path=str(folder))
     meta = again.get_collection("old", embedding_function=ef).metadata or {}
     assert integration.QUERY_INDEX_KEY not in meta  # moved to its own collection

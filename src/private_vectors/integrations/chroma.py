@@ -47,7 +47,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..config import CHROMA_NAME, check_config_compatible, comparable_config
+from ..config import CHROMA_NAME, check_config_compatible, comparable_config, remember_live
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import (
     ArtefactError,
@@ -184,6 +184,9 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         stored = persisted.get("config") or {}
         check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
         embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
+        # Chroma rebuilds the stored function on later reads of the collection's schema (every add):
+        # in this process that rebuild is this checked function, which holds the key
+        remember_live(stored, embedding_function)
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
@@ -211,7 +214,7 @@ def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
     in place of one written by an earlier version. Chroma rebuilds the stored function to
     validate the change, with the key in scope. SQLite may keep the old bytes in free pages
     until the file is vacuumed."""
-    secret = getattr(getattr(embedding, "_keying", None), "secret", None)
+    secret = embedding.pipeline.keying.secret
     try:
         with key_scope(secret), _opening(embedding):
             collection.modify(configuration={"embedding_function": embedding})
