@@ -345,7 +345,7 @@ class Sanitizer:
         chunk_size: documents longer than this are detected in overlapping chunks (offsets kept).
     """
 
-    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | None = None,
+    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | SecretKey | None = None,
                  detectors: Sequence[Detector] | None = None, entities: Sequence[str] | None = None,
                  score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
