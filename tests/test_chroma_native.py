@@ -74,7 +74,9 @@ def test_only_sanitized_text_and_sanitized_metadata_are_stored(tmp_path):
     got = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=_ef()).get(
         include=["documents", "metadatas"])
     assert got["documents"][0] == "<PERSON> flew to <LOCATION> on Monday." or "Amelia" not in got["documents"][0]
-    assert got["metadatas"][0] == {"author": "<PERSON>"}
+    meta = dict(got["metadatas"][0])
+    assert meta.pop("pv_restore").startswith("pvr1.")  # keyed text stage: the encrypted restore record
+    assert meta == {"author": "<PERSON>"}
     raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()).lower()
     for value in (b"amelia", b"okafor", b"berger"):
         assert value not in raw
@@ -99,8 +101,8 @@ def test_embedding_runs_on_the_protected_path(tmp_path):
     ef = _ef()
     col = create_collection(chromadb.PersistentClient(path=str(tmp_path)), "notes", ef)
     seen = []
-    original = ef.embed_sanitized
-    ef.embed_sanitized = lambda texts: (seen.append(on_protected_path()), original(texts))[1]
+    original = ef.pipeline.embed_sanitized
+    ef.pipeline.embed_sanitized = lambda texts, raw=None: (seen.append(on_protected_path()), original(texts, raw))[1]
     add_documents(col, ids=["a"], documents=DOCS[:1])
     assert seen == [True]
 
