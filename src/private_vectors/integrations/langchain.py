@@ -22,7 +22,14 @@ collection in the space the PrivateEmbedding chooses, and stores no document tex
 ``store_raw_text=True``. With a PrivateEmbedding that has a text stage (``sanitize=``), each
 text is sanitized once (``PrivateEmbedding.prepare_documents``): that sanitized text is what is
 embedded and what the collection stores, and the text stage's keyed query index is saved in the
-collection's metadata and restored on reopen.
+collection's metadata and restored on reopen. String metadata values go through the same text
+stage (without one they are stored as given, with one PrivacyWarning per store). Relevance
+scores are calibrated to the noise the collection was written with
+(:mod:`private_vectors.integrations.scores`), so ``similarity_score_threshold`` retrievers keep
+the thresholds that work on a plain store.
+
+:class:`FAISS` is the same drop-in for ``langchain_community``'s FAISS store (see
+:mod:`private_vectors.integrations.langchain_faiss`).
 """
 
 from __future__ import annotations
@@ -34,9 +41,12 @@ from typing import Any
 
 from ..embedding import CHROMA_NAME, PrivateEmbedding
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..guard import protected_path
+from ._stored import sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
+from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
-__all__ = ["Chroma", "chroma_store", "stored_texts"]
+__all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]
 
 _LangChainChroma: Any
 try:
@@ -174,6 +184,27 @@ class Chroma(_Base):
         """Whether ``page_content`` is stored verbatim."""
         return self._store_raw_text
 
+    def _select_relevance_score_fn(self) -> Callable[[float], float]:
+        """The caller's ``relevance_score_fn``; else, for a PrivateEmbedding, one calibrated to
+        the noise of the collection's ε (:func:`~private_vectors.integrations.scores.relevance_score_fn`);
+        else LangChain's choice for the collection's space."""
+        ef = self._embedding_function
+        if self.override_relevance_score_fn is not None or not isinstance(ef, PrivateEmbedding):
+            return super()._select_relevance_score_fn()
+        space = collection_space(self._collection) or "l2"
+        measure = {"cosine": "cosine_distance", "ip": "ip_distance"}.get(space, "l2_squared")
+        return calibrated_relevance_score_fn(ef, measure)
+
+    def _warn_metadata_once(self) -> bool:
+        first = not getattr(self, "_metadata_warned", False)
+        self._metadata_warned = True
+        return first
+
+    def _metadatas_for(self, metadatas: Any, count: int) -> list[Any]:
+        with protected_path():
+            return sanitize_metadatas(self._embedding_function, metadatas, count,
+                                      store_raw_text=self._store_raw_text, warn=self._warn_metadata_once)
+
     def _documents_for(self, texts: list[str]) -> list[str]:
         return stored_texts(self._embedding_function, texts, store_raw_text=self._store_raw_text)
 
@@ -193,8 +224,7 @@ class Chroma(_Base):
             raise InvalidParameterError(
                 "embedding_function", "an Embeddings (e.g. PrivateEmbedding) to embed texts before they are stored",
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
-        metas: list[Any] = list(metadatas or [])
-        metas = [m or None for m in metas] + [None] * (len(items) - len(metas))
+        metas = [m or None for m in self._metadatas_for(metadatas, len(items))]
         documents, embeddings = self._documents_and_vectors(items)
         for start in range(0, len(items), self._batch_size()):
             stop = start + self._batch_size()
@@ -210,17 +240,18 @@ class Chroma(_Base):
         ef = self._embedding_function
         if ef is None:
             return items, None
-        if isinstance(ef, PrivateEmbedding):
-            kept, vectors = ef.prepare_documents(items, store_raw_text=self._store_raw_text)
-            return (list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors]
-        return self._documents_for(items), ef.embed_documents(items)
+        with protected_path():  # the library's own store path: the raw-text guard stays silent
+            if isinstance(ef, PrivateEmbedding):
+                kept, vectors = ef.prepare_documents(items, store_raw_text=self._store_raw_text)
+                return (list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors]
+            return self._documents_for(items), ef.embed_documents(items)
 
     def update_documents(self, ids: list[str], documents: list[Any]) -> None:
         """Re-embed and replace ``documents`` under ``ids`` (stored text as in :meth:`add_texts`)."""
         if self._embedding_function is None:
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
-        metas = [d.metadata or None for d in documents]
+        metas = [m or None for m in self._metadatas_for([d.metadata or None for d in documents], len(documents))]
         stored, embeddings = self._documents_and_vectors(texts)
         size = self._batch_size()
         for start in range(0, len(ids), size):
@@ -290,3 +321,12 @@ def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langcha
     _require_langchain_chroma()
     return Chroma(collection_name=collection_name, embedding_function=embedding, store_raw_text=store_raw_text,
                   **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    """``FAISS`` on first use (langchain_community is imported only when it is asked for)."""
+    if name == "FAISS":
+        from .langchain_faiss import FAISS
+
+        return FAISS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
