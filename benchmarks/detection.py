@@ -24,10 +24,28 @@ Data (paths under ``--data``, default ``../shared/data``):
   ``medical`` concept (shipped vocabulary) and a user concept whose tokens are the symptom and
   antecedent lists of ``dev.json`` (a different file of the same corpus).
 
+* TAB (``--sections tab``; ``pii/tab/tab_train_dev.jsonl``): real ECHR judgments with human
+  annotations (Pilán et al. 2022, "The Text Anonymization Benchmark (TAB)", Computational
+  Linguistics 48(4)). The 21 ``dev`` documents are held out: their ids are frozen in
+  ``benchmarks/configs/tab_dev_ids.sha256`` (tune on ``train`` only). Token recall of the
+  mentions annotated DIRECT or QUASI identifier, per ``entity_type`` and identifier type, and
+  precision = share of masked word tokens inside such a mention, for the library's Sanitizer per
+  ``--concepts`` preset beside presidio's defaults and spaCy's NER alone (see ``TAB_NOTE``).
+* SciFact over-replacement (``--sections scifact``): the first 300 documents of
+  ``retrieval/scifact/corpus.jsonl`` (no personal data) as one batch: share of documents and
+  tokens changed, the most replaced strings, all-caps spans of ≤ 4 letters and the spans the
+  keyed second pass added.
+
 ms/doc is wall time of one batched call over all documents divided by their number (after a
 warm-up call), on a shared 2-core machine: noisy.
 
     .venv/bin/python benchmarks/detection.py --data ../shared/data --out benchmarks/results/detection.md
+    .venv/bin/python benchmarks/detection.py --data ../shared/data --sections tab --concepts PII,PHI,quasi \\
+        --out benchmarks/results/detection/tab.md
+    .venv/bin/python benchmarks/detection.py --data ../shared/data --sections scifact --concepts PII,PHI,quasi \\
+        --out benchmarks/results/detection/scifact_over_replacement.md
+
+``--limit N`` makes a quick run (N documents per part).
 """
 
 from __future__ import annotations
@@ -174,7 +192,8 @@ def gold_labels(rec: dict[str, Any], text: str | None = None) -> list[str]:
     return token_labels(text if text is not None else rec["full_text"], spans)
 
 
-def pii_section(data: Path, halves: Sequence[str], threshold: float) -> tuple[list[str], dict[str, Any]]:
+def pii_section(data: Path, halves: Sequence[str], threshold: float, limit: int | None = None
+                ) -> tuple[list[str], dict[str, Any]]:
     records, held = load_pii(data)
     held_set = set(held)
     regex, presidio, wordlist = RegexDetector(), PresidioDetector(), WordListDetector()
@@ -192,7 +211,7 @@ def pii_section(data: Path, halves: Sequence[str], threshold: float) -> tuple[li
     lines: list[str] = []
     results: dict[str, Any] = {}
     for half in halves:
-        recs = [r for i, r in enumerate(records) if (i in held_set) == (half == "held-out")]
+        recs = [r for i, r in enumerate(records) if (i in held_set) == (half == "held-out")][:limit]
         texts = [r["full_text"] for r in recs]
         gold = [gold_labels(r) for r in recs]
         rows = [evaluate(n, fn, texts, gold, REPORTED) for n, fn in systems]
@@ -202,7 +221,7 @@ def pii_section(data: Path, halves: Sequence[str], threshold: float) -> tuple[li
                   f"{rows[0]['person_tokens_out_of_vocabulary']} tokens): "
                   + "; ".join(f"{r['system']} {fmt(r['person_recall_out_of_vocabulary'])}" for r in rows), ""]
     if "held-out" in halves:
-        recs = [r for i, r in enumerate(records) if i in held_set]
+        recs = [r for i, r in enumerate(records) if i in held_set][:limit]
         short = [r for r in recs if len(r["full_text"].split()) <= 12 and r["spans"]]
         queries = [r["full_text"].lower() for r in short]
         gold = [gold_labels(r, r["full_text"].lower()) for r in short]
@@ -252,38 +271,330 @@ def ddx_section(data: Path, n: int) -> tuple[list[str], dict[str, Any]]:
     return [*lines, ""], {"ddxplus": rows}
 
 
+# -- TAB: real court judgments with human annotations ------------------------------------------
+TAB_TYPES = ("PERSON", "LOC", "ORG", "DATETIME", "CODE", "DEM", "QUANTITY", "MISC")
+TAB_MASKED = ("DIRECT", "QUASI")
+TokenSpans = list[tuple[int, int]]
+
+
+def word_tokens(text: str) -> TokenSpans:
+    """(start, end) of every ``\\w+`` word token."""
+    return [(m.start(), m.end()) for m in _TOKEN.finditer(text)]
+
+
+def covered(tokens: TokenSpans, spans: Sequence[tuple[int, int]]) -> list[bool]:
+    """For each token: does any span overlap it."""
+    spans = sorted(spans)
+    out = []
+    for a, b in tokens:
+        out.append(any(s < b and a < e for s, e in spans if s < b))
+    return out
+
+
+def tab_gold(doc: dict[str, Any], tokens: TokenSpans) -> list[tuple[str, str] | None]:
+    """For each token, ``(entity_type, identifier_type)`` of the first DIRECT or QUASI mention
+    covering it (DIRECT before QUASI), else None. NO_MASK mentions are not identifiers."""
+    mentions = sorted((e for e in doc["entities"] if e["identifier_type"] in TAB_MASKED),
+                      key=lambda e: (TAB_MASKED.index(e["identifier_type"]), e["start_offset"]))
+    out: list[tuple[str, str] | None] = []
+    for a, b in tokens:
+        hit = next(((e["entity_type"], e["identifier_type"]) for e in mentions
+                    if e["start_offset"] < b and a < e["end_offset"]), None)
+        out.append(hit)
+    return out
+
+
+def diff_masked(original: str, sanitized: str) -> list[bool]:
+    """Which word tokens of ``original`` the text stage replaced, from the output text alone:
+    a difflib alignment of the two texts' word tokens; a token outside an ``equal`` block was
+    replaced or removed."""
+    import difflib
+
+    a = [m.group(0) for m in _TOKEN.finditer(original)]
+    b = [m.group(0) for m in _TOKEN.finditer(sanitized)]
+    masked = [True] * len(a)
+    for block in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_matching_blocks():
+        for i in range(block.a, block.a + block.size):
+            masked[i] = False
+    return masked
+
+
+def tab_scores(golds: Sequence[Sequence[tuple[str, str] | None]], masks: Sequence[Sequence[bool]]
+               ) -> dict[str, Any]:
+    """Token recall of DIRECT+QUASI identifier tokens per entity type, per identifier type and
+    overall, and precision = share of masked tokens that lie inside a DIRECT/QUASI mention."""
+    hit: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    masked = masked_in = 0
+    for g_doc, m_doc in zip(golds, masks, strict=True):
+        for g, m in zip(g_doc, m_doc, strict=True):
+            masked += m
+            if g is None:
+                continue
+            masked_in += m
+            for key in (g[0], g[1], "all"):
+                total[key] += 1
+                hit[key] += m
+    recall = {k: (hit[k] / total[k] if total[k] else float("nan")) for k in (*TAB_TYPES, *TAB_MASKED, "all")}
+    return {"recall": recall, "gold_tokens": {k: total[k] for k in (*TAB_TYPES, *TAB_MASKED, "all")},
+            "precision": masked_in / masked if masked else float("nan"), "masked_tokens": masked}
+
+
+def load_tab(data: Path) -> dict[str, list[dict[str, Any]]]:
+    """TAB documents by split (file order): ``{"dev": [...], "train": [...]}``."""
+    path = data / "pii" / "tab" / "tab_train_dev.jsonl"
+    docs = [json.loads(x) for x in path.read_text("utf-8").splitlines() if x.strip()]
+    return {split: [d for d in docs if d["metadata"]["provenance"]["dataset_type"] == split]
+            for split in ("dev", "train")}
+
+
+MaskFn = Callable[[list[str]], list[list[bool]]]
+
+
+def sanitizer_masks(sanitizer: Any) -> MaskFn:
+    """Masked tokens of a Sanitizer over a batch: the spans ``apply`` replaces
+    (``document_spans``), or, when the installed Sanitizer has no span API, a difflib alignment of
+    the input and ``apply``'s output."""
+    def run(texts: list[str]) -> list[list[bool]]:
+        if hasattr(sanitizer, "document_spans"):
+            spans = sanitizer.document_spans(texts)
+            return [covered(word_tokens(t), [(s.start, s.end) for s in sp]) for t, sp in zip(texts, spans, strict=True)]
+        return [diff_masked(t, o) for t, o in zip(texts, sanitizer.apply(texts), strict=True)]
+    return run
+
+
+def presidio_masks(texts: list[str]) -> list[list[bool]]:
+    """presidio's defaults (every recognizer, analyzer threshold 0) on spaCy small."""
+    from presidio_default import presidio_defaults
+
+    analyzer, _ = presidio_defaults()
+    return [covered(word_tokens(t), [(r.start, r.end) for r in analyzer.analyze(text=t, language="en")])
+            for t in texts]
+
+
+def spacy_masks(texts: list[str]) -> list[list[bool]]:
+    """spaCy small's NER alone: every entity it finds, any label."""
+    from presidio_default import spacy_nlp
+
+    nlp = spacy_nlp()
+    return [covered(word_tokens(t), [(e.start_char, e.end_char) for e in doc.ents])
+            for t, doc in zip(texts, nlp.pipe(texts), strict=True)]
+
+
+def concept_sanitizers(concepts: Sequence[str], threshold: float) -> tuple[list[tuple[str, Any]], list[str]]:
+    """A Sanitizer per concept preset the installed code accepts, and a note per refused one."""
+    out, notes = [], []
+    for c in concepts:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.append((c, Sanitizer(c, score_threshold=threshold)))
+        except Exception as exc:  # an unknown preset is skipped and named
+            notes.append(f"concept {c!r} skipped: the installed Sanitizer refuses it ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0][:160]})")
+    return out, notes
+
+
+def tab_systems(concepts: Sequence[str], threshold: float) -> tuple[list[tuple[str, MaskFn]], list[str]]:
+    sanitizers, notes = concept_sanitizers(concepts, threshold)
+    systems: list[tuple[str, MaskFn]] = [(f"library Sanitizer({c!r}), batch = the split", sanitizer_masks(s))
+                                         for c, s in sanitizers]
+    systems += [("presidio defaults + spaCy sm", presidio_masks), ("spaCy sm NER alone (all labels)", spacy_masks)]
+    return systems, notes
+
+
+def tab_table(rows: list[dict[str, Any]]) -> list[str]:
+    head = ("| system | recall all | precision | masked tokens | DIRECT R | QUASI R | "
+            + " | ".join(f"{t} R" for t in TAB_TYPES) + " | s |")
+    lines = [head, "|" + "---|" * (len(TAB_TYPES) + 7)]
+    for r in rows:
+        s = r["scores"]
+        lines.append(f"| {r['system']} | {fmt(s['recall']['all'])} | {fmt(s['precision'])} | {s['masked_tokens']} | "
+                     f"{fmt(s['recall']['DIRECT'])} | {fmt(s['recall']['QUASI'])} | "
+                     + " | ".join(fmt(s["recall"][t]) for t in TAB_TYPES) + f" | {r['seconds']:.0f} |")
+    return lines
+
+
+def tab_section(data: Path, concepts: Sequence[str], threshold: float, limit: int | None
+                ) -> tuple[list[str], dict[str, Any]]:
+    splits = load_tab(data)
+    systems, notes = tab_systems(concepts, threshold)
+    lines: list[str] = [f"- {n}" for n in notes] + ([""] if notes else [])
+    results: dict[str, Any] = {"notes": notes}
+    for split in ("dev", "train"):
+        docs = splits[split][:limit]
+        texts = [d["text"] for d in docs]
+        toks = [word_tokens(t) for t in texts]
+        golds = [tab_gold(d, tk) for d, tk in zip(docs, toks, strict=True)]
+        rows = []
+        for name, fn in systems:
+            t0 = time.perf_counter()
+            masks = fn(texts)
+            rows.append({"system": name, "scores": tab_scores(golds, masks), "seconds": time.perf_counter() - t0})
+        results[split] = rows
+        gold_n = rows[0]["scores"]["gold_tokens"] if rows else {}
+        title = ("**dev: HELD OUT** (frozen before tuning: `benchmarks/configs/tab_dev_ids.sha256`)"
+                 if split == "dev" else "train (tuning allowed)")
+        lines += [f"### TAB {title}: {len(docs)} documents, {gold_n.get('all', 0)} DIRECT/QUASI tokens "
+                  "(" + ", ".join(f"{t} {gold_n.get(t, 0)}" for t in TAB_TYPES) + ")", "", *tab_table(rows), ""]
+    return lines, results
+
+
+# -- over-replacement on text without personal data --------------------------------------------
+def _all_caps_short(s: str) -> bool:
+    """An all-caps token of at most 4 letters ("RNA", "RT", "MDS")."""
+    s = s.strip()
+    return 1 <= len(s) <= 4 and s.isalpha() and s.isupper()
+
+
+def over_replacement(texts: Sequence[str], spans: Sequence[Sequence[Any]], top: int = 20) -> dict[str, Any]:
+    """Share of documents and word tokens changed, the most replaced strings, all-caps short
+    spans and spans the keyed second pass added (detector ``keyed-index``)."""
+    changed_docs = changed_tok = n_tok = 0
+    strings: Counter[str] = Counter()
+    caps = propagated = propagated_caps = n_spans = 0
+    for t, sp in zip(texts, spans, strict=True):
+        toks = word_tokens(t)
+        mask = covered(toks, [(s.start, s.end) for s in sp])
+        n_tok += len(toks)
+        changed_tok += sum(mask)
+        changed_docs += bool(sp)
+        for s in sp:
+            frag = t[s.start:s.end]
+            n_spans += 1
+            strings[f"{frag} ({s.label})"] += 1
+            short = _all_caps_short(frag)
+            caps += short
+            if getattr(s, "detector", "") == "keyed-index":
+                propagated += 1
+                propagated_caps += short
+    return {"documents": len(texts), "documents_changed": changed_docs,
+            "share_documents_changed": changed_docs / len(texts) if texts else float("nan"),
+            "tokens": n_tok, "tokens_changed": changed_tok,
+            "share_tokens_changed": changed_tok / n_tok if n_tok else float("nan"),
+            "spans": n_spans, "all_caps_le4_spans": caps, "propagated_spans": propagated,
+            "propagated_all_caps_le4_spans": propagated_caps, "top_replaced": strings.most_common(top)}
+
+
+def load_scifact(data: Path, n: int) -> list[str]:
+    """The first ``n`` SciFact documents in file order, ``title + " " + text`` (as the library's
+    BEIR loader and the benchmarks ingest them)."""
+    out = []
+    with (data / "retrieval" / "scifact" / "corpus.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            if len(out) >= n:
+                break
+            if line.strip():
+                d = json.loads(line)
+                out.append(f"{d.get('title', '')} {d['text']}".strip())
+    return out
+
+
+def scifact_section(data: Path, concepts: Sequence[str], threshold: float, n: int
+                    ) -> tuple[list[str], dict[str, Any]]:
+    texts = load_scifact(data, n)
+    sanitizers, notes = concept_sanitizers(concepts, threshold)
+    lines = [f"- {x}" for x in notes] + ([""] if notes else [])
+    results: dict[str, Any] = {"notes": notes}
+    for c, s in sanitizers:
+        r = over_replacement(texts, s.document_spans(texts))
+        results[c] = r
+        lines += [f"### Sanitizer({c!r}) on the first {len(texts)} SciFact documents, one batch", "",
+                  f"- documents changed: {r['documents_changed']} / {r['documents']} "
+                  f"({100 * r['share_documents_changed']:.1f} %)",
+                  f"- word tokens changed: {r['tokens_changed']} / {r['tokens']} "
+                  f"({100 * r['share_tokens_changed']:.2f} %)",
+                  f"- replaced spans: {r['spans']}; all-caps tokens of ≤ 4 letters among them: "
+                  f"{r['all_caps_le4_spans']}; added by the keyed second pass: {r['propagated_spans']} "
+                  f"(all-caps ≤ 4 letters: {r['propagated_all_caps_le4_spans']})", "",
+                  "| replaced string (label) | count |", "|---|---|",
+                  *[f"| {s_.replace('|', '/')} | {k} |" for s_, k in r["top_replaced"]], ""]
+    return lines, results
+
+TAB_NOTE = ("Word tokens (``\\w+``). Gold: tokens inside a mention the annotator marked DIRECT or QUASI "
+            "identifier, by the mention's `entity_type`. Recall: share of gold tokens the system masks. Precision: "
+            "share of masked tokens inside a DIRECT/QUASI mention (NO_MASK mentions and unannotated text count "
+            "against it). A token is masked when a span the system replaces overlaps it. The library's spans are "
+            "those `apply` replaces with the whole split as one batch (`Sanitizer.document_spans`: detection plus "
+            "the keyed second pass). presidio: `AnalyzerEngine` defaults (every recognizer, every entity, threshold "
+            "0) on spaCy small. spaCy: every entity of any label. Column s: seconds for the split.")
+SCIFACT_NOTE = ("Documents are `title + \" \" + text` in file order, ingested as one batch "
+                "(`Sanitizer.document_spans`, what `apply` replaces). A document is changed when one span is replaced; "
+                "a token is changed when a replaced span overlaps it. \"keyed second pass\" = spans found only by "
+                "the index of entities detected elsewhere in the batch (detector `keyed-index`).")
+
+
+def _write(out: str | None, header: list[str], lines: list[str], results: dict[str, Any]) -> None:
+    text = "\n".join(header + lines)
+    print(text)
+    if out:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n", "utf-8")
+        path.with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+
+
+def _command() -> str:
+    return ".venv/bin/python benchmarks/detection.py " + " ".join(sys.argv[1:])
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default="../shared/data")
+    p.add_argument("--sections", default="synthetic",
+                   help="comma-separated: synthetic (presidio's synthetic set + Pri-DDXPlus), tab, scifact")
+    p.add_argument("--concepts", default="PII", help="Sanitizer concept presets for tab/scifact, e.g. PII,PHI,quasi "
+                   "(a preset the installed code refuses is skipped with a note)")
     p.add_argument("--halves", default="tune,held-out")
     p.add_argument("--threshold", type=float, default=None, help="score threshold (default: the Sanitizer's)")
     p.add_argument("--ddx", type=int, default=1000, help="Pri-DDXPlus cases (0 = skip)")
-    p.add_argument("--out", default=None)
+    p.add_argument("--scifact", type=int, default=300, help="SciFact documents for the over-replacement section")
+    p.add_argument("--limit", type=int, default=None, help="quick run: at most this many documents per TAB split, "
+                   "SciFact documents, synthetic sentences per half and Pri-DDXPlus cases")
+    p.add_argument("--out", default=None, help="report (.md; a .json with the numbers is written beside it)")
     args = p.parse_args()
     data = Path(args.data)
-    if not (data / "pii" / "synth_dataset_v2.json").exists():
-        print(f"no data at {data}/pii/synth_dataset_v2.json (../shared/data)", file=sys.stderr)
-        return 2
+    sections = args.sections.split(",")
+    unknown = set(sections) - {"synthetic", "tab", "scifact"}
+    if unknown:
+        p.error(f"unknown sections {sorted(unknown)}")
+    needs = {"synthetic": data / "pii" / "synth_dataset_v2.json", "tab": data / "pii" / "tab" / "tab_train_dev.jsonl",
+             "scifact": data / "retrieval" / "scifact" / "corpus.jsonl"}
+    for sec in sections:
+        if not needs[sec].exists():
+            print(f"no data at {needs[sec]} (../shared/data)", file=sys.stderr)
+            return 2
     threshold = args.threshold if args.threshold is not None else Sanitizer.__init__.__kwdefaults__["score_threshold"]
+    concepts = [c for c in args.concepts.split(",") if c]
     t0 = time.time()
-    lines, results = pii_section(data, args.halves.split(","), threshold)
-    if args.ddx:
-        more, res = ddx_section(data, args.ddx)
+    lines: list[str] = []
+    results: dict[str, Any] = {"command": _command(), "threshold": threshold}
+    if "synthetic" in sections:
+        more, res = pii_section(data, args.halves.split(","), threshold, args.limit)
         lines += more
         results.update(res)
+        if args.ddx:
+            more, res = ddx_section(data, min(args.ddx, args.limit or args.ddx))
+            lines += more
+            results.update(res)
+    if "tab" in sections:
+        more, res = tab_section(data, concepts, threshold, args.limit)
+        lines += ["## TAB: real court judgments (ECHR), human annotations", "", TAB_NOTE, "", *more]
+        results["tab"] = res
+    if "scifact" in sections:
+        n = min(args.scifact, args.limit or args.scifact)
+        more, res = scifact_section(data, concepts, threshold, n)
+        lines += ["## Over-replacement on SciFact (scientific abstracts, no personal data)", "", SCIFACT_NOTE, "",
+                  *more]
+        results["scifact"] = res
     load = os.getloadavg()
     header = ["# Text-stage detection: quality and cost", "",
-              f"Command: `.venv/bin/python benchmarks/detection.py --data ../shared/data --out {args.out}`; "
-              f"score threshold {threshold}; wall {time.time() - t0:.0f} s; load average at the end "
-              f"{load[0]:.1f} (shared 2-core machine: ms/doc is noisy).", "",
-              "Token-level precision / recall / F1 per label (GPE and STREET_ADDRESS are LOCATION). "
-              f"Target (issue 17): ensemble recall ≥ 0.85 at precision ≥ 0.8 on {', '.join(TARGET)}, "
-              "held-out half.", ""]
-    text = "\n".join(header + lines)
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text + "\n", "utf-8")
-        Path(args.out).with_suffix(".json").write_text(json.dumps(results, indent=1, default=str) + "\n")
+              f"Command: `{_command()}`; score threshold {threshold}; wall {time.time() - t0:.0f} s; load average "
+              f"at the end {load[0]:.1f} (shared 2-core machine: timings are noisy).", ""]
+    if "synthetic" in sections:
+        header += ["Token-level precision / recall / F1 per label (GPE and STREET_ADDRESS are LOCATION). "
+                   f"Target: ensemble recall ≥ 0.85 at precision ≥ 0.8 on {', '.join(TARGET)}, held-out half.", ""]
+    _write(args.out, header, lines, results)
     return 0
 
 

@@ -98,7 +98,7 @@ def _raw_name_shares(stored: dict[str, str | None], corpus: Any) -> dict[str, fl
 def _query_raw_share(ef: Any, corpus: Any) -> float:
     """Share of person queries whose raw name (full, case-insensitive) survives the query text stage."""
     qids = corpus.person_queries()
-    out = ef.sanitize_queries([corpus.queries[q] for q in qids])
+    out = ef.pipeline.sanitize_queries([corpus.queries[q] for q in qids])
     return sum(corpus.query_entity[q].lower() in t.lower() for q, t in zip(qids, out, strict=True)) / len(qids)
 
 

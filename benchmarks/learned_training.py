@@ -13,7 +13,7 @@ Tasks (documented in the README):
   45–64, 65+), which the vignettes state explicitly ("A 46-year-old male …").
 * TextCrafter — PII: presidio-research synthetic sentences (label 1 if they have spans)
   plus Faker-generated PII sentences; plain: STS-B train sentences; plain sentences in
-  which ``private_vectors.pii`` finds PII are relabelled (paper eqs. 5–8).
+  which ``private_vectors.text.light.LightDetector`` finds PII are relabelled (paper eqs. 5–8).
 
 Usage (from the project root)::
 
@@ -73,7 +73,7 @@ def load_ddxplus(data: Path, splits: tuple[str, ...] = ("test", "dev")) -> tuple
 
 def load_pii_sets(data: Path, n_plain: int, n_faker: int, seed: int,
                   presidio: bool = True) -> tuple[list[str], np.ndarray]:
-    from private_vectors.pii import synthetic_pii_sentences
+    from private_vectors.synthetic import synthetic_pii_sentences
 
     texts: list[str] = []
     labels: list[int] = []
@@ -280,7 +280,7 @@ def write_markdown(path: Path, info: dict) -> None:
     lines += [
         "## TextCrafter (PII vs plain sentences)",
         "",
-        f"{t['n_texts']} texts; {t['relabelled_plain_to_pii']} plain sentences relabelled as PII by `private_vectors.pii` "
+        f"{t['n_texts']} texts; {t['relabelled_plain_to_pii']} plain sentences relabelled as PII by `private_vectors.text.light` "
         f"({t['relabel_seconds']} s); {t['n_pii_after_relabel']} PII after relabelling. eps {t['eps']:g} in the project's "
         f"unit (1/√n of L2) = radius {t['radius']:.4f}.",
         "",

@@ -205,7 +205,7 @@ def test_private_embedding_erases_documents_and_queries(planted_concept, fake_en
     key = "an attribute-test key of 32 bytes"
     keyed = PrivateEmbedding(concept=planted_concept, model=fake_encoder, eps=10, key=key)
     unerased = PrivateEmbedding(model=fake_encoder, eps=10, key=key)
-    assert keyed.keyed_context() != unerased.keyed_context()  # the erasure is part of the keyed context
+    assert keyed.pipeline.keyed_context() != unerased.pipeline.keyed_context()  # the erasure is part of the keyed context
 
 
 def test_builtin_attribute_concepts_ship_for_the_default_model():

@@ -302,7 +302,7 @@ def test_keyed_rows_use_the_public_seed_derived_salt():
     for _ in range(2):  # two builds stand for two processes: the salt no longer comes from the OS
         ef = make_embedding("redact+laplace", 10.0, 3, enc, "medical", {})
         salts.append(ef.get_config()["key_salt"])  # a store records the config first, as the harness's does
-        vecs.append(ef.embed_sanitized(["a plain sentence with no names", "another one"]))
+        vecs.append(ef.pipeline.embed_sanitized(["a plain sentence with no names", "another one"]))
     assert salts == [bench_salt(3).hex()] * 2
     np.testing.assert_array_equal(vecs[0], vecs[1])
     aux = make_embedding("redact+laplace", 10.0, 3, enc, "medical", {}, key_role="aux")

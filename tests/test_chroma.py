@@ -179,11 +179,13 @@ def test_real_chroma_server(tmp_path):
             proc.kill()
 
 
-def test_rebuild_in_the_same_process_returns_the_live_function(tmp_path):
+def test_rebuild_in_the_same_process_reuses_the_live_stages_in_a_new_object(tmp_path):
     pe = PrivateEmbedding(model="fake", eps=12, random_state=3)
     client = chromadb.PersistentClient(path=str(tmp_path))
     client.create_collection("notes", embedding_function=pe)
-    assert client.get_collection("notes").configuration["embedding_function"] is pe
+    rebuilt = client.get_collection("notes").configuration["embedding_function"]
+    assert rebuilt == pe and rebuilt is not pe  # no mutable instance shared between callers
+    assert rebuilt.encoder is pe.encoder and rebuilt.mechanism is pe.mechanism  # nothing reloaded
 
 
 def test_unrebuildable_function_fails_loudly_on_reopen_instead_of_falling_back(tmp_path):

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from private_vectors import PrivateEmbedding
-from private_vectors.embedding import KEY_ENV, check_config_compatible
+from private_vectors.config import KEY_ENV, check_config_compatible
 from private_vectors.encoders import FakeEncoder
 from private_vectors.errors import (
     ConfigMismatchError,

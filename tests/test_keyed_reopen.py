@@ -240,7 +240,7 @@ def test_pickle_never_contains_the_key(tmp_path):
     ef = PrivateEmbedding(model="fake", eps=10, key=KEY)
     Z = ef.embed_array(DOCS)
     blob = pickle.dumps(ef)
-    assert KEY.encode() not in blob and ef._keying.schedule().noise not in blob
+    assert KEY.encode() not in blob and ef.pipeline.keying.schedule().noise not in blob
     (tmp_path / "ef.pkl").write_bytes(blob)
     code = f"""
         import json, pickle
@@ -339,7 +339,7 @@ def test_errors_inside_the_keyed_path_show_no_key_material(version, monkeypatch)
         ef = PrivateEmbedding.build_from_config(cfg)
     else:
         ef = PrivateEmbedding(model="fake:384", eps=10, key=KEY)
-    sched = ef._keying.schedule()
+    sched = ef.pipeline.keying.schedule()
     ef.mechanism.epsilon = 1e-300  # the noise overflows inside the keyed stream's call
     with pytest.raises(InvalidParameterError, match="epsilon") as info:
         ef.embed_array(DOCS)

@@ -43,7 +43,7 @@ class TestPrivateEmbeddingUnit(_PrivateEmbeddingParams, EmbeddingsUnitTests):
     @property
     def init_from_env_params(self) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
         # the secret for keyed noise comes from the environment; only its source is visible
-        return {KEY_ENV: "standard-suite-key"}, {"model": "fake"}, {"_key_source": "env"}
+        return {KEY_ENV: "standard-suite-key"}, {"model": "fake"}, {"key_source": "env"}
 
 
 class TestPrivateEmbeddingIntegration(_PrivateEmbeddingParams, EmbeddingsIntegrationTests):

@@ -11,32 +11,18 @@ from private_vectors import config, embedding, mechanisms
 from test_import_cycles import import_graph
 
 
-@pytest.mark.parametrize(("old", "new", "names"), [
-    ("private_vectors.encoders", "private_vectors.mechanisms", ["CapeEncoder", "TextCrafter", "load_learned"]),
-    ("private_vectors.encoders.cape", "private_vectors.mechanisms.cape", ["CapeEncoder", "SENSITIVITY", "laplace_noise"]),
-    ("private_vectors.encoders.textcrafter", "private_vectors.mechanisms.textcrafter",
-     ["TextCrafter", "PIIClassifier", "kmeans", "relabel_pii"]),
-    ("private_vectors.encoders.learned", "private_vectors.mechanisms.learned",
-     ["LearnedMechanism", "NotFittedError", "packaged_artefact", "Adam", "clip_grad_norm", "small_model_threads"]),
-    ("private_vectors.encoders.learned", "private_vectors.mechanisms.factory", ["load_learned"]),
-    ("private_vectors.attacks.generative", "private_vectors.attacks.generative.attacker", ["GenerativeInversion"]),
-    ("private_vectors.attacks.generative", "private_vectors.attacks.generative.vocabulary",
-     ["TokenVocabulary", "_contains"]),
-    ("private_vectors.embedding", "private_vectors.config",
-     ["KEY_ENV", "CHROMA_NAME", "DRIFT_FIELDS", "check_config_compatible", "_key_bytes", "_key_id", "_canonical",
-      "_concept_identity"]),
-])
-def test_old_paths_give_the_moved_objects(old: str, new: str, names: list[str]) -> None:
-    old_mod, new_mod = importlib.import_module(old), importlib.import_module(new)
-    for name in names:
-        assert getattr(old_mod, name) is getattr(new_mod, name), name
+@pytest.mark.parametrize("old", ["private_vectors.encoders.cape", "private_vectors.encoders.textcrafter",
+                                 "private_vectors.encoders.learned"])
+def test_old_module_paths_are_gone(old: str) -> None:
+    """Compatibility is by stored version, not by shims: moved modules have no old path."""
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(old)
 
 
-def test_old_path_unknown_name_is_an_attribute_error() -> None:
-    with pytest.raises(AttributeError):
-        importlib.import_module("private_vectors.encoders").NoSuchThing  # noqa: B018
-    with pytest.raises(AttributeError):
-        importlib.import_module("private_vectors.encoders.cape").NoSuchThing  # noqa: B018
+def test_no_private_re_exports() -> None:
+    for name in ("_key_bytes", "_key_id", "_canonical", "_concept_identity", "_BUILD_CACHE", "_LIVE"):
+        assert not hasattr(embedding, name), name
+    assert not hasattr(importlib.import_module("private_vectors.encoders"), "CapeEncoder")
 
 
 def test_learned_perturbations_are_mechanisms() -> None:

@@ -1,4 +1,4 @@
-"""The small PII detector: regex entities, word-list names, synthetic generators, presidio data."""
+"""The light detector (regex entities, word-list names), the synthetic generators, presidio data."""
 
 from __future__ import annotations
 
@@ -9,20 +9,15 @@ from pathlib import Path
 import pytest
 
 from private_vectors.errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from private_vectors.pii import (
-    PIIDetector,
-    contains_pii,
-    detect_pii,
-    synthetic_pii_sentences,
-    synthetic_plain_sentences,
-)
+from private_vectors.synthetic import synthetic_pii_sentences, synthetic_plain_sentences
+from private_vectors.text.light import LightDetector, contains_pii, detect_pii
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 
 @pytest.fixture(scope="module")
-def det() -> PIIDetector:
-    return PIIDetector()
+def det() -> LightDetector:
+    return LightDetector()
 
 
 @pytest.mark.parametrize(
@@ -40,14 +35,12 @@ def det() -> PIIDetector:
         ("We flew from Lisbon to the coast.", "LOCATION", "Lisbon"),
     ],
 )
-def test_detects_each_entity_type(det: PIIDetector, text: str, entity: str, value: str) -> None:
+def test_detects_each_entity_type(det: LightDetector, text: str, entity: str, value: str) -> None:
     spans = det.detect(text)
-    assert any(s.entity_type == entity and s.text == value for s in spans), spans
-    for s in spans:
-        assert text[s.start:s.end] == s.text
+    assert any(s.label == entity and text[s.start:s.end] == value for s in spans), spans
 
 
-def test_checksums_reject_lookalike_numbers(det: PIIDetector) -> None:
+def test_checksums_reject_lookalike_numbers(det: LightDetector) -> None:
     assert "CREDIT_CARD" not in det.entity_types("Order 4454794511390934 shipped.")  # Luhn fails
     assert "IBAN_CODE" not in det.entity_types("Code GB83 WEST 1234 5698 7654 32 is wrong.")  # mod-97 fails
 
@@ -63,21 +56,21 @@ def test_checksums_reject_lookalike_numbers(det: PIIDetector) -> None:
         "The results improved by 12 percent in 2019.",
     ],
 )
-def test_plain_sentences_are_clean(det: PIIDetector, text: str) -> None:
+def test_plain_sentences_are_clean(det: LightDetector, text: str) -> None:
     assert det.detect(text) == []
     assert not contains_pii(text)
 
 
 def test_entities_filter_and_redact() -> None:
     text = "Mail Maria Lopez at maria@example.org."
-    only_mail = PIIDetector(entities=["EMAIL_ADDRESS"])
+    only_mail = LightDetector(entities=["EMAIL_ADDRESS"])
     assert only_mail.entity_types(text) == {"EMAIL_ADDRESS"}
-    assert PIIDetector().redact(text) == "Mail <PERSON> at <EMAIL_ADDRESS>."
-    assert {s.entity_type for s in detect_pii(text)} == {"PERSON", "EMAIL_ADDRESS"}
+    assert LightDetector().redact(text) == "Mail <PERSON> at <EMAIL_ADDRESS>."
+    assert {s.label for s in detect_pii(text)} == {"PERSON", "EMAIL_ADDRESS"}
 
 
 def test_synthetic_generators() -> None:
-    det = PIIDetector()
+    det = LightDetector()
     pii = synthetic_pii_sentences(60, seed=3)
     assert pii == synthetic_pii_sentences(60, seed=3)
     assert len(set(pii)) == 60
@@ -88,23 +81,23 @@ def test_synthetic_generators() -> None:
 
 def test_parameter_errors() -> None:
     with pytest.raises(InvalidTypeError):
-        PIIDetector().detect(b"bytes")  # type: ignore[arg-type]
+        LightDetector().detect(b"bytes")  # type: ignore[arg-type]
     with pytest.raises(InvalidParameterError):
-        PIIDetector(entities=["SHOE_SIZE"])
+        LightDetector(entities=["SHOE_SIZE"])
     with pytest.raises(InvalidTypeError):
-        PIIDetector(entities="PERSON")
+        LightDetector(entities="PERSON")
     with pytest.raises(InvalidParameterError):
-        PIIDetector(min_score=1.5)
+        LightDetector(min_score=1.5)
 
 
 def test_presidio_requested_but_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "presidio_analyzer", None)  # as if not installed: import raises
     with pytest.raises(ModelNotAvailableError):
-        PIIDetector(use_presidio=True)
+        LightDetector(use_presidio=True)
 
 
 @pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="needs ../shared/data/pii/synth_dataset_v2.json (README: Shared data); not present")
-def test_recall_on_presidio_synthetic_data(det: PIIDetector) -> None:
+def test_recall_on_presidio_synthetic_data(det: LightDetector) -> None:
     rows = json.loads((DATA / "pii" / "synth_dataset_v2.json").read_text(encoding="utf-8"))
     with_spans = [r for r in rows if r["spans"]]
     without = [r for r in rows if not r["spans"]]

@@ -51,7 +51,7 @@ def expected_for(config: dict) -> dict[str, np.ndarray]:
     if salt in _EXPECTED:
         return _EXPECTED[salt]
     pe = PrivateEmbedding(model="fake", eps=10, key=KEY)
-    pe.bind_to_stored(config, "the crash-test store")
+    pe.pipeline.keying.bind(config, "the crash-test store")
     Z = pe.embed_array(corpus(N_DOCS)).astype(np.float64)
     normalised = Z / np.linalg.norm(Z, axis=1, keepdims=True)
     _EXPECTED[salt] = {"space": pe.space,  # type: ignore[dict-item]

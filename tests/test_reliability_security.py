@@ -126,7 +126,7 @@ def test_key_not_in_config_repr_report_or_noise_context():
     for pe in (PrivateEmbedding(model="fake", eps=10, key=KEY),
                PrivateEmbedding(model="fake", eps=10, key=KEY.encode(), query="keyed")):
         for where, text in [("get_config", json.dumps(pe.get_config())), ("repr", repr(pe)), ("str", str(pe)),
-                            ("privacy_report", pe.privacy_report_text()), ("keyed_context", pe.keyed_context()),
+                            ("privacy_report", pe.privacy_report_text()), ("keyed_context", pe.pipeline.keyed_context()),
                             ("mechanism repr", repr(pe.mechanism)), ("describe", json.dumps(pe.mechanism.describe())),
                             ("vars", repr(sorted(k for k in vars(pe))))]:
             assert_no_key(text, where)

@@ -59,8 +59,8 @@ def _name() -> str:
 def test_sanitize_none_is_todays_behaviour() -> None:
     ef = _ef(concept="PII", eps=10, key=KEY, sanitize=None)
     assert ef.sanitizer is None and ef.get_config()["sanitizer"] is None
-    assert ef.sanitize_documents(DOCS) == DOCS and ef.sanitize_queries(["q"]) == ["q"]
-    np.testing.assert_array_equal(ef.embed_array(DOCS), ef.embed_sanitized(DOCS))
+    assert ef.sanitize_documents(DOCS) == DOCS and ef.pipeline.sanitize_queries(["q"]) == ["q"]
+    np.testing.assert_array_equal(ef.embed_array(DOCS), ef.pipeline.embed_sanitized(DOCS))
     report = ef.privacy_report()
     assert report["text_stage"]["enabled"] is False and "raw" in report["text_stage"]["note"]
     assert "sanitizer" in DRIFT_FIELDS
@@ -232,21 +232,23 @@ def test_reopened_collection_refuses_another_sanitizer(tmp_path) -> None:
 
 @needs_sanitizer
 def test_keyed_query_index_persists_with_the_collection(tmp_path) -> None:
-    from private_vectors.integrations.chroma import QUERY_INDEX_KEY, open_collection
+    from private_vectors.integrations.chroma import QUERY_INDEX_KEY, open_collection, query_index_collection_name
 
     ef = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     store = chroma_store(ef, collection_name="notes", persist_directory=str(tmp_path))
     store.add_texts(DOCS)
-    meta = store._collection.metadata or {}
-    assert QUERY_INDEX_KEY in meta and not _detected_left(ef.sanitizer, [meta[QUERY_INDEX_KEY]] * len(DOCS))
+    assert QUERY_INDEX_KEY not in (store._collection.metadata or {})  # its own collection, one record per HMAC
+    side = chromadb.PersistentClient(str(tmp_path)).get_collection(query_index_collection_name(store._collection))
+    got = side.get(include=["metadatas"])
+    assert got["ids"] and not _detected_left(ef.sanitizer, [json.dumps(got) + json.dumps(side.metadata)] * len(DOCS))
     query = "what do the records say about amelia okafor"
     reopened = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     chroma_store(reopened, collection_name="notes", persist_directory=str(tmp_path))
-    assert "amelia" not in reopened.sanitize_queries([query])[0].lower()
-    assert reopened.sanitize_queries([query]) == ef.sanitize_queries([query])
+    assert "amelia" not in reopened.pipeline.sanitize_queries([query])[0].lower()
+    assert reopened.pipeline.sanitize_queries([query]) == ef.pipeline.sanitize_queries([query])
     again = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     open_collection(chromadb.PersistentClient(str(tmp_path)), "notes", again)
-    assert again.sanitize_queries([query]) == ef.sanitize_queries([query])
+    assert again.pipeline.sanitize_queries([query]) == ef.pipeline.sanitize_queries([query])
 
 
 @needs_sanitizer
@@ -262,4 +264,4 @@ def test_faiss_sidecar_keeps_the_query_index_and_no_raw_values(tmp_path) -> None
     assert sidecar["query_index"]["entries"] and not _detected_left(ef.sanitizer, [rest] * len(DOCS))
     loaded = PrivateFaissIndex.load(tmp_path / "idx", _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate"))
     query = "what do the records say about jonas berger"
-    assert loaded.embedding.sanitize_queries([query]) == ef.sanitize_queries([query])
+    assert loaded.embedding.pipeline.sanitize_queries([query]) == ef.pipeline.sanitize_queries([query])

@@ -8,9 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from private_vectors.encoders import FakeEncoder, TextCrafter, load_learned
-from private_vectors.encoders.learned import NotFittedError
-from private_vectors.encoders.textcrafter import PIIClassifier, kmeans, relabel_pii
+from private_vectors.encoders import FakeEncoder
+from private_vectors.mechanisms import TextCrafter, load_learned
+from private_vectors.mechanisms.learned import NotFittedError
+from private_vectors.mechanisms.textcrafter import PIIClassifier, kmeans, relabel_pii
 from private_vectors.errors import (
     ArtefactError,
     ConfigMismatchError,

@@ -5,7 +5,11 @@ Rooms, in the order a document goes through them:
     concepts      concept corpora, SPARSE masks, concept subspaces, artefacts
     mechanisms    noise mechanisms (Laplace, Mahalanobis, Purkayastha, Gaussian) and the
                   learned perturbations (CAPE, TextCrafter)
-    embedding     ``PrivateEmbedding``: composes the stages; ``config`` holds what it persists
+    options       ``EmbeddingOptions`` (frozen, validated) and ``resolve_options`` (every default)
+    pipeline      ``Pipeline``: text stage → encoder → erasure → mechanism → store geometry
+    embedding     ``PrivateEmbedding``: the thin Chroma/LangChain adapter over a pipeline;
+                  ``config`` holds what it persists, ``report`` what it reports, ``guard``
+                  the raw-text warning
     integrations  Chroma, LangChain and FAISS adapters
     attacks       inversion attacks against stored vectors
     metrics       leakage, confidence, NDCG, correlation (pure functions)
@@ -13,8 +17,8 @@ Rooms, in the order a document goes through them:
     cli           the ``private-vectors`` command
 """
 
+from ._lazy import after_import, lazy_attributes
 from ._version import __version__
-from .embedding import PrivateEmbedding
 from .errors import (
     ArtefactError,
     ConfigMismatchError,
@@ -23,10 +27,6 @@ from .errors import (
     ModelNotAvailableError,
     PrivateVectorsError,
 )
-from .integrations.chroma import register_if_available as _register_with_chroma
-from .text import Sanitizer
-
-_register_with_chroma()  # registers PrivateEmbedding with Chroma when chromadb is installed
 
 __all__ = [
     "ArtefactError",
@@ -41,11 +41,22 @@ __all__ = [
     "__version__",
 ]
 
+# Imported on first use, so ``import private_vectors`` and the command line stay quick;
+# ``Chroma`` (the drop-in LangChain store) imports langchain-chroma.
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "PrivateEmbedding": ".embedding",
+    "Sanitizer": ".text",
+    "Chroma": ".langchain",
+})
 
-def __getattr__(name: str) -> object:
-    """Lazy names: ``Chroma`` (the drop-in LangChain store; imports langchain-chroma on first use)."""
-    if name == "Chroma":
-        from .langchain import Chroma
 
-        return Chroma
-    raise AttributeError(f"module 'private_vectors' has no attribute {name!r}")
+def _register_with_chroma() -> None:
+    from .integrations.chroma import register_if_available
+
+    register_if_available()
+
+
+# Chroma learns the "private_vectors" embedding function as soon as chromadb is imported (now,
+# if it already is), so a collection reopened without an embedding function rebuilds it.
+after_import("chromadb", ("private_vectors.embedding", "private_vectors.integrations.chroma"),
+             _register_with_chroma)

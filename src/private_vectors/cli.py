@@ -16,6 +16,11 @@ from .errors import PrivateVectorsError
 
 Register = Callable[[argparse._SubParsersAction], None]
 
+EXTRAS = {"chromadb": "chroma", "langchain_chroma": "langchain", "langchain_core": "langchain", "faiss": "faiss",
+          "llama_index": "llamaindex", "matplotlib": "bench", "presidio_anonymizer": "bench", "sklearn": "bench",
+          "concept_erasure": "fit"}
+"""Optional import → the extra that installs it (named when a command needs a missing one)."""
+
 
 def _register_info(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("info", help="versions, default model, available mechanisms")
@@ -78,6 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except PrivateVectorsError as exc:
         print(f"private-vectors: error: {exc}", file=sys.stderr)
+        return 2
+    except ModuleNotFoundError as exc:
+        extra = EXTRAS.get((exc.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(f"private-vectors: error: {args.command} needs {exc.name}, which is not installed: "
+              f"pip install 'private-vectors[{extra}]'", file=sys.stderr)
         return 2
 
 

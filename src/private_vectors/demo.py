@@ -12,8 +12,6 @@ import json
 import tempfile
 from typing import Any
 
-import numpy as np
-
 SENTENCES = [
     "Maria Lopez booked a flight to Madrid for Monday.",
     "The patient John Smith reported a persistent cough and mild fever.",
@@ -37,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import chromadb
+    import numpy as np
 
     from .embedding import PrivateEmbedding
     from .integrations.chroma import add_documents

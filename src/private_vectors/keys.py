@@ -19,12 +19,15 @@ place key bytes are handled:
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import hmac
 import json
 import numbers
 import secrets
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +45,9 @@ __all__ = [
     "KeySchedule",
     "SecretKey",
     "canonical_context",
+    "generate",
     "hkdf_sha256",
+    "key_scope",
     "legacy_key_check",
     "make_key_hint",
     "new_salt",
@@ -57,7 +62,34 @@ SCRYPT_PARAMS: dict[str, int] = {"n": 2**15, "r": 8, "p": 1}
 """scrypt cost for v2 (32 MiB, ≈0.1-0.3 s once per key and collection); recorded in the config."""
 SALT_BYTES = 16
 CHECK_BYTES = 16  # 128-bit key check value (v2)
-_MAKE_ONE = 'python -c "import secrets; print(secrets.token_urlsafe(32))"'
+_MAKE_ONE = 'python -c "import private_vectors.keys as k; print(k.generate())"'
+_MAX_PERIOD = 4  # a key repeating a pattern of this many bytes or fewer is refused
+_SCOPED: contextvars.ContextVar[SecretKey | None] = contextvars.ContextVar("private_vectors_key_scope", default=None)
+
+
+def generate() -> str:
+    """A new random key (256 bits from the OS's secure source) as URL-safe text.
+
+    The string can be passed as ``key=...`` or put in ``PRIVATE_VECTORS_KEY``; keep it in a
+    secret store, never next to the collection it protects.
+    """
+    return secrets.token_urlsafe(32)
+
+
+@contextmanager
+def key_scope(key: SecretKey | None) -> Iterator[None]:
+    """Make ``key`` the key of store rebuilds inside the block (the key a user passed as a
+    parameter; Chroma rebuilds stored functions from their config, without parameters)."""
+    token = _SCOPED.set(key)
+    try:
+        yield
+    finally:
+        _SCOPED.reset(token)
+
+
+def scoped_key() -> SecretKey | None:
+    """The key set by the innermost :func:`key_scope`, or None."""
+    return _SCOPED.get()
 
 
 class SecretBytes(bytes):
@@ -74,7 +106,21 @@ class SecretBytes(bytes):
 
 def make_key_hint() -> str:
     """How to make a good key (used in error messages)."""
-    return f"make one with: {_MAKE_ONE} and pass it as key=... or set {KEY_ENV}"
+    return f"make one with: {_MAKE_ONE} (or secrets.token_urlsafe(32)) and pass it as key=... or set {KEY_ENV}"
+
+
+def _weakness(secret: bytes, min_bytes: int) -> str | None:
+    """What makes ``secret`` guessable (its length, one repeated byte, a short repeating
+    pattern), described without its content; None for an acceptable key."""
+    if len(secret) < min_bytes:
+        return f"<a secret of {len(secret)} bytes>"
+    if min_bytes < MIN_KEY_BYTES:
+        return None  # a legacy (v1) collection's key: accepted as it was written
+    for period in range(1, _MAX_PERIOD + 1):
+        if all(secret[i] == secret[i % period] for i in range(len(secret))):
+            what = "one byte repeated" if period == 1 else f"a {period}-byte pattern repeated"
+            return f"<a secret of {len(secret)} bytes that is {what}>"
+    return None
 
 
 class SecretKey:
@@ -95,37 +141,65 @@ class SecretKey:
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
-    def resolve(cls, key: Any, *, min_bytes: int = MIN_KEY_BYTES, env: str = KEY_ENV) -> SecretKey | None:
-        """A :class:`SecretKey` from ``key`` (str, bytes, a SecretKey) or, when None, from env ``env``.
+    def resolve(cls, key: Any, *, min_bytes: int = MIN_KEY_BYTES, env: str | None = KEY_ENV) -> SecretKey | None:
+        """A :class:`SecretKey` from ``key`` (str, bytes, a SecretKey) or, when None, from the
+        innermost :func:`key_scope` or env ``env`` (``env=None``: no environment lookup).
 
         Returns None when no key is given and the variable is unset or empty.
 
         Raises:
-            InvalidParameterError / InvalidTypeError naming ``key``; the message never contains
-            the key, and no frame of this call keeps it in a local once the error is raised.
+            InvalidParameterError / InvalidTypeError naming ``key``: a key under ``min_bytes``
+            bytes, one byte repeated or a pattern of at most 4 bytes repeated (new keys), or a
+            key given both ways (parameter and environment) that differ. The message never
+            contains the key, and no frame of this call keeps it in a local once raised.
         """
         if isinstance(key, SecretKey):
             return key
-        source = "parameter"
         if key is None:
-            key = _env_bytes(env)
-            source = "env"
-            if not key:
-                return None
-        problem, secret = _coerce(key, source, env)
+            scoped = _SCOPED.get()
+            from_env = cls._from_env(env, min_bytes)
+            if scoped is not None and from_env is not None and scoped != from_env:
+                raise _conflict(env)
+            return scoped if scoped is not None else from_env
+        problem, secret = _coerce(key, "parameter", env or KEY_ENV)
         del key  # never visible in a traceback's locals from here on
         if problem is not None:
             secret = None
             raise problem
         assert secret is not None
-        if len(secret) < min_bytes:
-            size = len(secret)
+        try:
+            out = cls._checked(secret, "parameter", min_bytes, env)
+        finally:
             secret = None
-            where = f"env {env}" if source == "env" else "key"
-            raise InvalidParameterError(
-                "key", f"a secret of at least {min_bytes} bytes", f"<a secret of {size} bytes from {where}>",
-                note=f"A short key can be guessed from the stored vectors; {make_key_hint()}")
-        return cls(secret, source)
+        if env is not None:
+            other = _env_bytes(env)
+            if other and not hmac.compare_digest(other, out._secret):
+                other = None
+                raise _conflict(env)
+            other = None
+        return out
+
+    @classmethod
+    def _from_env(cls, env: str | None, min_bytes: int) -> SecretKey | None:
+        raw = _env_bytes(env) if env is not None else None
+        if not raw:
+            return None
+        assert env is not None
+        try:
+            return cls._checked(raw, "env", min_bytes, env)
+        finally:
+            raw = None
+
+    @classmethod
+    def _checked(cls, secret: bytes, source: str, min_bytes: int, env: str | None) -> SecretKey:
+        weak = _weakness(secret, min_bytes)
+        if weak is None:
+            return cls(secret, source)
+        secret = b""
+        where = f"env {env}" if source == "env" else "key"
+        raise InvalidParameterError(
+            "key", f"a random secret of at least {min_bytes} bytes", f"{weak[:-1]} from {where}>",
+            note=f"A short or patterned key can be guessed from the stored vectors; {make_key_hint()}")
 
     # -- protection ----------------------------------------------------------------------------
     def __repr__(self) -> str:
@@ -166,6 +240,12 @@ class SecretKey:
             raise InvalidParameterError("salt", "at least 8 bytes (recorded in the collection config)", salt)
         params = dict(SCRYPT_PARAMS if scrypt is None else scrypt)
         return _schedule_v2(self, salt, params["n"], params["r"], params["p"])
+
+
+def _conflict(env: str | None) -> InvalidParameterError:
+    return InvalidParameterError(
+        "key", f"one key: the parameter and env {env} name different secrets", "<two different secrets>",
+        note=f"pass key=... or set {env}, or make both the same")
 
 
 def _utf8_or_none(value: str) -> bytes | None:
@@ -424,9 +504,12 @@ class Keying:
         self.expected = stored
         if self.secret is None:
             return  # a reader without the key may query; adding documents is refused later
-        sched = self.secret.schedule(version, salt, scrypt)
         check = stored.get("key_id") if version == "v1" else stored.get("key_check")
-        if check is not None and not hmac.compare_digest(str(check), sched.check):
+        if not isinstance(check, str) or not check:
+            raise ConfigMismatchError(f"{where}: its key check value is missing; the config was edited or "
+                                      "truncated (a keyed collection always records one), so no key can be verified")
+        sched = self.secret.schedule(version, salt, scrypt)
+        if not hmac.compare_digest(check, sched.check):
             raise ConfigMismatchError(
                 f"{where}: the key does not match the key it was written with (key check value differs); "
                 f"use the same key (key=... or {KEY_ENV}) or write to a new collection")

@@ -5,7 +5,12 @@ that went through a real store (Chroma, optionally FAISS) via :class:`PrivateEmb
 see :func:`run_benchmark` and :mod:`private_vectors.bench.report`.
 """
 
-from .cache import CachingEncoder
-from .runner import MECHANISM_SPECS, build_tasks, make_embedding, run_benchmark
+from .._lazy import lazy_attributes
 
 __all__ = ["MECHANISM_SPECS", "CachingEncoder", "build_tasks", "make_embedding", "run_benchmark"]
+
+# Imported on first use (the command line lists ``private-vectors bench`` without loading the harness).
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "CachingEncoder": ".cache",
+    **{name: ".runner" for name in ("MECHANISM_SPECS", "build_tasks", "make_embedding", "run_benchmark")},
+})

@@ -173,20 +173,20 @@ def sanitize_once(embedding: Any, texts: Sequence[str], chain: str = "") -> list
     if memo in _SANITIZED:
         out, after = _SANITIZED[memo]
         if after is not None:
-            embedding.load_query_index_state(after)
+            embedding.pipeline.load_query_index_state(after)
         return list(out)
     out = list(embedding.sanitize_documents(texts))
-    _SANITIZED[memo] = (out, embedding.query_index_state())
+    _SANITIZED[memo] = (out, embedding.pipeline.query_index_state())
     return out
 
 
 def prepare_documents(embedding: Any, texts: Sequence[str], chain: str = "") -> tuple[list[str] | None, np.ndarray]:
     """(texts to store or None, vectors): :meth:`PrivateEmbedding.prepare_documents` with the
     sanitizing memoised (:func:`sanitize_once`) — each text sanitized once, that text embedded."""
-    if not hasattr(embedding, "embed_sanitized"):  # a plain embedding function
+    if not hasattr(embedding, "pipeline"):  # a plain embedding function
         return None, np.asarray(embedding(list(texts)), dtype=np.float32)
     sanitized = sanitize_once(embedding, texts, chain)
-    return embedding.texts_to_store(texts, sanitized), embedding.embed_sanitized(sanitized)
+    return embedding.pipeline.texts_to_store(texts, sanitized), embedding.pipeline.embed_sanitized(sanitized, raw=texts)
 
 
 # --------------------------------------------------------------------------- leakage

@@ -12,18 +12,7 @@
   (sex, age band, …) erased from vectors (LEACE and variants, :mod:`.erasure`).
 """
 
-from .artefact import ESTIMATORS, FittedConcept, fit_concept, load_concept, shipped_artefact
-from .attribute import (
-    BUILTIN_ATTRIBUTES,
-    AttributeConcept,
-    fit_attribute,
-    is_attribute_folder,
-    load_attribute,
-)
-from .mask import SparseMask
-from .spec import BUILTIN_CONCEPTS, Concept, ConceptPairs, builtin_concept
-from .subspace import ConceptSubspace
-from .text import find_tokens, remove_spans, remove_tokens, tidy
+from .._lazy import lazy_attributes
 
 __all__ = [
     "BUILTIN_ATTRIBUTES",
@@ -47,3 +36,27 @@ __all__ = [
     "shipped_artefact",
     "tidy",
 ]
+
+# Imported on first use (the command line lists ``private-vectors concept`` without loading them).
+__getattr__, __dir__ = lazy_attributes(__name__, {
+    "ESTIMATORS": ".artefact",
+    "FittedConcept": ".artefact",
+    "fit_concept": ".artefact",
+    "load_concept": ".artefact",
+    "shipped_artefact": ".artefact",
+    "BUILTIN_ATTRIBUTES": ".attribute",
+    "AttributeConcept": ".attribute",
+    "fit_attribute": ".attribute",
+    "is_attribute_folder": ".attribute",
+    "load_attribute": ".attribute",
+    "SparseMask": ".mask",
+    "BUILTIN_CONCEPTS": ".spec",
+    "Concept": ".spec",
+    "ConceptPairs": ".spec",
+    "builtin_concept": ".spec",
+    "ConceptSubspace": ".subspace",
+    "find_tokens": ".text",
+    "remove_spans": ".text",
+    "remove_tokens": ".text",
+    "tidy": ".text",
+})

@@ -36,7 +36,7 @@ from .._validation import (
     check_non_negative_finite,
     check_positive_finite,
 )
-from ..errors import InvalidParameterError, InvalidTypeError
+from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = [
     "ERASURE_METHODS",
@@ -87,7 +87,12 @@ def _one_hot(codes: np.ndarray, c: int) -> np.ndarray:
 def _leace_step(X: np.ndarray, Z: np.ndarray, svd_tol: float) -> Step | None:
     """One LEACE step for concept matrix Z via concept_erasure; None when nothing is erased."""
     import torch
-    from concept_erasure import LeaceFitter
+
+    try:
+        from concept_erasure import LeaceFitter
+    except ImportError as exc:
+        raise ModelNotAvailableError("fitting a LEACE erasure needs concept-erasure: "
+                                     "pip install 'private-vectors[fit]'") from exc
 
     x = torch.as_tensor(X, dtype=torch.float64)
     z = torch.as_tensor(Z, dtype=torch.float64)

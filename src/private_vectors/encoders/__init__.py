@@ -1,7 +1,6 @@
 """Encoders: texts → float32 (m, n). One protocol, three adapters, one loader.
 
-CAPE and TextCrafter moved to :mod:`private_vectors.mechanisms` (they perturb vectors);
-``CapeEncoder``, ``TextCrafter`` and ``load_learned`` stay importable from here.
+(CAPE and TextCrafter perturb vectors: they are in :mod:`private_vectors.mechanisms`.)
 """
 
 from __future__ import annotations
@@ -19,30 +18,15 @@ __all__ = [
     "CANARY_SENTENCES",
     "DEFAULT_MODEL",
     "CallableEncoder",
-    "CapeEncoder",
     "Encoder",
     "FakeEncoder",
     "SentenceTransformerEncoder",
-    "TextCrafter",
     "default_model_path",
     "fingerprint",
     "fingerprints_match",
     "l2_normalize",
     "load_encoder",
-    "load_learned",
 ]
-
-_MOVED = ("CapeEncoder", "TextCrafter", "load_learned")
-
-
-def __getattr__(name: str) -> Any:
-    """Old names of the learned perturbations, now in :mod:`private_vectors.mechanisms`."""
-    if name in _MOVED:
-        from .. import mechanisms
-
-        return getattr(mechanisms, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 _CACHE: dict[tuple[str, bool], Encoder] = {}
 _CACHE_LOCK = threading.Lock()

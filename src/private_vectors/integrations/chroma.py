@@ -27,19 +27,28 @@ stored unless ``store_raw_text=True``::
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
-from collections.abc import Mapping, Sequence
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from ..config import CHROMA_NAME, check_config_compatible
+from ..config import CHROMA_NAME, check_config_compatible, comparable_config
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ..guard import protected_path
+from ..keys import SecretKey, key_scope
 
-__all__ = ["QUERY_INDEX_KEY", "add_documents", "check_collection", "load_query_index", "open_collection", "register",
-           "register_if_available", "save_query_index"]
+__all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
+           "load_query_index", "open_collection", "query_index_collection_name", "register", "register_if_available",
+           "save_query_index"]
 
 _PATCHED = False
+_OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
+METADATA_TEXT = ("sanitize", "keep")
+"""What :func:`add_documents` does with string metadata values (see its docstring)."""
 
 
 def register_if_available() -> bool:
@@ -87,7 +96,8 @@ def _name_the_collection(original: Any) -> Any:
         @functools.wraps(original)
         async def async_method(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
             try:
-                return await original(self, name, *args, **kwargs)
+                with _opening(_function_in(args, kwargs)):
+                    return await original(self, name, *args, **kwargs)
             except ConfigMismatchError as exc:
                 raise _named(exc, name) from None
 
@@ -97,12 +107,35 @@ def _name_the_collection(original: Any) -> Any:
     @functools.wraps(original)
     def method(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
         try:
-            return original(self, name, *args, **kwargs)
+            with _opening(_function_in(args, kwargs)):
+                return original(self, name, *args, **kwargs)
         except ConfigMismatchError as exc:
             raise _named(exc, name) from None
 
     method._private_vectors = True  # type: ignore[attr-defined]
     return method
+
+
+def _function_in(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
+    """The PrivateEmbedding a get/get_or_create call opens the collection with: its
+    ``embedding_function`` or, as LangChain's Chroma passes it, its ``configuration``'s."""
+    candidates = [kwargs.get("embedding_function"), *args]
+    config = kwargs.get("configuration")
+    if isinstance(config, Mapping):
+        candidates.append(config.get("embedding_function"))
+    return next((c for c in candidates if isinstance(c, PrivateEmbedding)), None)
+
+
+@contextmanager
+def _opening(embedding: Any) -> Iterator[None]:
+    """While a collection is opened with ``embedding`` in its configuration (not as Chroma's
+    ``embedding_function``), check the stored config against that function and bind its key,
+    instead of rebuilding the stored function without the key."""
+    token = _OPENING.set(embedding)
+    try:
+        yield
+    finally:
+        _OPENING.reset(token)
 
 
 def _named(exc: ConfigMismatchError, name: str) -> ConfigMismatchError:
@@ -127,10 +160,12 @@ def _wrap_conflict_check(original: Any) -> Any:
 def _check_against_persisted(embedding_function: Any, persisted: Any, where: str = "this collection") -> None:
     if not isinstance(persisted, dict) or persisted.get("name") != CHROMA_NAME:
         return
+    if embedding_function is None:
+        embedding_function = _OPENING.get()
     if isinstance(embedding_function, PrivateEmbedding):
         stored = persisted.get("config") or {}
-        check_config_compatible(stored, embedding_function.get_config())
-        embedding_function.bind_to_stored(stored, where)  # same key (check value), same key derivation
+        check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
+        embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
@@ -142,6 +177,30 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         raise ConfigMismatchError(
             f"this collection was written by a PrivateEmbedding that cannot be rebuilt here ({exc}); "
             "fix the cause or pass the same PrivateEmbedding explicitly") from exc
+
+
+def _needs_upgrade(collection: Any, embedding: PrivateEmbedding) -> bool:
+    """Whether the recorded config predates hidden token lists or per-store check salts."""
+    stored = ((collection.configuration_json or {}).get("embedding_function") or {}).get("config") or {}
+    san = stored.get("sanitizer")
+    if not isinstance(san, dict) or embedding.sanitizer is None:
+        return False
+    return comparable_config(stored, embedding)["sanitizer"] != san or (bool(san.get("keyed")) and "key_salt" not in san)
+
+
+def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
+    """Record ``embedding``'s config (token lists as HMACs, the text stage's own check salt)
+    in place of one written by an earlier version. Chroma rebuilds the stored function to
+    validate the change, with the key in scope. SQLite may keep the old bytes in free pages
+    until the file is vacuumed."""
+    secret = getattr(getattr(embedding, "_keying", None), "secret", None)
+    try:
+        with key_scope(secret), _opening(embedding):
+            collection.modify(configuration={"embedding_function": embedding})
+    except Exception as exc:  # the data written is unaffected; say what stays
+        warnings.warn(f"collection {collection.name!r}: its configuration written by an earlier version (token "
+                      f"lists and allow list in clear) could not be upgraded ({type(exc).__name__}); create a new "
+                      "collection to drop it", PrivacyWarning, stacklevel=3)
 
 
 def check_collection(collection: Any, embedding_function: Any) -> None:
@@ -162,22 +221,59 @@ def check_collection(collection: Any, embedding_function: Any) -> None:
     _check_against_persisted(embedding_function, cfg, f"collection {collection.name!r}")
 
 
-def open_collection(client: Any, name: str, embedding_function: Any = None) -> Any:
-    """Open a collection; without ``embedding_function`` the stored PrivateEmbedding is rebuilt.
+def create_collection(client: Any, name: str, embedding: PrivateEmbedding, *, get_or_create: bool = False,
+                      metadata: Mapping[str, Any] | None = None) -> Any:
+    """A Chroma collection that records ``embedding`` and uses its distance space.
 
-    Unlike ``client.get_collection(name)`` this also refuses a collection that has no
-    PrivateEmbedding in its config when none is given (instead of Chroma's default function),
-    and restores the text stage's keyed query index (:func:`load_query_index`).
+    Equivalent to ``client.create_collection(name, embedding_function=embedding,
+    configuration={"hnsw": {"space": embedding.space}})``; with ``get_or_create=True`` an
+    existing collection is opened instead (and checked, as :func:`open_collection` does).
+    """
+    if not isinstance(embedding, PrivateEmbedding):
+        raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
+    make = client.get_or_create_collection if get_or_create else client.create_collection
+    col = make(name, embedding_function=embedding, configuration={"hnsw": {"space": embedding.space}},
+               metadata=dict(metadata) if metadata else None)
+    check_collection(col, embedding)
+    load_query_index(col, embedding)
+    return col
+
+
+def open_collection(client: Any, name: str, embedding_function: Any = None, *, key: Any = None) -> Any:
+    """Open a collection written by a PrivateEmbedding, ready for :func:`add_documents` and queries.
+
+    Args:
+        client: a Chroma client.
+        name: the collection.
+        embedding_function: the PrivateEmbedding to use (checked against the stored one);
+            default: the stored PrivateEmbedding is rebuilt from the collection's config.
+        key: the collection's key when the stored function is rebuilt (default: env
+            ``PRIVATE_VECTORS_KEY``; both given and different: an error). A function passed as
+            ``embedding_function`` brings its own key.
+
+    Unlike ``client.get_collection(name)`` this refuses a collection that has no
+    PrivateEmbedding in its config (instead of Chroma's default function), and arranges for
+    the text stage's keyed query index to be loaded on first use (:func:`load_query_index`).
+
+    Raises:
+        ConfigMismatchError: another configuration or another key (naming the collection, never the key).
     """
     if embedding_function is None:
-        col = client.get_collection(name)
-        cfg = col.configuration_json.get("embedding_function") or {}
-        if cfg.get("name") != CHROMA_NAME:
-            raise ConfigMismatchError(
-                f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
-                "pass embedding_function explicitly")
-        load_query_index(col, getattr(col, "_embedding_function", None))
-        return col
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1)
+        finally:
+            del key
+        with key_scope(secret):
+            col = client.get_collection(name, embedding_function=None)
+            cfg = col.configuration_json.get("embedding_function") or {}
+            if cfg.get("name") != CHROMA_NAME:
+                raise ConfigMismatchError(
+                    f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
+                    "pass embedding_function explicitly")
+            embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
+    elif key is not None:
+        raise InvalidParameterError("key", "no key together with embedding_function (the function has its own)",
+                                    "<a key>")
     col = client.get_collection(name, embedding_function=embedding_function)
     check_collection(col, embedding_function)
     load_query_index(col, embedding_function)
@@ -185,69 +281,235 @@ def open_collection(client: Any, name: str, embedding_function: Any = None) -> A
 
 
 def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[str],
-                  metadatas: Sequence[Mapping[str, Any]] | None = None, embedding: Any = None,
-                  store_raw_text: bool = False, upsert: bool = False) -> list[str] | None:
-    """Add ``documents`` to a Chroma ``collection`` in one pass (see the module docstring).
+                  metadatas: Sequence[Mapping[str, Any] | None] | None = None, embedding: Any = None,
+                  store_raw_text: bool = False, upsert: bool = False, metadata_text: str = "sanitize") -> list[str] | None:
+    """Add ``documents`` to a Chroma ``collection`` written by a PrivateEmbedding, in one pass.
+
+    Each text is sanitized once; that sanitized text is embedded and is what Chroma stores
+    (with no text stage, no text is stored unless ``store_raw_text=True``). The collection's
+    recorded configuration is checked first (another ε, concept, mechanism, text stage or key
+    is refused), the text stage's keyed query index is updated with this batch's entries only,
+    and the embedding runs on the library's protected path (no raw-text warning).
 
     Args:
-        collection: a Chroma collection written by a PrivateEmbedding.
+        collection: a Chroma collection whose configuration records a PrivateEmbedding
+            (:func:`create_collection`, ``client.create_collection(name, embedding_function=ef)``
+            or :func:`open_collection`).
         ids: one id per document.
         documents: the raw texts.
-        metadatas: optional metadata per document (stored as given).
+        metadatas: optional metadata per document.
         embedding: the PrivateEmbedding (default: the collection's own embedding function).
         store_raw_text: store the raw texts (the stolen store then holds them in clear).
         upsert: ``collection.upsert`` instead of ``collection.add``.
+        metadata_text: ``"sanitize"`` (default): string metadata values go through the same
+            text stage as the documents; without a text stage they are stored as given with a
+            :class:`~private_vectors.errors.PrivacyWarning`. ``"keep"``: stored as given, no
+            warning (for metadata you know holds no personal data: ids, dates, categories).
 
     Returns:
         The texts stored (sanitized, raw, or None when no text is stored).
 
     Raises:
-        ConfigMismatchError: ``embedding`` differs from the PrivateEmbedding the collection
-            was written with.
+        ConfigMismatchError: the collection records no PrivateEmbedding, or another one.
+        InvalidParameterError / InvalidTypeError: bad arguments (nothing is stored).
     """
     ef = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
     if not isinstance(ef, PrivateEmbedding):
         raise InvalidTypeError("embedding", "a PrivateEmbedding (or a collection opened with one)", ef)
+    if metadata_text not in METADATA_TEXT:
+        raise InvalidParameterError("metadata_text", f"one of {list(METADATA_TEXT)}", metadata_text)
+    _require_recorded(collection)
     check_collection(collection, ef)
     ids = list(ids)
-    stored, vectors = ef.prepare_documents(documents, store_raw_text=store_raw_text)
-    if len(ids) != len(vectors):
-        raise InvalidParameterError("ids", f"{len(vectors)} ids (one per document)", ids)
+    if isinstance(documents, str):
+        raise InvalidTypeError("documents", "a list of strings", "<str>", note="wrap a single text in a list")
+    if len(ids) != len(documents):
+        raise InvalidParameterError("ids", f"{len(documents)} ids (one per document)", f"{len(ids)} ids")
+    metas = _metadatas(metadatas, len(ids))
+    with protected_path():
+        if metas is not None:
+            metas = _metadata_text(ef, metas, metadata_text)
+        stored, vectors = ef.prepare_documents(documents, store_raw_text=store_raw_text)
     kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
     if stored is not None:
         kwargs["documents"] = stored
-    if metadatas is not None:
-        kwargs["metadatas"] = list(metadatas)
+    if metas is not None:
+        kwargs["metadatas"] = metas
     (collection.upsert if upsert else collection.add)(**kwargs)
     save_query_index(collection, ef)
+    if _needs_upgrade(collection, ef):
+        _upgrade_config(collection, ef)
     return stored
 
 
+def _require_recorded(collection: Any) -> None:
+    """Refuse a collection whose configuration does not record a PrivateEmbedding (Chroma
+    cannot record one later: its embedding function is fixed when it is created)."""
+    try:
+        cfg = (collection.configuration_json or {}).get("embedding_function") or {}
+    except AttributeError:  # pragma: no cover - a collection-like object without a config
+        return
+    if cfg.get("name") != CHROMA_NAME:
+        raise ConfigMismatchError(
+            f"collection {collection.name!r} does not record a PrivateEmbedding (found {cfg.get('name')!r}), so a "
+            "reopen could not check ε, concept or key; create it with private_vectors.chroma.create_collection("
+            "client, name, embedding) or client.create_collection(name, embedding_function=embedding)")
+
+
+def _metadatas(metadatas: Any, n: int) -> list[dict[str, Any] | None] | None:
+    if metadatas is None:
+        return None
+    if isinstance(metadatas, Mapping):
+        raise InvalidTypeError("metadatas", "a list with one mapping (or None) per document", "<a single mapping>")
+    metas = [None if m is None else dict(m) for m in metadatas]
+    if len(metas) != n:
+        raise InvalidParameterError("metadatas", f"{n} entries (one per document)", f"{len(metas)} entries")
+    return metas
+
+
+def _metadata_text(ef: PrivateEmbedding, metas: list[dict[str, Any] | None], mode: str) -> list[Any]:
+    """String metadata values through the text stage (``"sanitize"``), or as given."""
+    slots = [(i, k) for i, m in enumerate(metas) if m for k, v in m.items() if isinstance(v, str) and v.strip()]
+    if not slots or mode == "keep":
+        return metas
+    if ef.sanitizer is None:
+        warnings.warn(
+            f"add_documents: {len(slots)} string metadata value(s) are stored as given: this PrivateEmbedding has "
+            "no text stage to sanitize them. Keep personal data out of metadata, give the function a text stage "
+            "(sanitize='redact'), or pass metadata_text='keep' once you have checked them", PrivacyWarning,
+            stacklevel=3)
+        return metas
+    clean = ef.sanitize_documents([metas[i][k] for i, k in slots])  # type: ignore[index]
+    out = [None if m is None else dict(m) for m in metas]
+    for (i, k), v in zip(slots, clean, strict=True):
+        out[i][k] = v  # type: ignore[index]
+    return out
+
+
 QUERY_INDEX_KEY = "private_vectors:query_index"
-"""Collection-metadata key of the text stage's keyed query index (HMACs, never names)."""
+"""Collection-metadata key of the keyed query index as written by earlier versions (one JSON
+string, rewritten whole on every add); read and moved to the index collection on the next write."""
+_INDEX_PREFIX = "pv-query-index-"
+_INDEX_PAGE = 5000
+
+
+def query_index_collection_name(collection: Any) -> str:
+    """The name of the collection holding ``collection``'s keyed query index (one record per
+    HMAC; named by the collection's id, so a rename keeps it)."""
+    return f"{_INDEX_PREFIX}{collection.id}"
+
+
+def _sanitizer_of(embedding: Any) -> Any:
+    """The keyed text stage of ``embedding`` that keeps a query index, or None."""
+    san = getattr(embedding, "sanitizer", None) if isinstance(embedding, PrivateEmbedding) else None
+    if san is None or not getattr(san, "keyed", False) or not callable(getattr(san, "take_changes", None)):
+        return None
+    return san
+
+
+def _index_collection(collection: Any, sanitizer: Any, *, create: bool) -> Any:
+    """The index collection of ``collection`` (created when ``create``), its header checked
+    against ``sanitizer``'s key; None when absent and not created."""
+    from chromadb.api.models.Collection import Collection
+
+    server = collection._client
+    name = query_index_collection_name(collection)
+    if create:
+        header = {k: v for k, v in sanitizer.get_state_header().items() if v is not None}
+        model = server.get_or_create_collection(name=name, metadata={**header, "private_vectors:for": collection.name},
+                                                configuration={"hnsw": {"space": "l2"}}, tenant=collection.tenant,
+                                                database=collection.database)
+    else:
+        try:
+            model = server.get_collection(name=name, tenant=collection.tenant, database=collection.database)
+        except Exception as exc:  # Chroma raises NotFoundError (a ValueError in older versions)
+            if "not exist" in str(exc).lower() or "not found" in str(exc).lower():
+                return None
+            raise
+    side = Collection(client=server, model=model, embedding_function=None)
+    sanitizer.check_state(dict(side.metadata or {}))
+    return side
+
+
+def _position(mac: str) -> list[float]:
+    """A record's (unused) one-dimensional vector: distinct per HMAC, since Chroma's HNSW
+    index slows down on many identical points."""
+    return [int(mac[:8], 16) / 2**32]
 
 
 def save_query_index(collection: Any, embedding: Any) -> bool:
-    """Persist ``embedding``'s keyed query index in the collection's metadata (a JSON string;
-    no-op and False without one). Called by :func:`add_documents` and ``chroma_store`` adds."""
-    state = embedding.query_index_state() if isinstance(embedding, PrivateEmbedding) else None
-    if state is None:
+    """Write the entries the last batch added to ``embedding``'s keyed query index (and
+    delete those it dropped) into the collection's index collection; False without a keyed
+    text stage. The cost is the batch's, not the index's; concurrent writers through one
+    Chroma server each upsert their own entries (records keyed by HMAC), so none is lost.
+    A collection written by an earlier version (the index in its metadata) is migrated here."""
+    san = _sanitizer_of(embedding)
+    if san is None:
         return False
-    meta = dict(collection.metadata or {})
-    meta[QUERY_INDEX_KEY] = json.dumps(state, sort_keys=True)
-    collection.modify(metadata=meta)
+    changes = san.take_changes()
+    legacy = QUERY_INDEX_KEY in (collection.metadata or {})
+    if not changes and not legacy:
+        return True
+    side = _index_collection(collection, san, create=True)
+    if legacy:  # migrate: every entry once, then the metadata copy goes
+        changes = {**san.get_state()["entries"], **changes}
+    added = [(k, v) for k, v in changes.items() if v is not None]
+    removed = [k for k, v in changes.items() if v is None]
+    for start in range(0, len(added), _INDEX_PAGE):
+        part = added[start:start + _INDEX_PAGE]
+        side.upsert(ids=[k for k, _ in part], embeddings=[_position(k) for k, _ in part],
+                    metadatas=[{"l": v} for _, v in part])
+    for start in range(0, len(removed), _INDEX_PAGE):
+        side.delete(ids=removed[start:start + _INDEX_PAGE])
+    if legacy:
+        meta = {k: v for k, v in (collection.metadata or {}).items() if k != QUERY_INDEX_KEY}
+        collection.modify(metadata=meta or {"private_vectors:query_index_moved": True})
     return True
 
 
 def load_query_index(collection: Any, embedding: Any) -> bool:
-    """Restore the keyed query index saved by :func:`save_query_index` into ``embedding``'s
-    text stage (False when the collection has none). Called by :func:`open_collection` and
-    ``chroma_store``; a collection reopened with ``client.get_collection`` needs this call."""
-    raw = (collection.metadata or {}).get(QUERY_INDEX_KEY)
-    if not raw or not isinstance(embedding, PrivateEmbedding):
+    """Arrange for ``embedding``'s text stage to load ``collection``'s keyed query index on its
+    first use (from the index collection and, for a collection written by an earlier version,
+    its metadata); False when there is no keyed text stage. The key is checked when the index
+    is loaded. Called by :func:`open_collection` and the drop-in stores; a collection reopened
+    with ``client.get_collection`` needs this call."""
+    san = _sanitizer_of(embedding)
+    if san is None:
         return False
-    try:
-        state = json.loads(raw)
-    except ValueError as exc:
-        raise ArtefactError(f"collection {collection.name!r}: {QUERY_INDEX_KEY} is not valid JSON ({exc})") from exc
-    return embedding.load_query_index_state(state)
+    defer = getattr(san, "defer_state", None)
+    loader = functools.partial(_read_index, collection, san)
+    if callable(defer):
+        defer(loader)
+    else:  # pragma: no cover - a custom text stage without lazy loading
+        state = loader()
+        if state is not None:
+            embedding.pipeline.load_query_index_state(state)
+    return True
+
+
+def _read_index(collection: Any, sanitizer: Any) -> dict[str, Any] | None:
+    """The stored index as a ``Sanitizer.get_state()`` dict (None when there is none)."""
+    entries: dict[str, str] = {}
+    header: dict[str, Any] | None = None
+    raw = (collection.metadata or {}).get(QUERY_INDEX_KEY)
+    if raw:
+        try:
+            legacy = json.loads(raw)
+        except ValueError as exc:
+            raise ArtefactError(f"collection {collection.name!r}: {QUERY_INDEX_KEY} is not valid JSON") from exc
+        sanitizer.check_state(legacy)
+        entries.update({str(k): str(v) for k, v in (legacy.get("entries") or {}).items()})
+        header = legacy
+    side = _index_collection(collection, sanitizer, create=False)
+    if side is not None:
+        header = dict(side.metadata or {})
+        offset = 0
+        while True:
+            got = side.get(include=["metadatas"], limit=_INDEX_PAGE, offset=offset)
+            entries.update({i: str((m or {}).get("l", "")) for i, m in zip(got["ids"], got["metadatas"], strict=True)})
+            if len(got["ids"]) < _INDEX_PAGE:
+                break
+            offset += _INDEX_PAGE
+    if header is None:
+        return None
+    return {**{k: v for k, v in header.items() if not k.startswith("private_vectors:")}, "entries": entries}

@@ -31,7 +31,8 @@ import numpy as np
 
 from .._files import fsync_path as _fsync
 from .._validation import check_int, check_texts
-from ..embedding import PrivateEmbedding, check_config_compatible, rebuild
+from ..config import check_config_compatible
+from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index", "gpu_available"]
@@ -144,7 +145,7 @@ class PrivateFaissIndex:
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
         # one pass: each text is sanitized once; that text is embedded and is the text kept
         sanitized = self.embedding.sanitize_documents(texts)
-        Z = self._prepare(self.embedding.embed_sanitized(sanitized))
+        Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
         if ids is None:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
@@ -164,7 +165,7 @@ class PrivateFaissIndex:
             self._index.train(Z)
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
-        kept = self.embedding.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
+        kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         for n, i in enumerate(id_arr.tolist()):
             self.texts[int(i)] = kept[n] if kept is not None else ""
         return [int(i) for i in id_arr]
@@ -228,7 +229,7 @@ class PrivateFaissIndex:
             "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
             "store_raw_text": self.store_raw_text, "next_id": self._next_id, "ntotal": len(self),
             "ids": sorted(self.texts),
-            "query_index": self.embedding.query_index_state(),  # keyed HMACs of ingested entities, no names
+            "query_index": self.embedding.pipeline.query_index_state(),  # keyed HMACs of ingested entities, no names
         }
         if self.store_raw_text or self.embedding.sanitizer is not None:  # raw (opt-in) or sanitized texts
             sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
@@ -262,7 +263,7 @@ class PrivateFaissIndex:
             embedding = rebuild(sidecar["embedding"], where)
         else:
             check_config_compatible(sidecar["embedding"], embedding.get_config())
-            embedding.bind_to_stored(sidecar["embedding"], where)  # same key, same key derivation
+            embedding.pipeline.keying.bind(sidecar["embedding"], where)  # same key, same key derivation
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                    hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
                    use_gpu=use_gpu)
@@ -287,7 +288,7 @@ class PrivateFaissIndex:
         ids = sidecar.get("ids", list(stored_texts))
         self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
-        self.embedding.load_query_index_state(sidecar.get("query_index"))
+        self.embedding.pipeline.load_query_index_state(sidecar.get("query_index"))
         return self
 
 

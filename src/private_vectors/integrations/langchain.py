@@ -89,7 +89,7 @@ def stored_texts(embedding: Any, texts: Sequence[str], *, store_raw_text: bool =
     if store_raw_text:
         return items
     if isinstance(embedding, PrivateEmbedding):
-        kept = embedding.texts_to_store(items, embedding.sanitize_documents(items)) if items else None
+        kept = embedding.pipeline.texts_to_store(items, embedding.sanitize_documents(items)) if items else None
         return list(kept) if kept is not None else [""] * len(items)
     hook = getattr(embedding, "texts_to_store", None)
     if not callable(hook):

@@ -10,7 +10,7 @@ by the tests. The v branch starts at the direction of f₀ itself (the paper's "
 orthogonal to the user embedding") and is refined during training.
 
 * PII classifier p_Φ (paper eqs. 5–8): logistic regression on embeddings of balanced PII
-  vs plain sentences; plain sentences in which :mod:`private_vectors.pii` finds PII are
+  vs plain sentences; plain sentences in which :class:`private_vectors.text.light.LightDetector` finds PII are
   relabelled as PII first (:func:`relabel_pii`).
 * ProtectPolicy: f₀ is cut into tokens of ``token_dim`` coordinates, embedded, given a
   learnable positional vector p, passed through one multi-head self-attention block and a
@@ -79,19 +79,19 @@ def relabel_pii(texts: Sequence[str], labels: Any, detector: Any = None) -> tupl
     Args:
         texts: the sentences.
         labels: their source labels (1 = from a PII source, 0 = "plain").
-        detector: anything with ``contains_pii(text)``; default :class:`private_vectors.pii.PIIDetector`.
+        detector: anything with ``contains_pii(text)``; default :class:`private_vectors.text.light.LightDetector`.
 
     Returns:
         The corrected labels and how many were flipped.
     """
-    from ..pii import PIIDetector
+    from ..text.light import LightDetector
 
     items = check_texts(texts)
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != len(items) or not np.isin(y, [0, 1]).all():
         raise InvalidParameterError("labels", f"{len(items)} labels in {{0, 1}}", labels)
     y = y.astype(np.int64)
-    det = detector or PIIDetector()
+    det = detector or LightDetector()
     out = y.copy()
     for i, text in enumerate(items):
         if out[i] == 0 and det.contains_pii(text):

@@ -4,19 +4,24 @@ Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func
 
 | concept | detectors (cheap first) |
 |---|---|
-| PII | regexes (e-mail, phone, card, IBAN, SSN, IP, street) + name and place vocabularies + firm names made of surnames + presidio (PERSON, LOCATION, NRP, identifiers) |
+| PII | regexes (e-mail, phone, card, IBAN, SSN, IP, URL, street) + cue/shape identifiers (handles, ID numbers, dates of birth, ages, postcodes) + name and place vocabularies + firm names made of surnames + presidio (PERSON, LOCATION, NRP, URL, identifiers) |
+| PHI | PII + dates more specific than a year (regex and presidio/spaCy DATE_TIME) |
+| quasi | dates, age patterns, demographic terms, spaCy MONEY/QUANTITY/PERCENT, presidio DATE_TIME/ORGANIZATION/NRP |
 | person | first-name vocabulary (:class:`~private_vectors.text.names.NameDetector`) + presidio PERSON |
 | location | street regexes + place vocabulary + presidio LOCATION |
 | datetime | date regexes + weekday/month tokens + presidio DATE_TIME |
 | demographic | sex/gender vocabulary + age patterns + presidio NRP |
 | medical | the shipped disease and symptom vocabulary |
 
+Presets (``PII``, ``PHI``, ``quasi``) and their sources are in :mod:`.presets`. A list of concepts
+runs one pass with the union of their detectors (:func:`union_detectors`).
 A user concept is a :class:`TextConcept` (tokens, regexes, spaCy NER labels) or a
 ``concepts.Concept`` built with ``from_tokens`` / ``from_spacy``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,18 +31,25 @@ from typing import Any
 
 from ..concepts.text import find_tokens
 from ..errors import InvalidParameterError, InvalidTypeError
+from .identifiers import IdentifierDetector
 from .names import FirmDetector, NameDetector, PlaceDetector
+from .presets import PRESETS
 from .presidio import PresidioDetector, presidio_available
-from .regex import RegexDetector
+from .regex import REGEX_LABELS, RegexDetector
 from .spans import Detector, Span, validate_texts
 from .wordlist import WordListDetector
 
-__all__ = ["NerDetector", "PatternDetector", "TextConcept", "TokenDetector", "concept_detectors"]
+__all__ = ["NerDetector", "PatternDetector", "TextConcept", "TokenDetector", "concept_detectors", "union_detectors"]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "concepts"
 _SPACY_TO_LABEL = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION",
                    "NORP": "NRP", "DATE": "DATE_TIME", "TIME": "DATE_TIME", "ORG": "ORGANIZATION"}
 _WEEKDAYS_MONTHS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February", "March", "April", "June", "July", "August", "September", "October", "November", "December"]
+_PII_PRESIDIO = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
+                 "IP_ADDRESS", "URL", "UK_NHS", "MEDICAL_LICENSE")
+_PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
+_PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE")
+_QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
 _AGE = r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b(?:aged?|age)\s+\d{1,3}\b|\b\d{1,3}[- ]year[- ]old\b"
 
 
@@ -224,10 +236,67 @@ def _model_or_fallback(entities: Sequence[str]) -> tuple[list[Detector], bool]:
     return ([WordListDetector()] if wanted else []), True
 
 
+def _pii_detectors(extra_presidio: tuple[str, ...] = (), extra_ids: tuple[str, ...] = ()
+                   ) -> tuple[list[Detector], bool]:
+    model, fb = _model_or_fallback(_PII_PRESIDIO + extra_presidio)
+    return [RegexDetector(entities=_PII_REGEX), NameDetector(), PlaceDetector(), FirmDetector(),
+            IdentifierDetector(entities=_PII_IDS + extra_ids), *model], fb
+
+
+def _preset_detectors(name: str) -> tuple[list[Detector], bool]:
+    """Detectors of the presets ``PII``, ``PHI`` and ``quasi`` (see :mod:`.presets`)."""
+    if name == "PII":
+        return _pii_detectors()
+    if name == "PHI":
+        return _pii_detectors(("DATE_TIME",), ("DATE_TIME",))
+    model, fb = _model_or_fallback(("DATE_TIME", "ORGANIZATION", "NRP"))
+    ner = [NerDetector(_QUANTITY)] if not fb else []
+    return [IdentifierDetector(entities=["DATE_TIME", "AGE"]),
+            TokenDetector(_read_list("demographic_terms.txt"), label="DEMOGRAPHIC", name="demographic:tokens"),
+            *ner, *model], fb
+
+
+def _preset_name(concept: Any) -> str | None:
+    if isinstance(concept, str):
+        for name in PRESETS:
+            if name.lower() == concept.strip().lower():
+                return name
+    return None
+
+
+def union_detectors(detectors: Sequence[Detector]) -> list[Detector]:
+    """One detector per kind where kinds merge (regex, identifiers, presidio: the union of their
+    entities, so presidio and spaCy run once), other detectors once each (same config)."""
+    out: list[Detector] = []
+    seen: set[str] = set()
+    merged: dict[type, list[str]] = {}
+    for d in detectors:
+        if isinstance(d, (RegexDetector, IdentifierDetector, PresidioDetector)):
+            merged.setdefault(type(d), [])
+            merged[type(d)] += [e for e in d.entities if e not in merged[type(d)]]
+            continue
+        key = json.dumps(d.get_config(), sort_keys=True, default=str)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    firsts = [RegexDetector, IdentifierDetector]
+    head = [kind(entities=merged[kind]) for kind in firsts if kind in merged]
+    tail = [PresidioDetector(entities=merged[PresidioDetector])] if PresidioDetector in merged else []
+    return head + out + tail
+
+
 def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
-    """(concept name, detectors cheap first, whether the word-list fallback replaced presidio)."""
+    """(concept name, detectors cheap first, whether the word-list fallback replaced presidio).
+
+    A list of concepts gives the union of their detectors (one pass), named ``"PII+medical"``."""
     from ..concepts.spec import Concept, canonical_builtin
 
+    if isinstance(concept, (list, tuple)):
+        if not concept:
+            raise InvalidParameterError("concept", "a concept name or a non-empty list of concepts", concept)
+        parts = [concept_detectors(c) for c in concept]
+        return ("+".join(p[0] for p in parts), union_detectors([d for p in parts for d in p[1]]),
+                any(p[2] for p in parts))
     if isinstance(concept, TextConcept):
         return concept.name, concept.detectors(), False
     if isinstance(concept, Concept):
@@ -239,11 +308,10 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
         raise InvalidParameterError("concept", "a Concept built with from_tokens or from_spacy (the text stage "
                                     "needs tokens or NER labels), a TextConcept or a built-in name",
                                     spec.get("type"))
+    preset = _preset_name(concept)
+    if preset is not None:
+        return preset, *_preset_detectors(preset)
     name = canonical_builtin(concept)
-    if name == "PII":
-        model, fb = _model_or_fallback(("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER",
-                                        "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS"))
-        return name, [RegexDetector(), NameDetector(), PlaceDetector(), FirmDetector(), *model], fb
     if name == "person":
         model, fb = _model_or_fallback(("PERSON",))
         return name, [NameDetector(), *model], fb

@@ -4,28 +4,105 @@ E-mail, phone, credit card (Luhn-checked), IBAN (mod-97-checked), US SSN, IP add
 URL/domain, dates, street and military postal addresses (with their city/region/country/postcode
 lines; streets whose type word comes first, "Rua Diadema 1903"; post-office boxes; "the corner
 of X and Y") and person names after a cue ("my name is", "Mr", "Dr", "Name:", "maiden name
-is", "directed by", ...). The structured patterns are
-``private_vectors.pii``'s, reused (the text room depends on ``pii``, never the reverse, so the
-import graph has no cycle); the address tails, military addresses and name cues are added here.
-Street addresses are labelled LOCATION.
+is", "directed by", ...): the project's one name-cue list. Street addresses are labelled
+LOCATION.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..pii import (  # the project's regexes and checksums, reused as they are
-    _STREET,
-    _STREET_EU,
-    structured_matches,
-)
 from .spans import Span, check_labels, validate_texts
 
-__all__ = ["REGEX_LABELS", "RegexDetector"]
+__all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok", "luhn_ok", "structured_matches"]
 
 REGEX_VERSION = "4"
+
+# structured identifiers: e-mail, URL/domain, card, US SSN, IBAN, IP, date, phone, street
+EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|info|biz|co|de|uk|fr|es|it|nl|hu|cz|gl|pt|br|ru|cn|jp)\b",
+                  re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w])"
+                    r"|(?<![\w+])\+?\d{10,13}(?!\w)")
+_CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
+_SSN = re.compile(r"(?<!\d)(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}(?!\d)")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
+_IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.])")
+_IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b")
+_DATE_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
+                   rf"|\b{_DATE_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_DATE_MONTHS}\s+\d{{4}}\b")
+_STREET = re.compile(r"\b\d{1,6}\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr"
+                     r"|Court|Ct|Place|Pl|Way|Terrace|Circle|Highway|Hwy|Parkway|Square|Sq|Katu|Straße|Strasse|Gasse)\b\.?"
+                     r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
+# continental style: "<postcode> Puruntie 82", "Rua do Arenque 1634"; and lone "Apt. 595"
+_STREET_EU = re.compile(r"\b\d{3,6}\s+[A-Z][\w'’.-]+(?:\s+[\w'’.-]+){0,3}?\s+\d{1,5}\b|\b(?:Apt|Suite|Unit)\.?\s*\d+\b")
+
+
+def luhn_ok(digits: str) -> bool:
+    """Whether a digit string passes the Luhn check (ISO/IEC 7812-1, annex B)."""
+    total, parity = 0, len(digits) % 2
+    for i, ch in enumerate(digits):
+        d = int(ch)
+        if i % 2 == parity:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def iban_ok(text: str) -> bool:
+    """Whether an IBAN passes the ISO 13616 mod-97 check (ISO 7064)."""
+    s = text.replace(" ", "")
+    if not 15 <= len(s) <= 34:
+        return False
+    moved = s[4:] + s[:4]
+    try:
+        number = int("".join(str(int(c, 36)) for c in moved))
+    except ValueError:
+        return False
+    return number % 97 == 1
+
+
+def structured_matches(text: str, *, dates_are_not_phones: bool = False) -> Iterator[tuple[str, re.Match[str], float]]:
+    """(label, match, score) for every structured identifier the project's regexes find: e-mail,
+    URL, card (Luhn-checked), US SSN, IBAN (mod-97 checked), IPv4/IPv6, date, phone.
+
+    Args:
+        text: the text to search.
+        dates_are_not_phones: skip phone matches that are dates ("2020-01-02", "12/03/1980");
+            the text stage sets it; :class:`~private_vectors.text.light.LightDetector` keeps its original behaviour.
+    """
+    for m in EMAIL.finditer(text):
+        yield "EMAIL_ADDRESS", m, 1.0
+    for m in _URL.finditer(text):
+        yield "URL", m, 0.6
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if 13 <= len(digits) <= 19 and luhn_ok(digits):
+            yield "CREDIT_CARD", m, 0.95
+    for m in _SSN.finditer(text):
+        yield "US_SSN", m, 0.85
+    for m in _IBAN.finditer(text):
+        if iban_ok(m.group(0)):
+            yield "IBAN_CODE", m, 1.0
+    for pattern in (_IPV4, _IPV6):
+        for m in pattern.finditer(text):
+            yield "IP_ADDRESS", m, 0.9
+    for m in _DATE.finditer(text):
+        yield "DATE_TIME", m, 0.7
+    for m in _PHONE.finditer(text):
+        digits = re.sub(r"\D", "", m.group(0))
+        if dates_are_not_phones and (_DATE.fullmatch(m.group(0).strip())
+                                     or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0))):
+            continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
+        if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()):
+            yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
+
+
 
 # military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
 _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
@@ -70,6 +147,12 @@ _NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|M
                        rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
+def cue_name_spans(text: str, *, detector: str = "regex") -> list[Span]:
+    """PERSON spans for the words after a name cue ("my name is", "Mr", "Dr", "Name:", ...)."""
+    return [Span(m.start(1), m.end(1), "PERSON", 0.75, detector) for m in _NAME_CUE.finditer(text)
+            if m.group(1).split()[0] not in _CUE_STOP]
+
+
 REGEX_LABELS: tuple[str, ...] = (
     "PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS", "URL",
     "DATE_TIME", "LOCATION",
@@ -111,9 +194,7 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
             a, b = _with_tail(text, m.start(1), m.end(1))
             found.append(Span(a, b, "LOCATION", 0.7, name))
     if "PERSON" in wanted:
-        for m in _NAME_CUE.finditer(text):
-            if m.group(1).split()[0] not in _CUE_STOP:
-                found.append(Span(m.start(1), m.end(1), "PERSON", 0.75, name))
+        found.extend(cue_name_spans(text))
     return found
 
 

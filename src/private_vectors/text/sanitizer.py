@@ -43,15 +43,18 @@ from ..errors import (
     InvalidTypeError,
     PrivateVectorsError,
 )
-from ..keys import SecretKey
+from ..keys import SecretBytes, SecretKey
 from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
-from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector
+from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
+from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words
+from .normalise import normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
-from .presidio import PresidioDetector
-from .regex import RegexDetector
-from .spans import Detector, Span, chunk_text, merge_spans, validate_texts
+from .presets import PRESETS
+from .presidio import PRESIDIO_LABELS, PresidioDetector
+from .regex import REGEX_LABELS, RegexDetector
+from .spans import LABELS, Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
-from .wordlist import WordListDetector, name_words, truecase
+from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
 
 __all__ = ["ON_ERROR", "DetectionError", "Sanitizer"]
 
@@ -61,11 +64,24 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
-SANITIZER_VERSION = 2
-"""Version of the Sanitizer's own behaviour (2: words a batch writes in lower case are ordinary
-words; recorded in configs, so a store made with version 1 sees a different text stage)."""
+SANITIZER_VERSION = 3
+"""Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
+config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
+3: detection runs on normalised text (:mod:`.normalise`); placeholder-shaped input is detected;
+the second pass propagates only entities found on strong evidence and matches a person's name
+in lower case too."""
+_KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
+    REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
+_WEAK = "~"  # index value prefix of an entity found on weak evidence: queries match it, documents do not
+_STRONG_DETECTORS = frozenset(["regex", "identifiers"])
 SANITIZER_SALT = b"private_vectors/surrogates/v2"
-"""Public domain salt of a Sanitizer's stretched key (it has no collection of its own)."""
+"""Public domain salt of the surrogate and query-index subkeys (stable for one key across
+processes, so surrogates and index entries agree between a store's writers)."""
+DEFAULT_TIMEOUT = 60.0
+"""Seconds one detector may take for one batch before :class:`DetectionError` (nothing of the
+batch is returned, so nothing of it is stored)."""
+SECRET_FIELDS = ("tokens", "patterns", "allow_list")
+"""Config fields that list what a user asked to hide or keep: stored only as keyed HMACs."""
 
 
 _MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
@@ -108,14 +124,59 @@ class DetectionError(PrivateVectorsError, RuntimeError):
 def _secret(key: Any) -> SecretKey | None:
     """The key as a redacted :class:`SecretKey` (>= 16 bytes); None only when no key is given
     (unlike PrivateEmbedding, a Sanitizer does not read ``PRIVATE_VECTORS_KEY``)."""
-    return None if key is None else SecretKey.resolve(key)
+    return None if key is None else SecretKey.resolve(key, env=None)
+
+
+def _hide(obj: Any, mac: Any) -> Any:
+    """``obj`` with every :data:`SECRET_FIELDS` list replaced by its keyed HMACs (``mac``) or,
+    without a key (``mac`` None), by a marker: the values themselves are never stored."""
+    if isinstance(obj, dict):
+        return {k: _hidden(v, mac) if k in SECRET_FIELDS and isinstance(v, (list, tuple)) else _hide(v, mac)
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_hide(v, mac) for v in obj]
+    return obj
+
+
+def _hidden(values: Sequence[str], mac: Any) -> Any:
+    if not values:
+        return []
+    if mac is None:
+        return {"withheld": True}
+    return {"hmac": sorted({mac(str(v)) for v in values})}
+
+
+def _listed(detector_configs: Any) -> list[Any]:
+    """The token lists and patterns of detector configs (what may be the user's)."""
+    if not isinstance(detector_configs, list):
+        return []
+    return [(d.get("type"), d.get("tokens"), d.get("patterns")) for d in detector_configs
+            if isinstance(d, Mapping) and ("tokens" in d or "patterns" in d)]
+
+
+def _builtin_detector_configs(concept: str) -> list[Any]:
+    """The detector configs of built-in concept ``concept`` (empty when it is none)."""
+    try:
+        return [d.get_config() for d in concept_detectors(concept)[1]]
+    except Exception:
+        return []
+
+
+def _is_hidden(value: Any) -> bool:
+    return isinstance(value, Mapping) and ("hmac" in value or "withheld" in value)
+
+
+def _has_hidden(obj: Any) -> bool:
+    if isinstance(obj, Mapping):
+        return any(_is_hidden(v) or _has_hidden(v) for v in obj.values())
+    if isinstance(obj, list):
+        return any(_has_hidden(v) for v in obj)
+    return False
 
 
 @lru_cache(maxsize=1)
 def _index_stop() -> frozenset[str]:
-    from .. import pii
-
-    stop = {w.casefold() for w in pii._STOP} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
+    stop = {w.casefold() for w in COMMON_CAPITALISED} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
     try:
         from spacy.lang.en.stop_words import STOP_WORDS
 
@@ -125,10 +186,54 @@ def _index_stop() -> frozenset[str]:
     return frozenset(stop)
 
 
+def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
+    """Strong evidence for propagating ``span`` across the batch: a validated pattern (regex,
+    cue/shape identifier), a score of at least 0.9, or two independent detectors; never an
+    all-caps word of at most four letters ("RNA", "CI", "RT")."""
+    if _acronym(text[span.start:span.end]):
+        return False
+    if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
+        return True
+    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
+    return len(found_by) >= 2
+
+
+def _credited(span: Span, detected: Sequence[Span]) -> Span:
+    """A merged span the keyed index won, credited to a detector that also found it: only spans
+    no detector found keep the detector name ``"keyed-index"`` (they came from propagation)."""
+    if span.detector != "keyed-index":
+        return span
+    for s in detected:
+        if s.start < span.end and span.start < s.end:
+            return Span(span.start, span.end, span.label, span.score, s.detector)
+    return span
+
+
+def _acronym(value: str) -> bool:
+    """An all-caps word of at most four letters ("RNA", "CI", "RT"): never propagated."""
+    value = value.strip()
+    return value.isupper() and len(value) <= 4 and value.isalpha()
+
+
+def _label(value: str) -> str:
+    """The label of a keyed-index value (weak entries carry a prefix)."""
+    return value[len(_WEAK):] if value.startswith(_WEAK) else value
+
+
+def _add_entries(index: dict[str, str], entries: Mapping[str, str]) -> None:
+    """Add keyed-index entries; a weak entry never replaces a strong one for the same key."""
+    for k, v in entries.items():
+        if v.startswith(_WEAK) and k in index and not index[k].startswith(_WEAK):
+            continue
+        index[k] = v
+
+
 def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
     kind = cfg.get("type")
     if kind == "regex":
         return RegexDetector(entities=cfg["entities"])
+    if kind == "identifiers":
+        return IdentifierDetector(entities=cfg["entities"])
     if kind == "presidio":
         return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32))
     if kind == "wordlist":
@@ -177,10 +282,13 @@ class Sanitizer:
                  detectors: Sequence[Detector] | None = None, entities: Sequence[str] | None = None,
                  score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
-                 timeout: float | None = None, chunk_size: int = 10_000) -> None:
+                 timeout: float | None = DEFAULT_TIMEOUT, chunk_size: int = 10_000) -> None:
+        try:  # first, so that no later error leaves the raw key in this frame's locals
+            self._key = _secret(key)
+        finally:
+            del key
         if policy not in POLICIES:
             raise InvalidParameterError("policy", f"one of {list(POLICIES)}", policy)
-        self._key = _secret(key)
         overrides = dict(operators or {})
         for label, pol in overrides.items():
             if pol not in POLICIES:
@@ -205,10 +313,16 @@ class Sanitizer:
         else:  # the user's detectors replace the concept's (the concept is only recorded)
             self.concept_name, built, self.fallback = str(getattr(concept, "name", concept) or "custom"), [], False
         self._concept = concept if isinstance(concept, str) else getattr(concept, "name", "custom")
+        if isinstance(concept, (list, tuple)):
+            self._concept = self.concept_name = "+".join(str(getattr(c, "name", c)) for c in concept)
         if isinstance(concept, TextConcept):
             self._concept_cfg: Any = concept.get_config()
+        elif isinstance(concept, (list, tuple)) and all(isinstance(c, str) for c in concept):
+            self._concept_cfg = list(concept)
         else:
             self._concept_cfg = self.concept_name
+        # the detectors of a built-in concept name list nothing of the user's; any other's do
+        self._user_detectors = detectors is not None or not isinstance(concept, str)
         if detectors is not None:
             if isinstance(detectors, (str, bytes)) or not all(hasattr(d, "spans") for d in detectors):
                 raise InvalidTypeError("detectors", "a list of detectors (objects with .spans(texts))", detectors)
@@ -228,18 +342,34 @@ class Sanitizer:
         self.chunk_size = chunk_size
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
-        index_root = _surrogate_subkey(self._key) if self._key is not None else secrets.token_bytes(32)
-        self._check = (self._key.schedule("v2", SANITIZER_SALT).check if self._key is not None
-                       else hmac.new(index_root, b"key-id", hashlib.sha256).hexdigest()[:16])
-        self._index_key = hmac.new(index_root, b"private_vectors/text/query-index/v1", hashlib.sha256).digest()
+        self._set_subkeys()
         self._index: dict[str, str] = {}
+        self._changes: dict[str, str | None] = {}  # index entries added (label) or removed (None) since taken
+        self._pending: Any = None  # a loader of a stored index, run on first use (lazy reopen)
         self._lock = threading.Lock()
         self.faults: list[dict[str, Any]] = []
+        self.version = SANITIZER_VERSION
         if self.fallback:
             warnings.warn("presidio-analyzer/spaCy not installed: the Sanitizer uses the weaker word-list "
                           "detector for names and places (recorded in get_config()['fallback'])", stacklevel=2)
 
+    def _set_subkeys(self) -> None:
+        """The query-index and config-HMAC subkeys (redacted bytes) and the key check salt.
+
+        With a key: HMAC subkeys of the surrogate subkey (stable for the key), and a random
+        salt for the key check value, so two stores under one key record unrelated check
+        values. Without a key: a random per-instance index key (nothing to restore)."""
+        root = _surrogate_subkey(self._key) if self._key is not None else SecretBytes(secrets.token_bytes(32))
+        self._index_key = SecretBytes(hmac.digest(root, b"private_vectors/text/query-index/v1", "sha256"))
+        self._config_key = SecretBytes(hmac.digest(root, b"private_vectors/text/config-secrets/v1", "sha256"))
+        self._check_salt = secrets.token_bytes(16)
+        self._check: str | None = None if self._key is not None else \
+            hmac.digest(root, b"key-id", "sha256").hex()[:16]
+        del root
+
     def __repr__(self) -> str:
+        if not hasattr(self, "detectors"):  # a half-built object (a traceback with locals shows it)
+            return "Sanitizer(<not constructed>)"
         return (f"Sanitizer(concept={self._concept!r}, policy={self.policy!r}, keyed={self._key is not None}, "
                 f"detectors={[d.name for d in self.detectors]})")
 
@@ -256,9 +386,10 @@ class Sanitizer:
     def _detect(self, texts: list[str]) -> list[list[Span]] | None:
         """Raw spans per text (chunked, offsets preserved); None when redact_all applies."""
         pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
+        forms = [normalise(t) for t in texts] if self.version >= 3 else []
         for i, t in enumerate(texts):
             if t.strip():
-                pieces.extend((i, off, c) for off, c in chunk_text(t, self.chunk_size, 200))
+                pieces.extend((i, off, c) for off, c in chunk_text(forms[i].text if forms else t, self.chunk_size, 200))
         found: list[list[Span]] = [[] for _ in texts]
         if not pieces:
             return found
@@ -285,7 +416,8 @@ class Sanitizer:
                     return None
                 result = self._fallback_spans(det, chunks)
             for (i, off, _), spans in zip(pieces, result, strict=True):
-                found[i].extend(s.shifted(off) for s in spans)
+                shifted = [s.shifted(off) for s in spans]
+                found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         return found
 
     @staticmethod
@@ -301,7 +433,8 @@ class Sanitizer:
 
     def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (),
                 index: Mapping[str, str] | None = None, lower: frozenset[str] | None = None) -> list[Span]:
-        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)]
+        guarded = [(m.start(), m.end()) for m in _ESCAPED.finditer(text)
+                   if self.version < 3 or m.group(0)[1:-1] in _KNOWN_LABELS or m.group(0)[1:-1] in (self.entities or ())]
         index = self._index if index is None else index
         lower = frozenset() if lower is None else lower  # one text alone is no evidence
         kept = [self._relabel(text, s, index) for s in spans if s.score >= self.score_threshold and s.end > s.start
@@ -309,6 +442,8 @@ class Sanitizer:
                 and not any(s.start < b and a < s.end for a, b in guarded)
                 and not _ordinary_words(text, s, lower)]
         merged = merge_spans(kept + list(extra), priority=_index_first)
+        if extra and self.version >= 3:  # "keyed-index" names a span only the second pass found
+            merged = [_credited(s, kept) for s in merged]
         if self._allow:
             merged = [s for s in merged if " ".join(text[s.start:s.end].casefold().split()) not in self._allow]
         return merged
@@ -322,6 +457,7 @@ class Sanitizer:
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The detected spans of each text on its own (merged, thresholded, allow list applied);
         :meth:`document_spans` adds the keyed second pass :meth:`apply` runs over a batch."""
+        self._load_pending()
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect(texts)
         if found is None:
@@ -330,6 +466,7 @@ class Sanitizer:
 
     def query_spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The spans that :meth:`apply_queries` would replace (truecased detection + keyed index)."""
+        self._load_pending()
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect([truecase(t, self._ordinary) for t in texts])
         if found is None:
@@ -371,7 +508,8 @@ class Sanitizer:
         for t, s in zip(texts, found, strict=True):
             for span in self._select(t, s, lower=lower):
                 if not isinstance(self._operator(span.label), Keep):
-                    batch.update(self._entries(span.label, t[span.start:span.end], lower))
+                    weak = self.version >= 3 and not _strong(t, span, s)
+                    _add_entries(batch, self._entries(span.label, t[span.start:span.end], lower, weak=weak))
         index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
         return [self._select(t, s, self._index_spans(t, index, any_case=False, ordinary=lower), index, lower)
                 for t, s in zip(texts, found, strict=True)], batch, lower
@@ -380,6 +518,7 @@ class Sanitizer:
         """The spans :meth:`apply` would replace in this batch: detected spans plus, by the keyed
         index, every other occurrence of an entity detected in the batch or ingested before.
         Unlike :meth:`apply`, remembers nothing."""
+        self._load_pending()
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect(texts)
         if found is None:
@@ -389,6 +528,7 @@ class Sanitizer:
     def apply(self, texts: Sequence[str]) -> list[str]:
         """Sanitized documents (each detected span replaced per its label's policy; see
         :meth:`document_spans`). The entities replaced are remembered in the keyed index."""
+        self._load_pending()
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect(texts)
         if found is None:
@@ -396,16 +536,19 @@ class Sanitizer:
         selected, batch, lower = self._two_passes(texts, found)
         names, places = name_words()
         with self._lock:
-            self._index.update(batch)
+            self._update_index(batch)
             for w in lower:  # an entry learned earlier for a word this batch shows as ordinary
                 for kind in ("tok", "ent"):
-                    self._index.pop(self._mac(kind, w), None)
+                    mac = self._mac(kind, w)
+                    if self._index.pop(mac, None) is not None:
+                        self._changes[mac] = None
                 if w in names or w in places:  # queries will not truecase it ("gene", "will")
-                    self._index[self._mac("low", w)] = _ORDINARY
+                    self._update_index({self._mac("low", w): _ORDINARY})
         return [self._replace(t, spans, remember=True, ordinary=lower) for t, spans in zip(texts, selected, strict=True)]
 
     def apply_queries(self, texts: Sequence[str]) -> list[str]:
         """Sanitized queries: detection on truecased text plus the keyed index of ingested entities."""
+        self._load_pending()
         texts = [self._escape(t) for t in validate_texts(texts)]
         found = self._detect([truecase(t, self._ordinary) for t in texts])
         if found is None:
@@ -425,12 +568,26 @@ class Sanitizer:
     def _remember(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> None:
         entries = self._entries(label, original, ordinary)
         with self._lock:
-            self._index.update(entries)
+            self._update_index(entries)
 
-    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> dict[str, str]:
+    def _update_index(self, entries: Mapping[str, str]) -> None:
+        """Add ``entries`` and note the new or changed ones (the caller holds the lock); a weak
+        entry never replaces a strong one for the same key."""
+        for mac, label in entries.items():
+            held = self._index.get(mac)
+            if label.startswith(_WEAK) and held is not None and not held.startswith(_WEAK):
+                continue
+            if held != label:
+                self._index[mac] = label
+                self._changes[mac] = label
+
+    def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset(), *,
+                 weak: bool = False) -> dict[str, str]:
         """Keyed index entries of one replaced entity (its whole text, and a person's name words);
-        none for a word in ``ordinary`` (written in lower case elsewhere in the batch)."""
+        none for a word in ``ordinary`` (written in lower case elsewhere in the batch). ``weak``
+        entries (found on weak evidence) serve queries only, not the second pass in documents."""
         entries = {}
+        value = _WEAK + label if weak else label
         if label == "PERSON":
             stop = _index_stop()
             lower = original.islower()
@@ -438,10 +595,10 @@ class Sanitizer:
                 tok = normalise_token(m.group(0))
                 # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
                 if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()):
-                    entries[self._mac("tok", tok)] = label
+                    entries[self._mac("tok", tok)] = value
         norm = normalise_token(original)
         if norm and norm not in _index_stop() and not all(w in ordinary for w in norm.split()):
-            entries[self._mac("ent", norm)] = label
+            entries[self._mac("ent", norm)] = value
         return entries
 
     def _relabel(self, text: str, span: Span, index: Mapping[str, str]) -> Span:
@@ -449,11 +606,12 @@ class Sanitizer:
         if not index or span.detector == "regex":
             return span
         original = text[span.start:span.end]
-        label = index.get(self._mac("ent", normalise_token(original)))
+        found = index.get(self._mac("ent", normalise_token(original)))
+        label = None if found is None else _label(found)
         if label is None and span.label != "PERSON":
             toks = [normalise_token(m.group(0)) for m in _QUERY_WORD.finditer(original)]
             toks = [t for t in toks if len(t) >= 2 and t not in _index_stop()]
-            if toks and all(index.get(self._mac("tok", t)) == "PERSON" for t in toks):
+            if toks and all(_label(index.get(self._mac("tok", t)) or "") == "PERSON" for t in toks):
                 label = "PERSON"
         if label is None or label == span.label:
             return span
@@ -480,7 +638,8 @@ class Sanitizer:
                 if ordinary and all(k in ordinary for k in keys[i:i + n]):
                     continue
                 a, b = words[i].start(), words[i + n - 1].end()
-                if strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLES))):
+                lowered = strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLES)))
+                if lowered and (self.version < 3 or any(k in _common_words() for k in keys[i:i + n])):
                     continue  # in a document an entity starts with a capital ("Okafor"), a number or "van"
                 if text[a:b].endswith(("'s", "’s")):  # "Okafor's": the possessive is not the name's
                     b -= 2
@@ -490,81 +649,231 @@ class Sanitizer:
                     continue
                 norm = normalise_token(text[a:b])
                 label = index.get(self._mac("ent", norm))
-                if label is None and n == 1:
-                    label = index.get(self._mac("tok", norm))
+                if (label is None or label.startswith(_WEAK)) and n == 1:
+                    label = index.get(self._mac("tok", norm)) or label
+                # in a document only strong entries propagate; in lower case, only a person's name
+                # none of whose words is a common English word ("amelia okafor", not "rose")
+                if label is not None and not any_case and self.version >= 3 and (
+                        label.startswith(_WEAK) or (lowered and label != "PERSON") or _acronym(text[a:b])):
+                    label = None
                 if label is not None:
-                    out.append(Span(a, b, label, 1.0, "keyed-index"))
+                    out.append(Span(a, b, _label(label), 1.0, "keyed-index"))
                     busy.append((a, b))
         return out
 
     def _key_id(self) -> str:
-        """Check value of the key (128 bits from the stretched key's HKDF check subkey; never the key)."""
+        """Check value of the key under this Sanitizer's own random salt (128 bits from the key
+        stretched with scrypt under that salt; never the key). Computed once, on first need."""
+        if self._check is None:
+            assert self._key is not None
+            self._check = self._key.schedule("v2", self._check_salt).check
         return self._check
+
+    def _legacy_key_id(self) -> str | None:
+        """The check value written before each store had its own salt (fixed public salt)."""
+        return None if self._key is None else self._key.schedule("v2", SANITIZER_SALT).check
+
+    def _matches(self, salt_hex: Any, check: Any) -> bool:
+        """Whether this Sanitizer's key gives ``check`` under ``salt_hex`` (None: the legacy salt)."""
+        if self._key is None or not isinstance(check, str) or not check:
+            return False
+        if salt_hex is None:
+            return hmac.compare_digest(check, self._legacy_key_id() or "")
+        try:
+            salt = bytes.fromhex(str(salt_hex))
+        except ValueError:
+            return False
+        if salt == self._check_salt:
+            return hmac.compare_digest(check, self._key_id())
+        return hmac.compare_digest(check, self._key.schedule("v2", salt).check)
+
+    def _adopt_salt(self, salt_hex: str) -> None:
+        """Record the check value under a stored salt (a reopened store keeps its salt)."""
+        self._check_salt = bytes.fromhex(salt_hex)
+        self._check = None
+
+    def _mac_secret(self, value: str) -> str:
+        return hmac.digest(self._config_key, value.encode("utf-8"), "sha256").hex()[:32]
+
+    def secret_fields(self, obj: Any) -> Any:
+        """``obj`` (a config fragment) with its token lists, patterns and allow lists replaced by
+        keyed HMACs (with a key) or a ``{"withheld": true}`` marker (without one)."""
+        return _hide(obj, self._mac_secret if self._key is not None else None)
+
+    @property
+    def keyed(self) -> bool:
+        """Whether this Sanitizer has a key (surrogates and a restorable query index)."""
+        return self._key is not None
+
+    def get_state_header(self) -> dict[str, Any]:
+        """:meth:`get_state` without its entries (what a store records once, next to them)."""
+        return self._state_header()
+
+    def hide_config(self, config: Any) -> Any:
+        """A stored sanitizer config (possibly written before token lists were hidden) with its
+        token lists, patterns and allow list hidden as :meth:`get_config` hides them, so the two
+        compare; values already hidden are left as they are."""
+        if not isinstance(config, Mapping):
+            return config
+        out = dict(config)
+        out["concept"] = self.secret_fields(out.get("concept"))
+        out["allow_list"] = self.secret_fields({"allow_list": out.get("allow_list") or []})["allow_list"]
+        if self._user_detectors:
+            out["detectors"] = self.secret_fields(out.get("detectors"))
+        return out
+
+    def _state_header(self) -> dict[str, Any]:
+        head: dict[str, Any] = {"type": "sanitizer-query-index", "version": _INDEX_VERSION,
+                                "keyed": self._key is not None, "key_id": self._key_id()}
+        if self._key is not None:
+            head["key_salt"] = self._check_salt.hex()
+        return head
 
     def get_state(self) -> dict[str, Any]:
         """The keyed query index as JSON-safe data: HMACs and labels, never names."""
+        self._load_pending()
         with self._lock:
             entries = dict(self._index)
-        return {"type": "sanitizer-query-index", "version": _INDEX_VERSION, "keyed": self._key is not None,
-                "key_id": self._key_id(), "entries": entries}
+        return {**self._state_header(), "entries": entries}
+
+    def check_state(self, state: Mapping[str, Any]) -> None:
+        """Refuse a saved index header (:meth:`get_state` without entries) made under another key."""
+        if not isinstance(state, Mapping) or state.get("type") != "sanitizer-query-index":
+            raise InvalidParameterError("state", "a dict from Sanitizer.get_state()", "<not a query index>")
+        if self._key is not None:
+            ok = self._matches(state.get("key_salt"), state.get("key_id"))
+        else:  # an unkeyed index lives under a random per-instance key
+            ok = state.get("key_id") == self._key_id()
+        if not ok:
+            raise ConfigMismatchError("load_state: the query index was made under a different key (or without "
+                                      "a key, whose random per-instance key cannot be restored)")
 
     def load_state(self, state: Mapping[str, Any]) -> Sanitizer:
         """Add a saved query index (from :meth:`get_state`); refuses one made under another key."""
-        if not isinstance(state, Mapping) or state.get("type") != "sanitizer-query-index":
-            raise InvalidParameterError("state", "a dict from Sanitizer.get_state()", state)
-        if state.get("key_id") != self._key_id():
-            raise ConfigMismatchError("load_state: the query index was made under a different key (or without "
-                                      "a key, whose random per-instance key cannot be restored)")
+        self.check_state(state)
         entries = state.get("entries") or {}
         if not isinstance(entries, Mapping):
-            raise InvalidParameterError("state['entries']", "a mapping HMAC -> label", entries)
+            raise InvalidParameterError("state['entries']", "a mapping HMAC -> label", "<not a mapping>")
         with self._lock:
             self._index.update({str(k): str(v) for k, v in entries.items()})
         return self
 
+    def defer_state(self, loader: Any) -> None:
+        """Load a stored index lazily: ``loader()`` returns a :meth:`get_state`-like dict and is
+        called (once) before this Sanitizer next detects anything."""
+        with self._lock:
+            self._pending = loader
+
+    def _load_pending(self) -> None:
+        if self._pending is None:
+            return
+        with self._lock:
+            loader, self._pending = self._pending, None
+        if loader is not None:
+            state = loader()
+            if state is not None:
+                self.load_state(state)
+
+    def take_changes(self) -> dict[str, str | None]:
+        """The index entries added or changed (HMAC -> label) and removed (HMAC -> None) since
+        the last call: what a store must write after a batch (its cost is the batch's, not the index's)."""
+        with self._lock:
+            out, self._changes = self._changes, {}
+        return out
+
     # -- config -------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
-        """JSON-safe description (no key material): policy, keyed flag, detectors and versions, pool."""
+        """JSON-safe description: policy, keyed flag, detectors and versions, pool. No key
+        material; token lists, patterns and the allow list only as keyed HMACs (or withheld)."""
+        detectors = [d.get_config() for d in self.detectors]
         cfg: dict[str, Any] = {
-            "type": "sanitizer", "version": SANITIZER_VERSION, "library": __version__, "concept": self._concept_cfg,
+            "type": "sanitizer", "version": self.version, "library": __version__,
+            "concept": self.secret_fields(self._concept_cfg),
             "policy": self.policy, "keyed": self._key is not None,
             "operators": dict(self.operators), "entities": None if self.entities is None else list(self.entities),
-            "score_threshold": self.score_threshold, "allow_list": list(self.allow_list),
+            "score_threshold": self.score_threshold, "allow_list": self.secret_fields({"allow_list": list(
+                self.allow_list)})["allow_list"],
             "on_error": self.on_error, "timeout": self.timeout, "chunk_size": self.chunk_size,
-            "detectors": [d.get_config() for d in self.detectors], "fallback": self.fallback,
+            "detectors": self.secret_fields(detectors) if self._user_detectors else detectors,
+            "fallback": self.fallback,
             "pool": {"version": self.pool.version, "sha256": self.pool.sha256}, "language": "en",
         }
         if self._key is not None:
-            cfg["key_id"] = self._key_id()
+            cfg["key_salt"] = self._check_salt.hex()
+            cfg["key_check"] = self._key_id()
         return cfg
 
     @classmethod
     def from_config(cls, config: dict[str, Any], *, key: str | bytes | None = None,
                     detectors: Sequence[Detector] | None = None) -> Sanitizer:
-        """Rebuild from :meth:`get_config`; refuses a different pool or a key that does not match."""
+        """Rebuild from :meth:`get_config`; refuses a different pool or a key that does not match.
+
+        A config whose token lists, patterns or allow list are stored as HMACs cannot rebuild
+        them: pass ``detectors=`` (and build the Sanitizer with the same allow list), or reopen the
+        store with the same PrivateEmbedding.
+        """
+        try:  # first, so that no later error leaves the raw key in this frame's locals
+            secret = _secret(key)
+        finally:
+            del key
         if not isinstance(config, Mapping) or config.get("type") != "sanitizer":
-            raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", config)
+            raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", "<not a sanitizer config>")
+        if config.get("keyed") and secret is None:
+            raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
         pool = config.get("pool") or {}
         current = load_pool(str(pool.get("version", "1")))
         if pool.get("sha256") and pool["sha256"] != current.sha256:
             raise ConfigMismatchError(f"surrogate pool v{pool.get('version')}: recorded sha256 differs from the "
                                       "installed pool; surrogates would not match")
+        hidden = [f for f in ("concept", "allow_list") if _is_hidden(config.get(f)) or _has_hidden(config.get(f))]
+        if detectors is None and _has_hidden(config.get("detectors")):
+            hidden.append("detectors")
+        if hidden:
+            raise InvalidParameterError(
+                "config", "a text stage whose token lists, patterns and allow list can be rebuilt",
+                f"<{', '.join(hidden)} stored only as keyed HMACs>",
+                note="reopen the store with the same PrivateEmbedding (or Sanitizer) instead of rebuilding it")
         dets = list(detectors) if detectors is not None else [_detector_from_config(d) for d in config["detectors"]]
         concept = config.get("concept")
         if isinstance(concept, Mapping):
             concept = TextConcept(concept["name"], tuple(concept.get("tokens", ())), tuple(concept.get("patterns", ())),
                                   tuple(concept.get("ner_labels", ())), concept.get("label"))
-        out = cls(concept, policy=config["policy"], key=key if config.get("keyed") else None, detectors=dets,
+        out = cls(concept, policy=config["policy"], key=secret if config.get("keyed") else None, detectors=dets,
                   entities=config.get("entities"), score_threshold=config["score_threshold"],
                   allow_list=config.get("allow_list"), operators=config.get("operators"),
                   on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
                   chunk_size=config.get("chunk_size", 10_000))
-        if config.get("keyed") and out._key is None:
-            raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
-        if config.get("key_id") and out.get_config().get("key_id") != config["key_id"]:
-            raise ConfigMismatchError("Sanitizer.from_config: key does not match the recorded key_id")
+        out._user_detectors = detectors is not None or not isinstance(concept, str) \
+            or _listed(config["detectors"]) != _listed(_builtin_detector_configs(concept))
+        if config.get("keyed"):
+            out.check_config_key(config, "Sanitizer.from_config")
         out.fallback = bool(config.get("fallback", False))
+        version = config.get("version", 1)
+        if not isinstance(version, int) or version > SANITIZER_VERSION:
+            raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+                                      f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
+        out.version = version
         return out
+
+    def check_config_key(self, config: Mapping[str, Any], where: str) -> None:
+        """Refuse a keyed sanitizer config whose key check value is missing or belongs to
+        another key; adopt its salt (a store keeps the check value it was written with).
+
+        Raises:
+            ConfigMismatchError: naming ``where``, never the key.
+        """
+        if not config.get("keyed"):
+            return
+        salt, check = config.get("key_salt"), config.get("key_check")
+        if salt is None and check is None:  # written before each store had its own salt
+            check = config.get("key_id")
+        if not isinstance(check, str) or not check:
+            raise ConfigMismatchError(f"{where}: the text stage's key check value is missing; the config was edited "
+                                      "or truncated (a keyed text stage always records one)")
+        if not self._matches(salt, check):
+            raise ConfigMismatchError(f"{where}: the key does not match the key the text stage was written with")
+        if salt is not None:
+            self._adopt_salt(str(salt))
 
     # -- LangChain ----------------------------------------------------------------------
     def transform_documents(self, documents: Sequence[Any], **kwargs: Any) -> list[Any]:

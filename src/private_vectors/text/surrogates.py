@@ -49,7 +49,7 @@ def _surrogate_subkey(key: SecretKey | str | bytes) -> bytes:
     """The subkey surrogates are derived from (the one place the text stage derives it): the
     stretched key's HKDF surrogate subkey (:func:`private_vectors.keys.surrogate_subkey`), so a
     known name with its surrogate lets an attacker test key guesses only at scrypt speed."""
-    return bytes(surrogate_subkey(key))
+    return surrogate_subkey(key)  # SecretBytes: a repr or traceback shows <secret>
 
 
 def normalise_token(token: str) -> str:

@@ -1,0 +1,495 @@
+"""Evasion probes: names written the way an attacker (or a careless writer) would, and whether
+they survive the text stage.
+
+Each category has ``--cases`` generated cases (default 150), seeded (``--seed``, default 0), so
+the probe set is the same on every run and every branch:
+
+==========================  ===========================================================================
+category                    what is ingested (one batch per case) / queried
+==========================  ===========================================================================
+lower_case                  a normal sentence with the name in lower case (``... with amelia okafor ...``)
+cross_document_case         two documents in one batch: the name capitalised in the first, lower case
+                            in the second; the leak is counted in the second
+cross_batch_case            the same two documents ingested in two calls (the capitalised one first):
+                            what the store's index knows from an earlier ingest
+url                         the name inside a URL (``linkedin.com/in/amelia-okafor``)
+placeholder                 the name shaped like a placeholder (``<AMELIA_OKAFOR>``)
+line_break                  a capitalised name split by a line break between its parts
+full_width                  a capitalised name in full-width letters (``Ａｍｅｌｉａ``)
+all_caps                    the name in capitals in a normal sentence
+zero_width                  a capitalised name with zero-width characters inside each part
+query_typo                  documents with the capitalised name are ingested; then a lower-case query
+                            with a one-letter typo in each part; the leak is counted in the query
+reopened_upper              documents ingested without a key; a new text stage restores the store's
+                            persisted query-index state (none without a key) and gets a query with the
+                            name in capitals
+reopened_surname            as reopened_upper, the query names the (capitalised) surname alone
+==========================  ===========================================================================
+
+Names: ``benchmarks/configs/evasion_names.json``, hand-written given names and surnames from many
+naming traditions, none in a list the library ships (the generator drops, at run time, any entry
+a shipped list has gained: see :func:`shipped_words`). Within a category every case has its own
+given name and surname, so one case's name never helps another's.
+
+A case **leaks** when any name part (case-folded, at least 3 letters) survives in the checked
+text: after Unicode NFKC, with invisible format characters (zero-width, bidi, soft hyphen)
+removed, case-folded, as a whole word (not next to another letter). That is what a reader, or
+the encoder's tokenizer, sees.
+
+Systems: the library's default text stage (``PrivateEmbedding(concept="PII", eps=10)``:
+``sanitize_documents`` / ``sanitize_queries``; one instance per category, so the keyed index
+holds only that category's names; for the reopened categories, a second instance that loads the
+first one's ``query_index_state()``) and presidio's defaults (``AnalyzerEngine`` with every
+recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
+``<ENTITY_TYPE>``), which has no memory across documents.
+
+    .venv/bin/python benchmarks/evasion.py --data ../shared/data --out benchmarks/results/evasion.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+import unicodedata
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+NAMES_FILE = ROOT / "benchmarks" / "configs" / "evasion_names.json"
+SHIPPED_DATA = ROOT / "src" / "private_vectors" / "data"
+
+DOCUMENT_CATEGORIES = ("lower_case", "cross_document_case", "cross_batch_case", "url", "placeholder",
+                       "line_break", "full_width", "all_caps", "zero_width")
+QUERY_CATEGORIES = ("query_typo", "reopened_upper", "reopened_surname")
+CATEGORIES = DOCUMENT_CATEGORIES + QUERY_CATEGORIES
+
+SENTENCES = (
+    "I spoke with {name} about the delayed shipment yesterday.",
+    "The report was written by {name} and reviewed by two colleagues.",
+    "Please forward the signed invoice to {name} before Friday.",
+    "{name} has been volunteering at the public library every weekend.",
+    "According to {name}, the meeting was moved to the afternoon.",
+    "The landlord sent {name} a second reminder about the broken heating.",
+    "Our new project lead, {name}, starts on the first of the month.",
+    "The nurse asked {name} to come back for another blood test.",
+    "After the interview, {name} was offered the position in accounting.",
+    "The complaint filed by {name} is still waiting for an answer.",
+    "We received a short note from {name} thanking the whole team.",
+    "The tenants elected {name} as their representative this year.",
+)
+URLS = (
+    "Her profile is at linkedin.com/in/{first}-{last} if you want to check.",
+    "See https://www.linkedin.com/in/{first}-{last}-{n}/ for the full CV.",
+    "The portfolio lives at https://github.com/{first}-{last} now.",
+    "He posts updates on twitter.com/{first}_{last} most days.",
+    "Send questions to the blog, https://{first}{sep}{last}.example.org/contact.",
+    "Photos from the trip: instagram.com/{first}.{last}",
+)
+QUERIES = (
+    "what did {name} say about the shipment",
+    "contact details for {name}",
+    "meeting notes with {name}",
+    "when did {name} join the board",
+    "is {name} still the tenants' representative",
+    "invoice sent to {name}",
+)
+SURNAME_QUERIES = (
+    "What did {name} say about the shipment?",
+    "Contact details for {name}",
+    "Meeting notes with {name}",
+    "When did {name} join the board?",
+    "Is {name} still the representative?",
+    "Invoice sent to {name}",
+)
+ASCII_ONLY = ("url", "full_width")  # URLs and full-width forms exist for ASCII letters only
+LOWER_CASE = ("lower_case", "cross_document_case", "cross_batch_case")  # the lower-case name never opens the sentence
+ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One generated case.
+
+    Attributes:
+        category: one of :data:`CATEGORIES`.
+        case: the case number within its category.
+        batches: the documents to ingest, batch by batch (one call each, in order).
+        queries: queries sanitized after ingest (empty for document probes).
+        check: ``("document", i)`` (the i-th document over all batches) or ``("query", i)``.
+        parts: the name parts whose survival in the checked text is a leak.
+        reopen: the queries go to a new text stage that only has the persisted index state.
+    """
+
+    category: str
+    case: int
+    batches: tuple[tuple[str, ...], ...]
+    queries: tuple[str, ...]
+    check: tuple[str, int]
+    parts: tuple[str, ...]
+    reopen: bool = False
+
+    def checked(self, documents: Sequence[str], queries: Sequence[str]) -> str:
+        """The text this probe's leak is counted in."""
+        kind, i = self.check
+        return documents[i] if kind == "document" else queries[i]
+
+
+# -- the name source ----------------------------------------------------------------------
+def _words(text: str) -> set[str]:
+    return {w.casefold() for w in re.findall(r"[^\W\d_]+", text)}
+
+
+def _json_strings(value: Any) -> Iterable[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _json_strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _json_strings(v)
+
+
+@lru_cache(maxsize=1)
+def shipped_words(root: Path = SHIPPED_DATA) -> frozenset[str]:
+    """Every case-folded word in a word list the library ships: the ``.txt`` files and the
+    string values of the ``.json`` files under ``src/private_vectors/data/`` (the surrogate
+    pool's first names, last names and cities among them), plus the name and place
+    vocabularies the installed text stage builds at run time when it exposes them."""
+    words: set[str] = set()
+    for path in sorted(root.rglob("*")):
+        if path.suffix == ".txt":
+            words |= _words(path.read_text("utf-8"))
+        elif path.suffix == ".json":
+            for s in _json_strings(json.loads(path.read_text("utf-8"))):
+                if len(s) < 60:  # list entries, not descriptions
+                    words |= _words(s)
+    return frozenset(words | _runtime_vocabulary())
+
+
+def _runtime_vocabulary() -> set[str]:
+    """The text stage's own name/place vocabularies, when the installed code has them."""
+    out: set[str] = set()
+    try:
+        from private_vectors.text import names
+    except Exception:  # an older or newer layout: the data files still count
+        return out
+    for fn in ("first_names", "places"):
+        get = getattr(names, fn, None)
+        if callable(get):
+            try:
+                out |= {w.casefold() for w in get()}
+            except Exception:
+                continue
+    return out
+
+
+def _load_names(path: Path = NAMES_FILE) -> dict[str, Any]:
+    return json.loads(path.read_text("utf-8"))
+
+
+def name_source(path: Path = NAMES_FILE, shipped: frozenset[str] | None = None) -> tuple[list[str], list[str]]:
+    """(given names, surnames) of the probe source, minus any entry whose case-folded word is in a
+    shipped list (``shipped`` defaults to :func:`shipped_words`)."""
+    data = _load_names(path)
+    shipped = shipped_words() if shipped is None else shipped
+    lists = []
+    for key in ("first", "last"):
+        entries = [w for origin in sorted(data[key]) for w in data[key][origin]]
+        lists.append([w for w in entries if not (_words(w) & shipped)])
+    return lists[0], lists[1]
+
+
+def name_origins(path: Path = NAMES_FILE) -> list[str]:
+    """The naming traditions the source covers."""
+    data = _load_names(path)
+    return sorted(set(data["first"]) | set(data["last"]))
+
+
+# -- transformations ----------------------------------------------------------------------
+def full_width(text: str) -> str:
+    """ASCII letters and digits as their full-width forms (U+FF01..U+FF5E)."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" and c.isalnum() else c for c in text)
+
+
+def insert_zero_width(word: str, rng: random.Random) -> str:
+    """``word`` with one zero-width character at a random inner position."""
+    i = rng.randrange(1, len(word))
+    return word[:i] + rng.choice(ZERO_WIDTH) + word[i:]
+
+
+def typo(word: str, rng: random.Random) -> str:
+    """One keyboard-style error inside ``word`` (swap, drop, double or change a letter), never the
+    first letter and never the word itself."""
+    for _ in range(20):
+        i = rng.randrange(1, len(word) - 1)
+        kind = rng.choice(("swap", "drop", "double", "change"))
+        if kind == "swap":
+            out = word[:i] + word[i + 1] + word[i] + word[i + 2:]
+        elif kind == "drop":
+            out = word[:i] + word[i + 1:]
+        elif kind == "double":
+            out = word[:i] + word[i] + word[i:]
+        else:
+            vowels = "aeiou" if word[i].lower() in "aeiou" else "bdgklmnprst"
+            out = word[:i] + rng.choice([v for v in vowels if v != word[i].lower()]) + word[i + 1:]
+        if out.casefold() != word.casefold() and len(out) >= 3:
+            return out
+    raise ValueError(f"no typo for {word!r}")
+
+
+# -- the generator ------------------------------------------------------------------------
+def _url_name(first: str, last: str, rng: random.Random) -> str:
+    return rng.choice(URLS).format(first=first.lower(), last=last.lower(), n=rng.randrange(10, 99),
+                                   sep=rng.choice("-_."))
+
+
+def _probe(category: str, case: int, first: str, last: str, rng: random.Random) -> Probe:
+    name = f"{first} {last}"
+    s1, s2 = rng.sample(SENTENCES, 2)
+    if category in LOWER_CASE:  # the lower-case name goes in a sentence it does not open
+        s1 = rng.choice([s for s in SENTENCES if not s.startswith("{name}")])
+        s2 = rng.choice([s for s in SENTENCES if not s.startswith("{name}") and s != s1])
+    doc = lambda n, s=s1: s.format(name=n)  # noqa: E731
+    parts = (first, last)
+    one = lambda text: Probe(category, case, ((text,),), (), ("document", 0), parts)  # noqa: E731
+    if category == "lower_case":
+        return one(doc(name.lower()))
+    if category == "cross_document_case":
+        return Probe(category, case, ((doc(name, s2), doc(name.lower())),), (), ("document", 1), parts)
+    if category == "cross_batch_case":
+        return Probe(category, case, ((doc(name, s2),), (doc(name.lower()),)), (), ("document", 1), parts)
+    if category == "url":
+        return one(_url_name(first, last, rng))
+    if category == "placeholder":
+        return one(doc(f"<{first.upper()}_{last.upper()}>"))
+    if category == "line_break":
+        return one(doc(f"{first}\n{last}"))
+    if category == "full_width":
+        return one(doc(full_width(name)))
+    if category == "all_caps":
+        return one(doc(name.upper()))
+    if category == "zero_width":
+        return one(doc(f"{insert_zero_width(first, rng)} {insert_zero_width(last, rng)}"))
+    if category == "query_typo":
+        wrong = (typo(first, rng), typo(last, rng))
+        query = rng.choice(QUERIES).format(name=" ".join(wrong).lower())
+        return Probe(category, case, ((doc(name),),), (query,), ("query", 0), wrong)
+    if category == "reopened_upper":
+        query = rng.choice(QUERIES).format(name=name.upper())
+        return Probe(category, case, ((doc(name),),), (query,), ("query", 0), parts, reopen=True)
+    if category == "reopened_surname":
+        query = rng.choice(SURNAME_QUERIES).format(name=last)
+        return Probe(category, case, ((doc(name),),), (query,), ("query", 0), (last,), reopen=True)
+    raise ValueError(f"unknown category {category!r}")
+
+
+def generate(cases: int = 150, seed: int = 0, categories: Sequence[str] = CATEGORIES,
+             names: tuple[list[str], list[str]] | None = None) -> dict[str, list[Probe]]:
+    """``cases`` probes per category, deterministic for a given seed and name source. Within a
+    category each case has its own given name and surname."""
+    firsts, lasts = name_source() if names is None else names
+    if cases > min(len(firsts), len(lasts)):
+        raise ValueError(f"{cases} cases need as many distinct names; the source has "
+                         f"{len(firsts)} given names and {len(lasts)} surnames")
+    out = {}
+    for category in categories:
+        if category not in CATEGORIES:
+            raise ValueError(f"unknown category {category!r}; choose from {CATEGORIES}")
+        rng = random.Random(f"{seed}/{category}")
+        pools = [[w for w in ws if w.isascii()] if category in ASCII_ONLY else ws for ws in (firsts, lasts)]
+        if cases > min(len(pools[0]), len(pools[1])):
+            raise ValueError(f"{cases} cases of {category} need as many distinct names; the source has "
+                             f"{len(pools[0])} given names and {len(pools[1])} surnames for it")
+        picked = zip(rng.sample(pools[0], cases), rng.sample(pools[1], cases), strict=True)
+        out[category] = [_probe(category, i, given, family, rng) for i, (given, family) in enumerate(picked)]
+    return out
+
+
+# -- scoring ------------------------------------------------------------------------------
+def normalise(text: str) -> str:
+    """What a reader sees: NFKC, invisible format characters (Unicode category Cf: zero-width,
+    bidi controls, soft hyphen) removed, case-folded."""
+    text = unicodedata.normalize("NFKC", text)
+    return "".join(c for c in text if unicodedata.category(c) != "Cf").casefold()
+
+
+def leaked_parts(parts: Sequence[str], text: str) -> list[str]:
+    """The name parts (case-folded, at least 3 letters) that occur in ``text`` as whole words
+    after :func:`normalise`."""
+    seen = normalise(text)
+    out = []
+    for part in parts:
+        p = normalise(part)
+        if len(p) >= 3 and re.search(rf"(?<![^\W\d_]){re.escape(p)}(?![^\W\d_])", seen):
+            out.append(part)
+    return out
+
+
+class TextStage:
+    """What a system does to documents and queries (one instance = one store's lifetime)."""
+
+    def documents(self, texts: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def queries(self, texts: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    def reopened(self) -> TextStage:
+        """The text stage of the same store opened again."""
+        raise NotImplementedError
+
+
+class LibraryStage(TextStage):
+    """The library's default text stage through :class:`~private_vectors.PrivateEmbedding`."""
+
+    def __init__(self, make: Callable[[], Any] | None = None) -> None:
+        self._make = make or _default_embedding
+        self.pe = self._make()
+
+    def documents(self, texts: list[str]) -> list[str]:
+        return list(self.pe.sanitize_documents(texts))
+
+    def queries(self, texts: list[str]) -> list[str]:
+        return list(self.pe.pipeline.sanitize_queries(texts))
+
+    def reopened(self) -> LibraryStage:
+        state = self.pe.pipeline.query_index_state()
+        new = LibraryStage(self._make)
+        new.pe.pipeline.load_query_index_state(state)
+        return new
+
+
+def _default_embedding() -> Any:
+    from private_vectors import PrivateEmbedding
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return PrivateEmbedding(concept="PII", eps=10)
+
+
+class PresidioStage(TextStage):
+    """presidio's defaults: every recognizer, ``AnonymizerEngine`` replace; no memory."""
+
+    def __init__(self) -> None:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from presidio_default import presidio_defaults
+
+        self.analyzer, self.anonymizer = presidio_defaults()
+
+    def _one(self, text: str) -> str:
+        results = self.analyzer.analyze(text=text, language="en")
+        return self.anonymizer.anonymize(text=text, analyzer_results=results).text
+
+    def documents(self, texts: list[str]) -> list[str]:
+        return [self._one(t) for t in texts]
+
+    def queries(self, texts: list[str]) -> list[str]:
+        return [self._one(t) for t in texts]
+
+    def reopened(self) -> PresidioStage:
+        return self
+
+
+def run_category(probes: Sequence[Probe], make: Callable[[], TextStage]) -> list[dict[str, Any]]:
+    """Run one category's probes through one store lifetime; one row per case."""
+    stage = make()
+    outcomes: list[tuple[Probe, list[str]]] = []
+    for p in probes:  # ingest everything first: a store collects documents before it is queried
+        outcomes.append((p, [d for batch in p.batches for d in stage.documents(list(batch))]))
+    if any(p.reopen for p in probes):
+        stage = stage.reopened()
+    rows = []
+    for p, docs in outcomes:
+        queries = stage.queries(list(p.queries)) if p.queries else []
+        text = p.checked(docs, queries)
+        rows.append({"case": p.case, "leaked": leaked_parts(p.parts, text), "stored": text})
+    return rows
+
+
+def evaluate(probes: dict[str, list[Probe]], systems: dict[str, Callable[[], TextStage]]
+             ) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """{system: {category: rows}}."""
+    return {name: {cat: run_category(ps, make) for cat, ps in probes.items()} for name, make in systems.items()}
+
+
+# -- report -------------------------------------------------------------------------------
+def _example(probe: Probe) -> str:
+    kind, i = probe.check
+    text = ([d for b in probe.batches for d in b][i] if kind == "document" else probe.queries[i])
+    shown = "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) == "Cf" else c for c in text)
+    return shown.replace("\n", "\\n").replace("|", "\\|")
+
+
+def report(probes: dict[str, list[Probe]], results: dict[str, Any], command: str, seconds: float) -> str:
+    systems = list(results)
+    firsts, lasts = name_source()
+    n = len(next(iter(probes.values())))
+    lines = ["# Evasion probes: generated names written to slip past detection", "",
+             f"Command: `{command}`; wall {seconds:.0f} s.", "",
+             f"{n} cases per category, seed from the command; names from "
+             f"`benchmarks/configs/evasion_names.json` ({len(firsts)} given names, {len(lasts)} surnames, "
+             f"{len(name_origins())} naming traditions, none in a shipped word list). A case leaks when a name "
+             "part (≥ 3 letters) survives in the checked text after NFKC, removal of invisible format "
+             "characters and case folding. See the docstring of `benchmarks/evasion.py` for each category.", "",
+             "| category | example (checked text) | " + " | ".join(f"{s}: leaks" for s in systems) + " |",
+             "|---|---|" + "---|" * len(systems)]
+    for cat, ps in probes.items():
+        cells = [f"{sum(bool(r['leaked']) for r in results[s][cat])} / {len(ps)}" for s in systems]
+        lines.append(f"| {cat} | `{_example(ps[0])}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def summary(results: dict[str, Any]) -> dict[str, Any]:
+    """Leak counts and the leaking case numbers per system and category (no stored text)."""
+    return {s: {cat: {"leaks": sum(bool(r["leaked"]) for r in rows), "cases": len(rows),
+                      "leaking_cases": [r["case"] for r in rows if r["leaked"]]}
+                for cat, rows in per_cat.items()} for s, per_cat in results.items()}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default="../shared/data", help="unused (the probes are generated); kept for a "
+                   "uniform command line")
+    p.add_argument("--cases", type=int, default=150)
+    p.add_argument("--limit", type=int, default=None, help="quick run: this many cases per category")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--categories", default=",".join(CATEGORIES))
+    p.add_argument("--systems", default="library,presidio", help="library, presidio")
+    p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
+    p.add_argument("--out", default=None)
+    args = p.parse_args()
+    cases = args.limit or args.cases
+    probes = generate(cases, args.seed, args.categories.split(","))
+    if args.dump:
+        with open(args.dump, "w", encoding="utf-8") as fh:
+            for ps in probes.values():
+                for pr in ps:
+                    fh.write(json.dumps(asdict(pr), ensure_ascii=False) + "\n")
+        return 0
+    known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "presidio": PresidioStage}
+    systems = {s: known[s] for s in args.systems.split(",")}
+    t0 = time.time()
+    results = evaluate(probes, systems)
+    command = "python benchmarks/evasion.py " + " ".join(sys.argv[1:])
+    text = report(probes, results, command, time.time() - t0)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, "utf-8")
+        out.with_suffix(".json").write_text(json.dumps({"command": command, "seed": args.seed, "cases": cases,
+                                                        "results": summary(results)}) + "\n", "utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

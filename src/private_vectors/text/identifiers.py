@@ -1,0 +1,103 @@
+"""Identifiers that need a cue or a shape, not a model: handles, numbers after an identifier
+word, dates of birth, ages, postcodes, and the dates HIPAA's Safe Harbor counts.
+
+Each rule is general rather than fitted to one corpus:
+
+* ``HANDLE``: a social-media handle, ``@`` and 2–30 word characters not preceded by a word
+  character (an e-mail's ``@`` is excluded).
+* ``ID_NUMBER``: a token holding at least three digits (letters, ``/ - .`` allowed) within three
+  words after an identifier word: "no.", "number", "ID", "account", "licence/license",
+  "passport", "record", "MRN", "policy", "case", "application", "serial", "VIN", "plate",
+  "certificate", "device" — the identifier kinds of GDPR Art. 4(1) and of HIPAA Safe Harbor
+  (45 CFR 164.514(b)(2)(i): account, certificate/licence, vehicle and device numbers). Digits
+  alone are not enough: table columns, scores and odds carry no identifier word.
+* ``DATE_OF_BIRTH``: a date (numeric, "31 May 1991", "May 31, 1991", "May 1991" or a year)
+  after "born", "date of birth", "birth date", "DOB" or "d.o.b.".
+* ``AGE``: "45 years old", "45-year-old", "aged 45", "age: 45".
+* ``POSTCODE``: a UK postcode ("SW1A 1AA"), and a US ZIP code after a state abbreviation
+  ("NY 10001") or after "zip"/"postcode"/"postal code".
+* ``DATE_TIME`` (opt-in): any date more specific than a year, numeric or with a month name
+  (Safe Harbor keeps the year only).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from .spans import Span, check_labels, validate_texts
+
+__all__ = ["IDENTIFIER_LABELS", "IdentifierDetector"]
+
+IDENTIFIERS_VERSION = "1"
+IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME")
+_DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE")
+
+_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_DAY = r"(?:[0-3]?\d)(?:st|nd|rd|th)?"
+_YEAR = r"(?:1[89]\d\d|20\d\d)"
+_NUMERIC_DATE = r"(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2})"
+_SPECIFIC_DATE = (rf"(?:{_NUMERIC_DATE}|{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}|{_MONTH}\s+{_DAY},?\s+{_YEAR}"
+                  rf"|{_MONTH}\s+{_YEAR}|{_DAY}\s+{_MONTH}|{_MONTH}\s+{_DAY}(?!\d))")
+_ANY_DATE = rf"(?:{_SPECIFIC_DATE}|{_YEAR})"
+
+_HANDLE = re.compile(r"(?<![\w@.])@[A-Za-z_][A-Za-z0-9_.]{1,29}(?<!\.)")
+_ID_WORD = (r"(?:no\.|nos\.|number|num\.|n[°º]|#|id|identifier|account|acct\.?|licen[cs]e|passport|record|mrn|"
+            r"policy|case|application|serial|vin|plate|registration|certificate|device|member|"
+            r"beneficiary|insurance|ssn|nhs|tax|iban|badge|employee)")
+_ID_NUMBER = re.compile(
+    rf"\b{_ID_WORD}(?:[ \t]+(?:is|was|no\.|nos\.|number))?[ \t:#]*"
+    r"(?P<id>(?=[A-Za-z0-9./-]*\d[A-Za-z0-9./-]*\d[A-Za-z0-9./-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.-]*[A-Za-z0-9])?)", re.IGNORECASE)
+_DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
+                  rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
+_AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
+                  r"|\b(?:aged?|age:)[ \t]*\d{1,3}\b", re.IGNORECASE)
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[ABD-HJLNP-UW-Z]{2}\b"
+                       r"|(?<=\b[A-Z]{2}[ \t])\d{5}(?:-\d{4})?\b"
+                       r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
+                       r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")
+_DATE = re.compile(rf"\b{_SPECIFIC_DATE}\b", re.IGNORECASE)
+
+
+def _find(text: str, wanted: frozenset[str]) -> list[Span]:
+    out: list[Span] = []
+    if "HANDLE" in wanted:
+        out += [Span(m.start(), m.end(), "HANDLE", 0.8, "identifiers") for m in _HANDLE.finditer(text)]
+    if "ID_NUMBER" in wanted:
+        out += [Span(m.start("id"), m.end("id"), "ID_NUMBER", 0.85, "identifiers")
+                for m in _ID_NUMBER.finditer(text)]
+    if "DATE_OF_BIRTH" in wanted:
+        out += [Span(m.start("date"), m.end("date"), "DATE_OF_BIRTH", 0.9, "identifiers") for m in _DOB.finditer(text)]
+    if "AGE" in wanted:
+        out += [Span(m.start(), m.end(), "AGE", 0.8, "identifiers") for m in _AGE.finditer(text)]
+    if "POSTCODE" in wanted:
+        out += [Span(m.start(), m.end(), "POSTCODE", 0.7, "identifiers") for m in _POSTCODE.finditer(text)]
+    if "DATE_TIME" in wanted:
+        out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
+    return out
+
+
+class IdentifierDetector:
+    """Cue- and shape-based identifiers (see the module docstring for each rule).
+
+    Args:
+        entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME).
+    """
+
+    name = "identifiers"
+
+    def __init__(self, *, entities: Sequence[str] | None = None) -> None:
+        self.entities = check_labels(entities, IDENTIFIER_LABELS, _DEFAULT)
+        self._wanted = frozenset(self.entities)
+
+    def __repr__(self) -> str:
+        return f"IdentifierDetector(entities={list(self.entities)})"
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        """Spans per text (overlaps not resolved: the Sanitizer merges)."""
+        return [_find(t, self._wanted) for t in validate_texts(texts)]
+
+    def get_config(self) -> dict[str, Any]:
+        return {"type": "identifiers", "version": IDENTIFIERS_VERSION, "entities": list(self.entities)}

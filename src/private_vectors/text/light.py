@@ -1,0 +1,145 @@
+"""A small, dependency-light PII detector for labelling data: regexes plus word lists, one text at a time.
+
+Used to relabel "plain" training sentences that in fact contain PII (TextCrafter's PII
+classifier, Tang et al. eqs. 5–8) and to label synthetic data. It is a heuristic, not a
+guarantee: structured identifiers (e-mail, phone, credit card with Luhn check, US SSN, IBAN
+with mod-97 check, IP address, URL/domain, dates, street addresses) come from
+:mod:`~private_vectors.text.regex`; person names and places from the word lists of
+:mod:`~private_vectors.text.wordlist` and the name cues. With ``use_presidio=True``
+presidio-analyzer's findings are added. The text stage proper is the
+:class:`~private_vectors.text.sanitizer.Sanitizer`.
+
+Labels follow presidio's: EMAIL_ADDRESS, PHONE_NUMBER, CREDIT_CARD, US_SSN, IBAN_CODE,
+IP_ADDRESS, DOMAIN_NAME, DATE_TIME, STREET_ADDRESS, PERSON, LOCATION.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from .regex import _STREET, _STREET_EU, cue_name_spans, structured_matches
+from .spans import Span
+from .wordlist import COMMON_CAPITALISED, name_spans
+
+__all__ = ["LIGHT_LABELS", "LightDetector", "contains_pii", "detect_pii"]
+
+LIGHT_LABELS = (
+    "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE", "IP_ADDRESS",
+    "DOMAIN_NAME", "DATE_TIME", "STREET_ADDRESS", "PERSON", "LOCATION",
+)
+"""The labels :class:`LightDetector` reports."""
+
+
+class LightDetector:
+    """Find PII spans in one text with regexes and word lists (optionally presidio as well).
+
+    Args:
+        entities: the labels to report (default: all of :data:`LIGHT_LABELS`).
+        min_score: drop findings scored below this (0–1).
+        use_presidio: also run presidio-analyzer (must be installed, with a spaCy model).
+    """
+
+    def __init__(self, *, entities: Any = None, min_score: float = 0.5, use_presidio: bool = False) -> None:
+        self.entities = _check_entities(entities)
+        if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not 0 <= min_score <= 1:
+            raise InvalidParameterError("min_score", "a number in [0, 1]", min_score)
+        self.min_score = float(min_score)
+        self.use_presidio = bool(use_presidio)
+        self._presidio: Any = _presidio_engine() if self.use_presidio else None
+
+    def __repr__(self) -> str:
+        return (f"LightDetector(entities={len(self.entities)} types, min_score={self.min_score}, "
+                f"use_presidio={self.use_presidio})")
+
+    def detect(self, text: str) -> list[Span]:
+        """All spans in ``text``, sorted by position, overlaps resolved by score then length."""
+        if not isinstance(text, str):
+            raise InvalidTypeError("text", "a str", text)
+        spans = _regex_spans(text) + name_spans(text) + _cue_spans(text)
+        if self._presidio is not None:
+            for r in self._presidio.analyze(text=text, language="en"):
+                label = "LOCATION" if r.entity_type in ("GPE", "LOCATION") else r.entity_type
+                spans.append(Span(r.start, r.end, label, float(r.score), "presidio"))
+        spans = [s for s in spans if s.label in self.entities and s.score >= self.min_score]
+        return _resolve_overlaps(spans)
+
+    def contains_pii(self, text: str) -> bool:
+        """Whether ``text`` has at least one span."""
+        return bool(self.detect(text))
+
+    def entity_types(self, text: str) -> set[str]:
+        """The set of labels present in ``text``."""
+        return {s.label for s in self.detect(text)}
+
+    def redact(self, text: str, *, placeholder: str = "<{entity_type}>") -> str:
+        """``text`` with each span replaced by ``placeholder`` (formatted with the label as ``entity_type``)."""
+        out, pos = [], 0
+        for s in self.detect(text):
+            out.append(text[pos:s.start])
+            out.append(placeholder.format(entity_type=s.label))
+            pos = s.end
+        out.append(text[pos:])
+        return "".join(out)
+
+
+def _check_entities(entities: Any) -> tuple[str, ...]:
+    if entities is None:
+        return LIGHT_LABELS
+    if isinstance(entities, str):
+        raise InvalidTypeError("entities", "a list of entity type names", entities)
+    unknown = sorted(set(entities) - set(LIGHT_LABELS))
+    if unknown:
+        raise InvalidParameterError("entities", f"names from {list(LIGHT_LABELS)}", unknown)
+    return tuple(entities)
+
+
+def _presidio_engine() -> Any:
+    try:
+        from presidio_analyzer import AnalyzerEngine
+    except ImportError as exc:
+        raise ModelNotAvailableError("use_presidio=True needs presidio-analyzer and a spaCy English "
+                                     "model: pip install presidio-analyzer") from exc
+    return AnalyzerEngine()
+
+
+def _regex_spans(text: str) -> list[Span]:
+    found = [Span(m.start(), m.end(), "DOMAIN_NAME" if label == "URL" else label, score, "regex")
+             for label, m, score in structured_matches(text)]
+    for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6)):
+        found += [Span(m.start(), m.end(), "STREET_ADDRESS", score, "regex") for m in pattern.finditer(text)]
+    return found
+
+
+def _cue_spans(text: str) -> list[Span]:
+    """The name-cue spans whose first word is no common capitalised word ("Named Hope" is not a name)."""
+    return [s for s in cue_name_spans(text, detector="wordlist")
+            if text[s.start:s.end].split()[0] not in COMMON_CAPITALISED]
+
+
+def _resolve_overlaps(spans: list[Span]) -> list[Span]:
+    kept: list[Span] = []
+    for s in sorted(spans, key=lambda s: (-s.score, -(s.end - s.start), s.start)):
+        if all(s.end <= k.start or s.start >= k.end for k in kept):
+            kept.append(s)
+    return sorted(kept, key=lambda s: s.start)
+
+
+_DEFAULT: LightDetector | None = None
+
+
+def _default() -> LightDetector:
+    global _DEFAULT
+    if _DEFAULT is None:
+        _DEFAULT = LightDetector()
+    return _DEFAULT
+
+
+def detect_pii(text: str) -> list[Span]:
+    """Spans in ``text`` with the default :class:`LightDetector`."""
+    return _default().detect(text)
+
+
+def contains_pii(text: str) -> bool:
+    """Whether ``text`` contains PII according to the default :class:`LightDetector`."""
+    return _default().contains_pii(text)

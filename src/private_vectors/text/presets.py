@@ -1,0 +1,37 @@
+"""Concept presets: which entity types each built-in text concept replaces, and where the list comes from.
+
+| preset | replaces | source |
+|---|---|---|
+| ``PII`` | direct identifiers: names, contact data (e-mail, phone, URL, handle), government, account, licence and record numbers, card/IBAN/SSN/IP, street addresses and postcodes, places, dates of birth, ages, nationality/religious/political groups | GDPR Art. 4(1) ("an identification number, location data, an online identifier"); NIST SP 800-122 §2.1 |
+| ``PHI`` | ``PII`` plus every date more specific than a year, device, vehicle and certificate numbers | HIPAA Safe Harbor, 45 CFR 164.514(b)(2)(i), its 18 identifiers |
+| ``quasi`` | dates (years too), organisations, demographic attributes, quantities | TAB's quasi-identifier categories (Pilán et al. 2022, "The Text Anonymization Benchmark", §3) |
+
+Presets compose: ``Sanitizer(["PII", "medical"])`` runs one pass with the union of the
+presets' detectors (one presidio/spaCy run with the union of entity types).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["PRESETS", "Preset"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A built-in text concept: the span labels it replaces and the list they come from."""
+
+    name: str
+    labels: tuple[str, ...]
+    source: str
+
+
+_PII = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER", "URL", "HANDLE", "CREDIT_CARD", "IBAN_CODE",
+        "US_SSN", "IP_ADDRESS", "ID_NUMBER", "UK_NHS", "MEDICAL_LICENSE", "DATE_OF_BIRTH", "AGE", "POSTCODE")
+PRESETS: dict[str, Preset] = {
+    "PII": Preset("PII", _PII, "GDPR Art. 4(1); NIST SP 800-122 §2.1"),
+    "PHI": Preset("PHI", (*_PII, "DATE_TIME"), "HIPAA Safe Harbor, 45 CFR 164.514(b)(2)(i)"),
+    "quasi": Preset("quasi", ("DATE_TIME", "ORGANIZATION", "DEMOGRAPHIC", "NRP", "QUANTITY"),
+                    "TAB quasi identifiers (Pilán et al. 2022, §3)"),
+}
+"""The presets by name."""

@@ -1,0 +1,146 @@
+"""The evasion probe generator (benchmarks/evasion.py): deterministic, its names outside every
+shipped word list, and a leak check that sees through the disguises it generates."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _load():
+    spec = importlib.util.spec_from_file_location("evasion_bench", ROOT / "benchmarks" / "evasion.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+ev = _load()
+
+
+def test_generator_is_deterministic_and_seeded() -> None:
+    a = ev.generate(20, seed=0)
+    b = ev.generate(20, seed=0)
+    c = ev.generate(20, seed=1)
+    assert a == b
+    assert a != c
+    assert set(a) == set(ev.CATEGORIES)
+    assert all(len(ps) == 20 for ps in a.values())
+
+
+def test_full_size_has_distinct_names_per_category() -> None:
+    probes = ev.generate(150, seed=0)
+    for cat, ps in probes.items():
+        if cat in ("query_typo", "reopened_surname"):
+            continue  # typo'd parts / surname alone
+        firsts = [p.parts[0].casefold() for p in ps]
+        lasts = [p.parts[-1].casefold() for p in ps]
+        assert len(set(firsts)) == 150 and len(set(lasts)) == 150, cat
+
+
+def test_name_source_is_disjoint_from_shipped_lists() -> None:
+    data = json.loads(ev.NAMES_FILE.read_text("utf-8"))
+    entries = [w for key in ("first", "last") for ws in data[key].values() for w in ws]
+    shipped = ev.shipped_words()
+    assert len(shipped) > 30_000  # the surrogate pool alone has ~60k entries: the scan found it
+    overlap = sorted(w for w in entries if ev._words(w) & shipped)
+    assert overlap == [], f"probe names now in a shipped list (drop them or keep them out): {overlap}"
+    firsts, lasts = ev.name_source()
+    assert len(firsts) >= 150 and len(lasts) >= 150
+    assert len(ev.name_origins()) >= 30  # many naming traditions, most of them non-Western
+
+
+def test_name_source_drops_entries_a_shipped_list_gains() -> None:
+    firsts, lasts = ev.name_source()
+    gained = frozenset({firsts[0].casefold(), lasts[0].casefold()})
+    f2, l2 = ev.name_source(shipped=gained)
+    assert firsts[0] not in f2 and lasts[0] not in l2
+    assert len(f2) == len(firsts) - 1 and len(l2) == len(lasts) - 1
+
+
+def test_probes_carry_the_disguise_and_the_name() -> None:
+    probes = ev.generate(10, seed=3)
+    for p in probes["url"]:
+        text = p.batches[0][0]
+        assert "/" in text or "." in text
+        assert ev.leaked_parts(p.parts, text) == list(p.parts)
+    for p in probes["placeholder"]:
+        assert f"<{p.parts[0].upper()}_{p.parts[1].upper()}>" in p.batches[0][0]
+    for p in probes["full_width"]:
+        assert p.parts[0] not in p.batches[0][0]  # really disguised
+        assert ev.leaked_parts(p.parts, p.batches[0][0]) == list(p.parts)
+    for p in probes["zero_width"]:
+        assert p.parts[0] not in p.batches[0][0]
+        assert ev.leaked_parts(p.parts, p.batches[0][0]) == list(p.parts)
+    for p in probes["line_break"]:
+        assert f"{p.parts[0]}\n{p.parts[1]}" in p.batches[0][0]
+    for p in probes["cross_document_case"]:
+        first, second = p.batches[0]
+        assert p.parts[0] in first and p.parts[0].lower() in second and p.check == ("document", 1)
+    for p in probes["cross_batch_case"]:
+        assert len(p.batches) == 2 and p.check == ("document", 1)
+    for p in probes["reopened_upper"] + probes["reopened_surname"]:
+        assert p.reopen and p.queries
+    for p in probes["query_typo"]:
+        assert ev.leaked_parts(p.parts, p.queries[0]) == list(p.parts)
+        assert not ev.leaked_parts(p.parts, p.batches[0][0])  # the typo'd form is not the ingested one
+
+
+def test_leak_check() -> None:
+    parts = ("Amelia", "Okafor")
+    assert ev.leaked_parts(parts, "I met <PERSON> yesterday.") == []
+    assert ev.leaked_parts(parts, "I met amelia <PERSON>.") == ["Amelia"]
+    assert ev.leaked_parts(parts, "linkedin.com/in/amelia-okafor") == ["Amelia", "Okafor"]
+    assert ev.leaked_parts(parts, "‹AMELIA_OKAFOR›") == ["Amelia", "Okafor"]
+    assert ev.leaked_parts(parts, "Ame\u200blia Oka\u00adfor") == ["Amelia", "Okafor"]
+    assert ev.leaked_parts(parts, ev.full_width("Amelia")) == ["Amelia"]
+    assert ev.leaked_parts(parts, "Okaforian ameliorate") == []  # whole words only
+    assert ev.leaked_parts(("Al", "Okafor"), "al <PERSON>") == []  # parts under 3 letters never count
+
+
+def test_typo_changes_one_inner_letter() -> None:
+    rng = random.Random(0)
+    for word in ("Okafor", "Tse", "Thirunavukkarasu"):
+        for _ in range(50):
+            out = ev.typo(word, rng)
+            assert out.casefold() != word.casefold() and out[0] == word[0]
+            assert abs(len(out) - len(word)) <= 1
+
+
+def test_run_category_counts_leaks_in_the_checked_text() -> None:
+    class Echo(ev.TextStage):  # stores everything as written: every probe must leak
+        def documents(self, texts):
+            return list(texts)
+
+        def queries(self, texts):
+            return list(texts)
+
+        def reopened(self):
+            return self
+
+    class Blank(Echo):  # stores nothing: no probe may leak
+        def documents(self, texts):
+            return ["<REDACTED>" for _ in texts]
+
+        def queries(self, texts):
+            return ["<REDACTED>" for _ in texts]
+
+    probes = ev.generate(5, seed=0)
+    leaks = {name: ev.summary(ev.evaluate(probes, {name: stage}))[name]
+             for name, stage in (("echo", Echo), ("blank", Blank))}
+    assert all(v["leaks"] == 5 for v in leaks["echo"].values())
+    assert all(v["leaks"] == 0 for v in leaks["blank"].values())
+
+
+@pytest.mark.slow
+def test_library_default_runs_on_probes() -> None:
+    probes = ev.generate(3, seed=0, categories=("all_caps", "reopened_upper"))
+    out = ev.summary(ev.evaluate(probes, {"library": ev.LibraryStage}))
+    assert set(out["library"]) == {"all_caps", "reopened_upper"}

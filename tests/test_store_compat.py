@@ -1,0 +1,123 @@
+"""Stores written by version 0.1.0 reopen with today's API and answer the same query.
+
+The fixtures in ``tests/data/stores-0.1.0/`` were written once by 0.1.0 (see its
+``make_stores.py``); each test copies one to a temporary folder (the fixture is never
+modified), reopens it, runs the recorded query and compares the ids with ``expected.json``.
+Queries are embedded clean, so the ranking depends only on the stored vectors: the top-1 must
+match for every store, and the top-3 for the keyed store.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from private_vectors import PrivateEmbedding
+from private_vectors.keys import KEY_ENV
+
+FIXTURES = Path(__file__).parent / "data" / "stores-0.1.0"
+EXPECTED = json.loads((FIXTURES / "expected.json").read_text())
+KEY = "fixture-key-0123456789abcdef"  # the test key make_stores.py wrote the keyed store with
+RAW_NAMES = ("Maria Lopez", "John Smith", "Anna Weber", "Peter Novak", "Lisa Chen", "Tom Becker")
+
+
+@pytest.fixture(autouse=True)
+def _no_env_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    target = tmp_path / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+def _check(name: str, got: list[str]) -> None:
+    want = EXPECTED["stores"][name]["top3"]
+    assert got[0] == want[0], f"{name}: top-1 {got[0]!r}, 0.1.0 answered {want[0]!r}"
+
+
+def _no_raw_names(texts: list[str | None]) -> None:
+    joined = " ".join(t or "" for t in texts)
+    assert not [n for n in RAW_NAMES if n in joined]
+
+
+def _chroma_top3(col, name: str) -> list[str]:
+    return list(col.query(query_texts=[EXPECTED["stores"][name]["query"]], n_results=3)["ids"][0])
+
+
+def test_fixture_is_small_and_from_0_1_0():
+    size = sum(p.stat().st_size for p in FIXTURES.rglob("*") if p.is_file())
+    assert size < 2_000_000
+    assert EXPECTED["library_version"] == "0.1.0"
+    assert set(EXPECTED["stores"]) == {"chroma-redact", "chroma-surrogate-keyed", "langchain", "faiss"}
+
+
+def test_native_chroma_redact_reopens(tmp_path):
+    chromadb = pytest.importorskip("chromadb")
+    from private_vectors.integrations.chroma import add_documents, open_collection
+
+    client = chromadb.PersistentClient(path=str(_copy("chroma-redact", tmp_path)))
+    col = open_collection(client, EXPECTED["collection"])  # the stored PrivateEmbedding is rebuilt
+    _check("chroma-redact", _chroma_top3(col, "chroma-redact"))
+    stored = col.get(ids=EXPECTED["ids"])["documents"]
+    assert len(stored) == len(EXPECTED["ids"])
+    _no_raw_names(stored)
+    add_documents(col, ids=["doc-new"], documents=["Karl Huber repaired the office printer."],
+                  embedding=PrivateEmbedding(concept="PII", eps=10))
+    assert col.count() == len(EXPECTED["ids"]) + 1
+    _check("chroma-redact", _chroma_top3(col, "chroma-redact"))
+
+
+def test_native_chroma_keyed_surrogate_reopens(tmp_path):
+    chromadb = pytest.importorskip("chromadb")
+    from private_vectors.integrations.chroma import open_collection
+
+    client = chromadb.PersistentClient(path=str(_copy("chroma-surrogate-keyed", tmp_path)))
+    ef = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY)
+    col = open_collection(client, EXPECTED["collection"], embedding_function=ef)
+    got = _chroma_top3(col, "chroma-surrogate-keyed")
+    _check("chroma-surrogate-keyed", got)
+    assert got == EXPECTED["stores"]["chroma-surrogate-keyed"]["top3"]
+    _no_raw_names(col.get(ids=EXPECTED["ids"])["documents"])
+
+
+def test_native_chroma_keyed_refuses_a_wrong_key(tmp_path):
+    chromadb = pytest.importorskip("chromadb")
+    from private_vectors.errors import ConfigMismatchError
+    from private_vectors.integrations.chroma import open_collection
+
+    client = chromadb.PersistentClient(path=str(_copy("chroma-surrogate-keyed", tmp_path)))
+    wrong = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key="another-fixture-key-98765")
+    with pytest.raises(ConfigMismatchError):
+        open_collection(client, EXPECTED["collection"], embedding_function=wrong)
+
+
+def test_langchain_dropin_reopens(tmp_path):
+    pytest.importorskip("langchain_chroma")
+    from private_vectors.langchain import Chroma
+
+    store = Chroma(collection_name=EXPECTED["collection"], persist_directory=str(_copy("langchain", tmp_path)))
+    assert isinstance(store.embeddings, PrivateEmbedding)  # rebuilt from the collection's config
+    docs = store.similarity_search(EXPECTED["stores"]["langchain"]["query"], k=3)
+    _check("langchain", [d.id for d in docs])
+    _no_raw_names([d.page_content for d in docs])
+
+
+def test_faiss_index_reopens(tmp_path):
+    pytest.importorskip("faiss")
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+
+    index = PrivateFaissIndex.load(_copy("faiss", tmp_path))
+    assert len(index) == len(EXPECTED["ids"])
+    hits = index.search_texts(EXPECTED["stores"]["faiss"]["query"], k=3)
+    _check("faiss", [EXPECTED["ids"][i] for i, _, _ in hits])
+    _no_raw_names([t for _, _, t in hits])
+    index.add_texts(["Karl Huber repaired the office printer."])
+    index.save(tmp_path / "faiss")
+    again = PrivateFaissIndex.load(tmp_path / "faiss")
+    assert len(again) == len(EXPECTED["ids"]) + 1
+    assert again.search_texts(EXPECTED["stores"]["faiss"]["query"], k=3)[0][0] == hits[0][0]

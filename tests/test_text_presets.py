@@ -1,0 +1,93 @@
+"""Presets, composable concepts, cue/shape identifiers, normalisation and the propagation rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from private_vectors.errors import ConfigMismatchError, InvalidParameterError
+from private_vectors.text import Sanitizer, Span
+from private_vectors.text.identifiers import IdentifierDetector
+from private_vectors.text.normalise import normalise
+from private_vectors.text.presets import PRESETS
+
+
+def _found(detector, text):
+    return {(text[s.start:s.end], s.label) for s in detector.spans([text])[0]}
+
+
+def test_identifier_rules_need_a_cue_or_a_shape():
+    det = IdentifierDetector(entities=["HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME"])
+    assert ("18403/91", "ID_NUMBER") in _found(det, "an application (no. 18403/91) against Turkey")
+    assert ("D1234567", "ID_NUMBER") in _found(det, "driver's licence number D1234567")
+    assert ("@amelia_okafor", "HANDLE") in _found(det, "follow @amelia_okafor, mail a@b.com")
+    assert ("3 May 1961", "DATE_OF_BIRTH") in _found(det, "she was born on 3 May 1961 in Lagos")
+    assert ("45-year-old", "AGE") in _found(det, "a 45-year-old man")
+    assert ("SW1A 1AA", "POSTCODE") in _found(det, "London SW1A 1AA")
+    # numbers without an identifier word are no identifiers: table columns, scores, odds
+    assert _found(det, "scores 12 14 16, odds 3.5 to 1, Protocol No. 11") == set()
+    assert ("b.com", "HANDLE") not in _found(det, "a@b.com")
+
+
+def test_presets_say_what_they_cover():
+    assert {"PII", "PHI", "quasi"} <= set(PRESETS)
+    for p in PRESETS.values():
+        assert p.labels and p.source
+    assert "DATE_TIME" in PRESETS["PHI"].labels and "DATE_TIME" not in PRESETS["PII"].labels
+    assert set(PRESETS["PII"].labels) <= set(PRESETS["PHI"].labels)
+
+
+def test_pii_replaces_urls_handles_ids_dob_and_ages():
+    s = Sanitizer("PII")
+    out = s.apply(["Amelia Okafor (born 3 May 1961, aged 62) posts as @amelia_okafor at "
+                   "https://example.org/amelia; passport number X1234567."])[0]
+    for leaked in ("1961", "62", "@amelia", "example.org", "X1234567", "Okafor"):
+        assert leaked not in out, out
+
+
+def test_concepts_compose_in_one_pass():
+    s = Sanitizer(["PII", "medical"])
+    kinds = [d.get_config()["type"] for d in s.detectors]
+    assert kinds.count("presidio") == 1 and kinds.count("regex") == 1
+    out = s.apply(["Amelia Okafor was diagnosed with asthma and diabetes."])[0]
+    assert "Okafor" not in out and "asthma" not in out and "diabetes" not in out
+    cfg = s.get_config()
+    assert cfg["concept"] == ["PII", "medical"]
+    assert Sanitizer.from_config(cfg).apply(["She has asthma."]) == s.apply(["She has asthma."])
+    with pytest.raises(InvalidParameterError, match="concept"):
+        Sanitizer([])
+
+
+def test_normalised_detection_replaces_original_characters():
+    zw, soft = "\u200b", "\u00ad"
+    s = Sanitizer("PII")
+    texts = [f"I met Ame{zw}lia Oka{soft}for yesterday.", "I met Ａｍｅｌｉａ Ｏｋａｆｏｒ yesterday.",
+             "I met Amelia\nOkafor yesterday.", "I met <AMELIA_OKAFOR> yesterday."]
+    for t in texts:  # each text alone: detection, not the second pass, must find the name
+        spans = s.spans([t])[0]
+        a, b = 6 + t[6:].startswith("<"), t.index(" yesterday") - t[6:].startswith("<")
+        assert any(x.start <= a and x.end >= b for x in spans), (t, spans)
+    n = normalise(f"Oka{zw}for")
+    assert n.text == "Okafor" and n.span_back(Span(0, 6, "PERSON", 1.0, "x")) == Span(0, 7, "PERSON", 1.0, "x")
+
+
+def test_second_pass_needs_strong_evidence_and_never_spreads_acronyms():
+    s = Sanitizer("PII")
+    docs = ["RNA levels were measured by PCR in the RNA samples.",
+            "Amelia Okafor met the board. Later, Okafor left.",
+            "The report names Okafor again, and amelia okafor signed it."]
+    spans = s.document_spans(docs)
+    assert not any(docs[0][x.start:x.end] == "RNA" and x.detector == "keyed-index" for x in spans[0])
+    out = s.apply(docs)
+    assert "Okafor" not in out[2] and "okafor" not in out[2]  # lower case, seen capitalised elsewhere
+    # which spans came from propagation is reported by the detector name
+    assert {x.detector for x in spans[2]} >= {"keyed-index"}
+
+
+def test_config_version_is_kept_and_a_newer_one_refused():
+    s = Sanitizer("PII")
+    cfg = s.get_config()
+    assert cfg["version"] == 3
+    old = dict(cfg, version=2)
+    assert Sanitizer.from_config(old).version == 2
+    with pytest.raises(ConfigMismatchError, match="newer"):
+        Sanitizer.from_config(dict(cfg, version=99))
