@@ -39,9 +39,10 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..embedding import CHROMA_NAME, PrivateEmbedding
+from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
+from ..keys import SecretKey, key_scope
 from ._stored import sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
@@ -122,6 +123,8 @@ class Chroma(_Base):
         store_raw_text: keep each ``page_content`` verbatim in the collection (default False:
             the sanitized text when the embedding function sanitizes, else an empty string;
             search results then carry ids and metadata, with empty ``page_content``).
+        key: the key of a keyed collection reopened with ``embedding_function=None`` (default:
+            env ``PRIVATE_VECTORS_KEY``; both given and different: an error).
         **others: as ``langchain_chroma.Chroma``.
     """
 
@@ -145,19 +148,32 @@ class Chroma(_Base):
         *,
         ssl: bool = False,
         store_raw_text: bool = False,
+        key: Any = None,
     ) -> None:
         base = _require_langchain_chroma()
         if not isinstance(store_raw_text, bool):
             raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
+        if key is not None and embedding_function is not None:
+            raise InvalidParameterError("key", "no key together with embedding_function (the function has its own)",
+                                        "<a key>")
         self._store_raw_text = store_raw_text
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1)
+        finally:
+            del key
+        with key_scope(secret):  # a stored function rebuilt by Chroma or below takes this key (else the env's)
+            self._open(base, collection_name=collection_name, embedding_function=embedding_function,
+                       persist_directory=persist_directory, host=host, port=port, headers=headers,
+                       chroma_cloud_api_key=chroma_cloud_api_key, tenant=tenant, database=database,
+                       client_settings=client_settings, collection_metadata=collection_metadata,
+                       collection_configuration=collection_configuration, client=client,
+                       relevance_score_fn=relevance_score_fn,
+                       create_collection_if_not_exists=create_collection_if_not_exists, ssl=ssl)
+
+    def _open(self, base: Any, *, embedding_function: Any, collection_configuration: Any, **others: Any) -> None:
         base.__init__(
-            self, collection_name=collection_name, embedding_function=embedding_function,
-            persist_directory=persist_directory, host=host, port=port, headers=headers,
-            chroma_cloud_api_key=chroma_cloud_api_key, tenant=tenant, database=database,
-            client_settings=client_settings, collection_metadata=collection_metadata,
-            collection_configuration=_configuration_for(embedding_function, collection_configuration),
-            client=client, relevance_score_fn=relevance_score_fn,
-            create_collection_if_not_exists=create_collection_if_not_exists, ssl=ssl)
+            self, embedding_function=embedding_function,
+            collection_configuration=_configuration_for(embedding_function, collection_configuration), **others)
         if self._chroma_collection is not None:
             self._adopt_collection(embedding_function)
 
@@ -168,7 +184,8 @@ class Chroma(_Base):
         if embedding_function is None:  # a private collection: rebuild its stored function
             cfg = (col.configuration_json or {}).get("embedding_function") or {}
             if cfg.get("name") == CHROMA_NAME:
-                self._embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
+                self._embedding_function = rebuild(cfg.get("config") or {}, f"collection {col.name!r}",
+                                                   use_cache=False)
         else:
             check_collection(col, embedding_function)
         ef = self._embedding_function

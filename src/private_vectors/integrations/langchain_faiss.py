@@ -39,9 +39,11 @@ from typing import Any
 import numpy as np
 
 from .._files import fsync_path
-from ..embedding import PrivateEmbedding, check_config_compatible, rebuild
+from ..config import check_config_compatible
+from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
+from ..keys import SecretKey, key_scope
 from ._stored import sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -211,7 +213,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             "normalize_L2": bool(self._normalize_L2),
             "store_raw_text": self.store_raw_text,
             "documents": documents,
-            "query_index": ef.query_index_state() if isinstance(ef, PrivateEmbedding) else None,
+            "query_index": ef.pipeline.query_index_state() if isinstance(ef, PrivateEmbedding) else None,
         }
 
     def save_local(self, folder_path: str, index_name: str = "index") -> None:
@@ -286,7 +288,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                     distance_strategy=DistanceStrategy(sidecar["distance_strategy"]),
                     store_raw_text=bool(sidecar.get("store_raw_text", False)), **kwargs)
         if isinstance(embeddings, PrivateEmbedding):
-            embeddings.load_query_index_state(sidecar.get("query_index"))
+            embeddings.pipeline.load_query_index_state(sidecar.get("query_index"))
         return store
 
     def serialize_to_bytes(self) -> bytes:
@@ -309,14 +311,16 @@ def _bind_embedding(stored: Any, given: Any, key: Any, where: str) -> Any:
             raise ArtefactError(f"{where} records no PrivateEmbedding: pass embeddings=")
         return given
     if given is None:
-        ef = rebuild(stored, where, use_cache=key is None)  # (a cached live object would skip the key check)
-        if key is not None:
-            ef.set_key(key)
-        return ef
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1)
+        finally:
+            del key
+        with key_scope(secret):  # the parameter, else PRIVATE_VECTORS_KEY; both and different: refused
+            return rebuild(stored, where, use_cache=False)
     if key is not None:
-        raise InvalidParameterError("key", "None when embeddings is given (the embedding carries its key)", "a key")
+        raise InvalidParameterError("key", "no key together with embeddings (the function has its own)", "<a key>")
     if not isinstance(given, PrivateEmbedding):
         raise InvalidTypeError("embeddings", "the PrivateEmbedding the store was written with (or None)", given)
     check_config_compatible(stored, given.get_config())
-    given.bind_to_stored(stored, where)
+    given.pipeline.keying.bind(stored, where)
     return given
