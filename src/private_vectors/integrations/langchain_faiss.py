@@ -54,7 +54,7 @@ try:
     from langchain_core.documents import Document
 except ImportError as exc:  # pragma: no cover - optional dependency
     raise ModelNotAvailableError("the LangChain FAISS drop-in needs langchain-community and faiss-cpu: "
-                                 "pip install 'private-vectors[langchain,faiss]' langchain-community") from exc
+                                 "pip install 'private-vectors[langchain,faiss]'") from exc
 
 __all__ = ["FAISS", "FORMAT"]
 
