@@ -54,7 +54,7 @@ def test_signature_is_langchain_chromas_plus_store_raw_text_and_key():
     assert list(ours)[: len(theirs)] == list(theirs)
     for name, p in theirs.items():
         assert (ours[name].kind, ours[name].default) == (p.kind, p.default), name
-    assert set(ours) - set(theirs) == {"store_raw_text", "key"}
+    assert set(ours) - set(theirs) == {"store_raw_text", "key", "metadata_text"}
     assert ours["store_raw_text"].kind is inspect.Parameter.KEYWORD_ONLY and ours["store_raw_text"].default is False
     assert ours["key"].kind is inspect.Parameter.KEYWORD_ONLY and ours["key"].default is None
     assert issubclass(Chroma, langchain_chroma.Chroma)

@@ -12,9 +12,13 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..errors import InvalidTypeError, PrivacyWarning
+from ..errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
 
-__all__ = ["METADATA_MESSAGE", "sanitize_metadatas"]
+__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "sanitize_metadatas"]
+
+METADATA_TEXT = ("sanitize", "keep")
+"""``metadata_text`` choices: string values through the text stage, or kept as given (for
+metadata you know holds no personal data: ids, dates, categories)."""
 
 METADATA_MESSAGE = (
     "string metadata values are stored as given: this PrivateEmbedding has no text stage (sanitize=None), so "
@@ -46,8 +50,16 @@ def _replace(value: Any, replacements: list[str]) -> Any:
     return value
 
 
+def check_metadata_text(value: Any) -> str:
+    """``value`` if it is one of :data:`METADATA_TEXT`."""
+    if not isinstance(value, str) or value not in METADATA_TEXT:
+        raise InvalidParameterError("metadata_text", f"one of {list(METADATA_TEXT)}", value)
+    return value
+
+
 def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: int, *,
-                       store_raw_text: bool = False, warn: Callable[[], bool] | None = None) -> list[Any]:
+                       store_raw_text: bool = False, warn: Callable[[], bool] | None = None,
+                       metadata_text: str = "sanitize") -> list[Any]:
     """``metadatas`` (padded with None to ``count``) with every string value through the text stage.
 
     Args:
@@ -55,6 +67,7 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
         metadatas: one dict (or None) per document.
         count: the number of documents.
         store_raw_text: the store keeps raw text on purpose: metadata kept as given too.
+        metadata_text: ``"sanitize"`` (default) or ``"keep"`` (values kept, no warning).
         warn: called when string values are kept without a text stage; returns whether to warn
             (a store warns once).
 
@@ -69,7 +82,7 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
     strings: list[str] = []
     for m in metas:
         _strings(m, strings)
-    if not strings or store_raw_text:
+    if not strings or store_raw_text or metadata_text == "keep":
         return metas
     sanitizer = getattr(embedding, "sanitizer", None)
     if sanitizer is None:

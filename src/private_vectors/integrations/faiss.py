@@ -39,7 +39,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ._stored import sanitize_metadatas
+from ._stored import check_metadata_text, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "StoredDocument", "build_index", "gpu_available"]
@@ -97,11 +97,13 @@ class PrivateFaissIndex:
             results (default False: only ids; privacy-first).
         store_texts: deprecated alias of ``store_raw_text``.
         use_gpu: ``"auto"`` (GPU when the GPU build sees one), True or False.
+        metadata_text: ``"sanitize"`` (default: string metadata values through the text stage)
+            or ``"keep"`` (as given, for metadata you know holds no personal data).
     """
 
     def __init__(self, embedding: PrivateEmbedding, *, kind: str = "flat", nlist: int | None = None,
                  nprobe: int | None = None, hnsw_m: int = 32, store_raw_text: bool = False,
-                 use_gpu: Any = "auto", store_texts: bool | None = None) -> None:
+                 use_gpu: Any = "auto", store_texts: bool | None = None, metadata_text: str = "sanitize") -> None:
         if not isinstance(embedding, PrivateEmbedding):
             raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
         if not isinstance(kind, str) or kind not in KINDS:
@@ -127,6 +129,7 @@ class PrivateFaissIndex:
         embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
         self.texts: dict[int, str] = {}
         self.metadata: dict[int, dict[str, Any]] = {}
+        self.metadata_text = check_metadata_text(metadata_text)
         self._keys: dict[int, str] = {}  # internal id -> the caller's string id
         self._by_key: dict[str, int] = {}
         self._metadata_warned = False
@@ -186,7 +189,7 @@ class PrivateFaissIndex:
         keys = self._check_ids(ids, len(texts))
         with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
             metas = sanitize_metadatas(self.embedding, metadatas, len(texts), store_raw_text=self.store_raw_text,
-                                       warn=self._warn_metadata_once)
+                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
             sanitized = self.embedding.sanitize_documents(texts)
             Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
         if len(Z) == 0:
@@ -321,6 +324,7 @@ class PrivateFaissIndex:
             "store_raw_text": self.store_raw_text, "next_id": self._next_id, "ntotal": len(self),
             "ids": sorted(self.texts),
             "string_ids": {str(i): key for i, key in self._keys.items()},
+            "metadata_text": self.metadata_text,
             "metadata": {str(i): m for i, m in self.metadata.items()},
             "query_index": self.embedding.pipeline.query_index_state(),  # keyed HMACs of ingested entities, no names
         }
@@ -367,7 +371,7 @@ class PrivateFaissIndex:
             embedding.pipeline.keying.bind(sidecar["embedding"], where)  # same key, same key derivation
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                    hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
-                   use_gpu=use_gpu)
+                   use_gpu=use_gpu, metadata_text=sidecar.get("metadata_text", "sanitize"))
         if "store_raw_text" not in sidecar and any(sidecar.get("texts", {}).values()):
             warnings.warn(f"{path / SIDECAR} was saved with raw texts (the old default); they are loaded for search "
                           "results but a new save drops them unless store_raw_text=True is set on the index",

@@ -43,7 +43,7 @@ from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ._stored import sanitize_metadatas
+from ._stored import check_metadata_text, sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -125,6 +125,9 @@ class Chroma(_Base):
             search results then carry ids and metadata, with empty ``page_content``).
         key: the key of a keyed collection reopened with ``embedding_function=None`` (default:
             env ``PRIVATE_VECTORS_KEY``; both given and different: an error).
+        metadata_text: ``"sanitize"`` (default: string metadata values through the text stage;
+            without one, kept with one PrivacyWarning per store) or ``"keep"`` (kept as given,
+            for metadata you know holds no personal data).
         **others: as ``langchain_chroma.Chroma``.
     """
 
@@ -149,6 +152,7 @@ class Chroma(_Base):
         ssl: bool = False,
         store_raw_text: bool = False,
         key: Any = None,
+        metadata_text: str = "sanitize",
     ) -> None:
         base = _require_langchain_chroma()
         if not isinstance(store_raw_text, bool):
@@ -157,6 +161,7 @@ class Chroma(_Base):
             raise InvalidParameterError("key", "no key together with embedding_function (the function has its own)",
                                         "<a key>")
         self._store_raw_text = store_raw_text
+        self._metadata_text = check_metadata_text(metadata_text)
         try:
             secret = SecretKey.resolve(key, min_bytes=1)
         finally:
@@ -220,7 +225,8 @@ class Chroma(_Base):
     def _metadatas_for(self, metadatas: Any, count: int) -> list[Any]:
         with protected_path():
             return sanitize_metadatas(self._embedding_function, metadatas, count,
-                                      store_raw_text=self._store_raw_text, warn=self._warn_metadata_once)
+                                      store_raw_text=self._store_raw_text, warn=self._warn_metadata_once,
+                                      metadata_text=self._metadata_text)
 
     def _documents_for(self, texts: list[str]) -> list[str]:
         return stored_texts(self._embedding_function, texts, store_raw_text=self._store_raw_text)
@@ -281,7 +287,8 @@ class Chroma(_Base):
         """Fork this store (same client, embedding function and ``store_raw_text``)."""
         forked = self._collection.fork(new_name=new_name)
         return type(self)(client=self._client, embedding_function=self._embedding_function,
-                          collection_name=forked.name, store_raw_text=self._store_raw_text)
+                          collection_name=forked.name, store_raw_text=self._store_raw_text,
+                          metadata_text=self._metadata_text)
 
     def _batch_size(self) -> int:
         getter = getattr(self._client, "get_max_batch_size", None)

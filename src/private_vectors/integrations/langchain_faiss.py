@@ -44,7 +44,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ._stored import sanitize_metadatas
+from ._stored import check_metadata_text, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 try:
@@ -77,13 +77,15 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
 
     Same constructor as ``langchain_community.vectorstores.FAISS`` plus ``store_raw_text``
     (default False: the sanitized text when the embedding sanitizes, else an empty
-    ``page_content``). Build it with :meth:`from_texts` / :meth:`from_documents`, or
-    :meth:`empty`.
+    ``page_content``) and ``metadata_text`` (``"sanitize"``, the default: string metadata
+    values through the text stage; ``"keep"``: as given). Build it with :meth:`from_texts` /
+    :meth:`from_documents`, or :meth:`empty`.
     """
 
     def __init__(self, embedding_function: Any, index: Any, docstore: Any, index_to_docstore_id: dict[int, str],
                  relevance_score_fn: Callable[[float], float] | None = None, normalize_L2: bool = False,
-                 distance_strategy: Any = None, *, store_raw_text: bool = False) -> None:
+                 distance_strategy: Any = None, *, store_raw_text: bool = False,
+                 metadata_text: str = "sanitize") -> None:
         if not isinstance(store_raw_text, bool):
             raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
         if distance_strategy is None:
@@ -92,6 +94,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                          relevance_score_fn=relevance_score_fn, normalize_L2=normalize_L2,
                          distance_strategy=distance_strategy)
         self.store_raw_text = store_raw_text
+        self.metadata_text = check_metadata_text(metadata_text)
         self._metadata_warned = False
         if isinstance(embedding_function, PrivateEmbedding):
             embedding_function.get_config()  # a keyed embedding fixes its random salt now (recorded on save)
@@ -117,10 +120,11 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         """Sanitize, embed and store ``texts`` in a new store (see the class)."""
         store_raw_text = kwargs.pop("store_raw_text", False)
         if not isinstance(embedding, PrivateEmbedding):
+            kwargs.pop("metadata_text", None)
             if not store_raw_text:
                 raise InvalidTypeError("embedding", "a PrivateEmbedding (or store_raw_text=True)", embedding)
             return super().from_texts(texts, embedding, metadatas=metadatas, ids=ids, **kwargs)
-        store = cls.empty(embedding, store_raw_text=store_raw_text, **kwargs)
+        store = cls.empty(embedding, store_raw_text=store_raw_text, **kwargs)  # (metadata_text in kwargs)
         store.add_texts(texts, metadatas=metadatas, ids=ids)
         return store
 
@@ -163,7 +167,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             return []
         with protected_path():  # the library's own store path: the raw-text guard stays silent
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
-                                       warn=self._warn_metadata_once)
+                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
             kept, vectors = ef.prepare_documents(items, store_raw_text=self.store_raw_text)
         kept = list(kept) if kept is not None else [""] * len(items)
         metas = [m or {} for m in metas]
@@ -212,6 +216,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             "distance_strategy": str(self.distance_strategy.value),
             "normalize_L2": bool(self._normalize_L2),
             "store_raw_text": self.store_raw_text,
+            "metadata_text": self.metadata_text,
             "documents": documents,
             "query_index": ef.pipeline.query_index_state() if isinstance(ef, PrivateEmbedding) else None,
         }
@@ -286,7 +291,8 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         store = cls(embeddings, index, docstore, {n: d["id"] for n, d in enumerate(documents)},
                     normalize_L2=bool(sidecar.get("normalize_L2", False)),
                     distance_strategy=DistanceStrategy(sidecar["distance_strategy"]),
-                    store_raw_text=bool(sidecar.get("store_raw_text", False)), **kwargs)
+                    store_raw_text=bool(sidecar.get("store_raw_text", False)),
+                    metadata_text=sidecar.get("metadata_text", "sanitize"), **kwargs)
         if isinstance(embeddings, PrivateEmbedding):
             embeddings.pipeline.load_query_index_state(sidecar.get("query_index"))
         return store

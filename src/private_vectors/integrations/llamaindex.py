@@ -51,7 +51,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError, PrivacyWarning
 from ..keys import SecretKey, key_scope
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
-from ._stored import sanitize_metadatas
+from ._stored import check_metadata_text, sanitize_metadatas
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -92,7 +92,8 @@ def _is_marked(node: BaseNode) -> bool:
     return (node.metadata or {}).get(MARKER) == "sanitized"
 
 
-def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode]) -> list[BaseNode]:
+def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode], *,
+                   metadata_text: str = "sanitize") -> list[BaseNode]:
     """Sanitize ``nodes`` in place (text, string metadata, related-node metadata; related
     hashes dropped), mark them, and register their embed texts. Marked nodes are left alone."""
     todo = [n for n in nodes if not _is_marked(n)]
@@ -101,12 +102,13 @@ def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode]) -> li
             texts = [n.get_content(metadata_mode=MetadataMode.NONE) for n in todo]
             todo_text = [i for i, t in enumerate(texts) if t.strip()]
             clean = embedding.sanitize_documents([texts[i] for i in todo_text]) if todo_text else []
-            metas = sanitize_metadatas(embedding, [dict(n.metadata or {}) for n in todo], len(todo))
+            metas = sanitize_metadatas(embedding, [dict(n.metadata or {}) for n in todo], len(todo),
+                                       metadata_text=metadata_text)
             for i, value in zip(todo_text, clean, strict=True):
                 todo[i].set_content(value)
             for node, meta in zip(todo, metas, strict=True):
                 _mark(node, meta or {})
-                _scrub_relationships(embedding, node)
+                _scrub_relationships(embedding, node, metadata_text)
     registry = _registry(embedding)
     for node in nodes:
         registry.add(_digest(node.get_content(metadata_mode=MetadataMode.EMBED)))
@@ -121,14 +123,15 @@ def _mark(node: BaseNode, metadata: dict[str, Any]) -> None:
             excluded.append(MARKER)
 
 
-def _scrub_relationships(embedding: PrivateEmbedding, node: BaseNode) -> None:
+def _scrub_relationships(embedding: PrivateEmbedding, node: BaseNode, metadata_text: str) -> None:
     """Related nodes carry a copy of their metadata and an unkeyed hash of their raw text:
     the metadata is sanitized, the hash dropped."""
     infos = [info for value in node.relationships.values()
              for info in (value if isinstance(value, list) else [value])]
     if not infos:
         return
-    metas = sanitize_metadatas(embedding, [dict(i.metadata or {}) for i in infos], len(infos))
+    metas = sanitize_metadatas(embedding, [dict(i.metadata or {}) for i in infos], len(infos),
+                               metadata_text=metadata_text)
     for info, meta in zip(infos, metas, strict=True):
         info.hash = None
         info.metadata = meta or {}
@@ -140,10 +143,13 @@ class SanitizeNodes(TransformComponent):
     Args:
         embedding: the PrivateEmbedding (its text stage and key). Without a text stage the
             text is kept and string metadata values are kept with a PrivacyWarning.
+        metadata_text: ``"sanitize"`` (default) or ``"keep"`` (string metadata values as given,
+            for metadata you know holds no personal data).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
     embedding: Any = Field(description="the PrivateEmbedding whose text stage sanitizes the nodes")
+    metadata_text: str = Field(default="sanitize", description="'sanitize' or 'keep' string metadata values")
 
     def __init__(self, embedding: Any = None, **kwargs: Any) -> None:
         super().__init__(embedding=_check_embedding(embedding if embedding is not None
@@ -155,10 +161,10 @@ class SanitizeNodes(TransformComponent):
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         """Sanitize ``nodes`` in place and return them (see the module)."""
-        return sanitize_nodes(self.embedding, nodes)
+        return sanitize_nodes(self.embedding, nodes, metadata_text=check_metadata_text(self.metadata_text))
 
     def __repr__(self) -> str:
-        return f"SanitizeNodes(embedding={self.embedding!r})"
+        return f"SanitizeNodes(embedding={self.embedding!r}, metadata_text={self.metadata_text!r})"
 
 
 class PrivateLlamaEmbedding(BaseEmbedding):
