@@ -47,7 +47,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..config import CHROMA_NAME, check_config_compatible, comparable_config, remember_live
+from .._build_cache import remember_live
+from ..config import CHROMA_NAME, check_config_compatible, comparable_config
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import (
     ArtefactError,

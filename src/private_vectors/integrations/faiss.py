@@ -37,9 +37,9 @@ from .._validation import check_int, check_texts
 from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from ..restore import sanitize_recorded, seal_records
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import sanitize_recorded, seal_records
 from ._stored import check_metadata_text, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 

@@ -41,9 +41,9 @@ from typing import Any
 
 from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from ..restore import RESTORE_KEY, prepare_with_restore, with_records
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY, prepare_with_restore, with_records
 from ._stored import check_metadata_text, sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
