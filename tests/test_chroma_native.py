@@ -168,20 +168,29 @@ def test_new_process_reopen_refuses_two_different_keys_and_a_wrong_one(tmp_path)
 def test_new_process_reopen_of_the_langchain_drop_in_with_a_keyed_text_stage(tmp_path, source):
     pytest.importorskip("langchain_chroma")
     code = """
+        import os
         from private_vectors import PrivateEmbedding
         from private_vectors.langchain import Chroma, chroma_store
-        ef = PrivateEmbedding(model="fake:32", eps=10, sanitize="redact", concept="PII"{key})
-        store = Chroma(collection_name="notes", embedding_function=ef, persist_directory={db!r})
+        from private_vectors.text import Sanitizer
+        from private_vectors.text.names import NameDetector
+        from private_vectors.text.regex import RegexDetector
+
+        def ef():  # a keyed text stage (cheap detectors: the point is the keyed rebuild, not detection)
+            secret = {key_expr}
+            san = Sanitizer("PII", policy="redact", key=secret, detectors=[RegexDetector(), NameDetector()])
+            return PrivateEmbedding(model="fake:32", eps=10, sanitize=san{key})
+
+        store = Chroma(collection_name="notes", embedding_function=ef(), persist_directory={db!r})
         if {first}:
             store.add_texts(["Amelia Okafor flew to Lagos."])
-        again = chroma_store(PrivateEmbedding(model="fake:32", eps=10, sanitize="redact", concept="PII"{key}),
-                             collection_name="notes", persist_directory={db!r})
+        again = chroma_store(ef(), collection_name="notes", persist_directory={db!r})
         print(again.similarity_search("flight", k=1)[0].page_content)
     """
     key = f", key={KEY!r}" if source == "parameter" else ""
+    key_expr = repr(KEY) if source == "parameter" else f"os.environ[{KEY_ENV!r}]"
     env = {KEY_ENV: KEY} if source == "environment" else None
-    _run(code.format(db=str(tmp_path), key=key, first=True), env)
-    out = _run(code.format(db=str(tmp_path), key=key, first=False), env).stdout  # a new process
+    _run(code.format(db=str(tmp_path), key=key, key_expr=key_expr, first=True), env)
+    out = _run(code.format(db=str(tmp_path), key=key, key_expr=key_expr, first=False), env).stdout  # a new process
     assert "<PERSON>" in out and "Amelia" not in out
 
 
