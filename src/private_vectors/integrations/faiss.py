@@ -39,6 +39,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import sanitize_recorded, seal_records
 from ._stored import check_metadata_text, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -128,6 +129,7 @@ class PrivateFaissIndex:
         self.dim = embedding.out_dim
         embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
         self.texts: dict[int, str] = {}
+        self.restore_records: dict[int, str] = {}  # encrypted, per id (private_vectors.restore)
         self.metadata: dict[int, dict[str, Any]] = {}
         self.metadata_text = check_metadata_text(metadata_text)
         self._keys: dict[int, str] = {}  # internal id -> the caller's string id
@@ -190,7 +192,7 @@ class PrivateFaissIndex:
         with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
             metas = sanitize_metadatas(self.embedding, metadatas, len(texts), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
-            sanitized = self.embedding.sanitize_documents(texts)
+            sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
             Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
         if len(Z) == 0:
             return []
@@ -198,6 +200,7 @@ class PrivateFaissIndex:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
             id_arr = np.asarray(keys, dtype=np.int64)
+        records = seal_records(self.embedding, id_arr.tolist(), texts, sanitized, logs)  # keyed text stage
         if self._index is None:
             self._index = self._new_index(len(Z))
         if not self._index.is_trained:
@@ -207,6 +210,8 @@ class PrivateFaissIndex:
         kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         for n, i in enumerate(id_arr.tolist()):
             self.texts[int(i)] = kept[n] if kept is not None else ""
+            if records is not None:
+                self.restore_records[int(i)] = records[n]
             if metas[n]:
                 self.metadata[int(i)] = metas[n]
             if keys is not None and isinstance(keys[0], str):
@@ -284,6 +289,18 @@ class PrivateFaissIndex:
                                text=self.texts.get(int(i), ""), metadata=dict(self.metadata.get(int(i), {})))
                 for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
+    def restore_texts(self, ids: Sequence[int]) -> list[str]:
+        """The original texts of ``ids`` for the key holder, from their stored sanitized text and
+        encrypted restore records (:mod:`private_vectors.restore`).
+
+        Raises:
+            RestoreError: an id without a record, a wrong key, or an edited record or text.
+        """
+        from ..restore import Restorer
+
+        docs = [(int(i), self.texts.get(int(i), ""), self.restore_records.get(int(i))) for i in ids]
+        return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
+
     def stored_vectors(self) -> np.ndarray:
         """The perturbed vectors as stored (flat and HNSW only), ordered by id."""
         if self._index is None:
@@ -330,6 +347,8 @@ class PrivateFaissIndex:
         }
         if self.store_raw_text or self.embedding.sanitizer is not None:  # raw (opt-in) or sanitized texts
             sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
+        if self.restore_records:
+            sidecar["restore"] = {str(i): r for i, r in self.restore_records.items()}
         sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
         _fsync(sidecar_tmp)
         os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
@@ -393,6 +412,7 @@ class PrivateFaissIndex:
         ids = sidecar.get("ids", list(stored_texts))
         self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
+        self.restore_records = {int(i): str(r) for i, r in (sidecar.get("restore") or {}).items()}
         self._keys = {int(i): str(key) for i, key in (sidecar.get("string_ids") or {}).items()}
         self._by_key = {key: i for i, key in self._keys.items()}
         self.metadata = {int(i): m for i, m in (sidecar.get("metadata") or {}).items()}

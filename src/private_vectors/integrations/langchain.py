@@ -43,6 +43,7 @@ from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY, prepare_with_restore, with_records
 from ._stored import check_metadata_text, sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
@@ -248,7 +249,8 @@ class Chroma(_Base):
                 "embedding_function", "an Embeddings (e.g. PrivateEmbedding) to embed texts before they are stored",
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
         metas = [m or None for m in self._metadatas_for(metadatas, len(items))]
-        documents, embeddings = self._documents_and_vectors(items)
+        documents, embeddings, records = self._documents_and_vectors(items, ids)
+        metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
         for start in range(0, len(items), self._batch_size()):
             stop = start + self._batch_size()
             self._collection.upsert(
@@ -258,24 +260,28 @@ class Chroma(_Base):
         save_query_index(self._collection, ef)
         return ids
 
-    def _documents_and_vectors(self, items: list[str]) -> tuple[list[str], Any]:
-        """(documents to store, vectors): one pass through a PrivateEmbedding's text stage."""
+    def _documents_and_vectors(self, items: list[str], ids: list[str]) -> tuple[list[str], Any, list[str] | None]:
+        """(documents to store, vectors, restore records or None): one pass through a
+        PrivateEmbedding's text stage (a keyed one also seals each document's restore record)."""
         ef = self._embedding_function
         if ef is None:
-            return items, None
+            return items, None, None
         with protected_path():  # the library's own store path: the raw-text guard stays silent
             if isinstance(ef, PrivateEmbedding):
-                kept, vectors = ef.prepare_documents(items, store_raw_text=self._store_raw_text)
-                return (list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors]
-            return self._documents_for(items), ef.embed_documents(items)
+                kept, vectors, records = prepare_with_restore(ef, items, ids, store_raw_text=self._store_raw_text)
+                return ((list(kept) if kept is not None else [""] * len(items)),
+                        [list(map(float, v)) for v in vectors], records)
+            return self._documents_for(items), ef.embed_documents(items), None
 
     def update_documents(self, ids: list[str], documents: list[Any]) -> None:
         """Re-embed and replace ``documents`` under ``ids`` (stored text as in :meth:`add_texts`)."""
         if self._embedding_function is None:
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
-        metas = [m or None for m in self._metadatas_for([d.metadata or None for d in documents], len(documents))]
-        stored, embeddings = self._documents_and_vectors(texts)
+        metas = [{k: v for k, v in (d.metadata or {}).items() if k != RESTORE_KEY} or None for d in documents]
+        metas = [m or None for m in self._metadatas_for(metas, len(documents))]
+        stored, embeddings, records = self._documents_and_vectors(texts, list(ids))
+        metas = with_records(metas, records, len(texts)) or metas
         size = self._batch_size()
         for start in range(0, len(ids), size):
             sl = slice(start, start + size)

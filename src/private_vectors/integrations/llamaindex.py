@@ -48,9 +48,15 @@ from typing import Any
 
 from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding, rebuild
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError, PrivacyWarning
-from ..keys import SecretKey, key_scope
+from ..errors import (
+    ArtefactError,
+    InvalidParameterError,
+    InvalidTypeError,
+    ModelNotAvailableError,
+    PrivacyWarning,
+)
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
+from ..keys import SecretKey, key_scope
 from ._stored import check_metadata_text, sanitize_metadatas
 
 try:
