@@ -44,7 +44,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ._stored import check_metadata_text, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 try:
@@ -165,10 +165,11 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             raise InvalidParameterError("ids", "ids not already in the store", sorted(set(ids))[:5])
         if not items:
             return []
+        check_metadatas(metadatas, len(items))  # (refused before any work)
         with protected_path():  # the library's own store path: the raw-text guard stays silent
+            kept, vectors = ef.prepare_documents(items, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
-            kept, vectors = ef.prepare_documents(items, store_raw_text=self.store_raw_text)
         kept = list(kept) if kept is not None else [""] * len(items)
         metas = [m or {} for m in metas]
         return super().add_embeddings(zip(kept, np.asarray(vectors).tolist(), strict=True), metadatas=metas, ids=ids)
