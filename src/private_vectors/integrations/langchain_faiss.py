@@ -123,7 +123,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             kwargs.pop("metadata_text", None)
             if not store_raw_text:
                 raise InvalidTypeError("embedding", "a PrivateEmbedding (or store_raw_text=True)", embedding)
-            return super().from_texts(texts, embedding, metadatas=metadatas, ids=ids, **kwargs)
+            return super().from_texts(texts, embedding, metadatas=metadatas, ids=ids, store_raw_text=True, **kwargs)
         store = cls.empty(embedding, store_raw_text=store_raw_text, **kwargs)  # (metadata_text in kwargs)
         store.add_texts(texts, metadatas=metadatas, ids=ids)
         return store
@@ -188,6 +188,23 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                                         "PrivateEmbedding)", "precomputed embeddings",
                                         note="vectors computed elsewhere carry no noise and their texts no sanitizing")
         return super().add_embeddings(text_embeddings, metadatas=metadatas, ids=ids, **kwargs)
+
+    def merge_from(self, target: Any) -> None:
+        """Merge another drop-in store written with the same PrivateEmbedding configuration.
+
+        Raises:
+            InvalidTypeError: ``target`` is not this drop-in (a plain FAISS store keeps raw text).
+            ConfigMismatchError: ``target`` was written with another configuration.
+        """
+        if not isinstance(target, FAISS):
+            raise InvalidTypeError("target", "a private_vectors.langchain.FAISS store", target)
+        mine, theirs = self.embedding_function, target.embedding_function
+        if isinstance(mine, PrivateEmbedding) and isinstance(theirs, PrivateEmbedding):
+            check_config_compatible(mine.get_config(), theirs.get_config())
+        if target.store_raw_text and not self.store_raw_text:
+            raise InvalidParameterError("target", "a store without raw text (store_raw_text=False)",
+                                        "a store with store_raw_text=True")
+        super().merge_from(target)
 
     # -- scores -----------------------------------------------------------------------------------
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
