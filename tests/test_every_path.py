@@ -119,14 +119,20 @@ def _recording(ef: PrivateEmbedding) -> list[str]:
     """Record every output of ``ef``'s text stage (documents and metadata, in the order the
     path runs them: the text stage learns names batch by batch, so a later run differs)."""
     outputs: list[str] = []
-    original = ef.pipeline.sanitize_documents
+    sanitizer = ef.pipeline.sanitizer
+    apply, apply_recorded = sanitizer.apply, sanitizer.apply_recorded
 
-    def record(texts):
-        out = original(texts)
+    def record(texts, *args, **kwargs):
+        out = apply(texts, *args, **kwargs)
         outputs.extend(out)
         return out
 
-    ef.pipeline.sanitize_documents = record
+    def record_logged(texts, *args, **kwargs):  # the restore-record path: (texts, logs)
+        out, logs = apply_recorded(texts, *args, **kwargs)
+        outputs.extend(out)
+        return out, logs
+
+    sanitizer.apply, sanitizer.apply_recorded = record, record_logged
     return outputs
 
 

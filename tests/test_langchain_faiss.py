@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import pickle
+import warnings
 
 import pytest
 
@@ -15,6 +16,7 @@ from private_vectors.errors import (  # noqa: E402
     ArtefactError,
     ConfigMismatchError,
     InvalidParameterError,
+    InvalidTypeError,
     PrivacyWarning,
 )
 from private_vectors.langchain import FAISS  # noqa: E402
@@ -82,8 +84,6 @@ def test_pickle_forms_and_precomputed_vectors_are_refused():
 
 
 def test_protected_path_stays_silent_and_metadata_warns_without_text_stage():
-    import warnings
-
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
         FAISS.from_texts(TEXTS, _ef())
@@ -100,3 +100,31 @@ def test_relevance_is_calibrated_and_in_range():
     plain = store.similarity_search_with_score("The cat sat on the mat.", k=1)[0][1]
     relevance = store.similarity_search_with_relevance_scores("The cat sat on the mat.", k=1)[0][1]
     assert 0 <= relevance <= 1 and relevance > plain
+
+
+def test_merge_takes_only_drop_in_stores_of_the_same_config():
+    from langchain_community.vectorstores import FAISS as Community
+
+    store = FAISS.from_texts(TEXTS[:1], _ef())
+    store.merge_from(FAISS.from_texts(TEXTS[1:], _ef()))
+    assert len(store.index_to_docstore_id) == 3
+    with pytest.raises(ConfigMismatchError):
+        store.merge_from(FAISS.from_texts(TEXTS[1:], _ef(eps=10)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        plain = Community.from_texts(TEXTS[1:], _ef())
+    with pytest.raises(InvalidTypeError):
+        store.merge_from(plain)
+
+
+def test_another_embeddings_needs_store_raw_text():
+    class Plain:
+        def embed_documents(self, texts):
+            return [[1.0, 0.0] for _ in texts]
+
+        def embed_query(self, text):
+            return [1.0, 0.0]
+
+    with pytest.raises(InvalidTypeError):
+        FAISS.from_texts(TEXTS, Plain())
+    assert FAISS.from_texts(TEXTS, Plain(), store_raw_text=True).store_raw_text

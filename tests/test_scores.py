@@ -21,7 +21,7 @@ def test_shrink_factor_follows_eps():
 
 def test_calibrated_cosine_recovers_the_clean_cosine():
     """Perturb, normalise, score: the calibrated score is close to the clean cosine on average."""
-    ef = PrivateEmbedding(model="fake", eps=20, space="cosine", random_state=0)
+    ef = PrivateEmbedding(model="fake", eps=8, space="cosine", random_state=0)
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, ef.dim))
     x /= np.linalg.norm(x, axis=1, keepdims=True)

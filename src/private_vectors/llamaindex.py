@@ -6,6 +6,13 @@ Re-exports :mod:`private_vectors.integrations.llamaindex` (needs ``llama-index-c
 
 from __future__ import annotations
 
-from .integrations.llamaindex import MARKER, PrivateLlamaEmbedding, SanitizeNodes, load_index, persist_index
+from .integrations.llamaindex import (
+    MARKER,
+    PrivateLlamaEmbedding,
+    SanitizeNodes,
+    index_from_collection,
+    load_index,
+    persist_index,
+)
 
-__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "load_index", "persist_index"]
+__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection", "load_index", "persist_index"]

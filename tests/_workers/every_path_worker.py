@@ -50,16 +50,12 @@ def faiss_dropin(folder: str, source: str, queries: list[str]) -> list[list[str]
 
 def llamaindex_chroma(folder: str, source: str, queries: list[str]) -> list[list[str]]:
     import chromadb
-    from llama_index.core import VectorStoreIndex
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from private_vectors.chroma import open_collection
-    from private_vectors.llamaindex import PrivateLlamaEmbedding
+    from private_vectors.llamaindex import index_from_collection
 
     col = open_collection(chromadb.PersistentClient(path=folder), "llama", key=_key(source))
-    index = VectorStoreIndex.from_vector_store(ChromaVectorStore(chroma_collection=col),
-                                               embed_model=PrivateLlamaEmbedding(embedding=col._embedding_function))
-    retriever = index.as_retriever(similarity_top_k=3)
+    retriever = index_from_collection(col).as_retriever(similarity_top_k=3)
     return [[n.get_content() for n in retriever.retrieve(q)] for q in queries]
 
 

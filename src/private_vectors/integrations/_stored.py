@@ -14,7 +14,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
 
-__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "sanitize_metadatas"]
+__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "sanitize_metadatas"]
 
 METADATA_TEXT = ("sanitize", "keep")
 """``metadata_text`` choices: string values through the text stage, or kept as given (for
@@ -57,10 +57,33 @@ def check_metadata_text(value: Any) -> str:
     return value
 
 
+def check_metadatas(metadatas: Sequence[Any] | None, count: int) -> list[Any]:
+    """``metadatas`` padded with None to ``count``; each a dict or None.
+
+    Raises:
+        InvalidTypeError: an entry that is not a dict or None.
+        InvalidParameterError: more entries than documents.
+    """
+    if isinstance(metadatas, dict):
+        raise InvalidTypeError("metadatas", "a list with one dict (or None) per document", "<a single dict>")
+    metas = list(metadatas or [])
+    if len(metas) > count:
+        raise InvalidParameterError("metadatas", f"at most {count} entries (one per document)", f"{len(metas)} entries")
+    for m in metas:
+        if m is not None and not isinstance(m, dict):
+            raise InvalidTypeError("metadatas", "a dict (or None) per document", m)
+    return metas + [None] * (count - len(metas))
+
+
 def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: int, *,
                        store_raw_text: bool = False, warn: Callable[[], bool] | None = None,
                        metadata_text: str = "sanitize") -> list[Any]:
     """``metadatas`` (padded with None to ``count``) with every string value through the text stage.
+
+    The stores call it *after* the documents' own pass through the text stage: the text stage
+    learns the names it found in the documents and then also catches them in a metadata value
+    standing alone, where a detector has no sentence context (measured in
+    ``tests/test_every_path.py``: run first, metadata alone misses more names).
 
     Args:
         embedding: the PrivateEmbedding (its ``sanitize_documents``; None or no text stage: values kept).
@@ -74,11 +97,7 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
     Raises:
         InvalidTypeError: a metadata entry that is not a dict or None.
     """
-    metas = list(metadatas or [])
-    metas = metas + [None] * (count - len(metas))
-    for m in metas:
-        if m is not None and not isinstance(m, dict):
-            raise InvalidTypeError("metadatas", "a dict (or None) per document", m)
+    metas = check_metadatas(metadatas, count)
     strings: list[str] = []
     for m in metas:
         _strings(m, strings)

@@ -351,10 +351,10 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     if len(ids) != len(documents):
         raise InvalidParameterError("ids", f"{len(documents)} ids (one per document)", f"{len(ids)} ids")
     metas = _metadatas(metadatas, len(ids))
-    with protected_path():
+    with protected_path():  # documents first: the text stage then knows their names in a lone metadata value
+        stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
         if metas is not None:
             metas = _metadata_text(ef, metas, metadata_text)
-        stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
     kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
     if stored is not None:
         kwargs["documents"] = stored

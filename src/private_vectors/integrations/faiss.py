@@ -40,7 +40,7 @@ from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, Mod
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import sanitize_recorded, seal_records
-from ._stored import check_metadata_text, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "StoredDocument", "build_index", "gpu_available"]
@@ -189,10 +189,11 @@ class PrivateFaissIndex:
         """
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
         keys = self._check_ids(ids, len(texts))
+        check_metadatas(metadatas, len(texts))  # (refused before any work)
         with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
+            sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(self.embedding, metadatas, len(texts), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
-            sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
             Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
         if len(Z) == 0:
             return []

@@ -44,7 +44,7 @@ from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableE
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, prepare_with_restore, with_records
-from ._stored import check_metadata_text, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -248,8 +248,9 @@ class Chroma(_Base):
             raise InvalidParameterError(
                 "embedding_function", "an Embeddings (e.g. PrivateEmbedding) to embed texts before they are stored",
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
-        metas = [m or None for m in self._metadatas_for(metadatas, len(items))]
+        check_metadatas(metadatas, len(items))  # (refused before any work)
         documents, embeddings, records = self._documents_and_vectors(items, ids)
+        metas = [m or None for m in self._metadatas_for(metadatas, len(items))]  # after: names learnt from the texts
         metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
         for start in range(0, len(items), self._batch_size()):
             stop = start + self._batch_size()
@@ -279,8 +280,8 @@ class Chroma(_Base):
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
         metas = [{k: v for k, v in (d.metadata or {}).items() if k != RESTORE_KEY} or None for d in documents]
-        metas = [m or None for m in self._metadatas_for(metas, len(documents))]
         stored, embeddings, records = self._documents_and_vectors(texts, list(ids))
+        metas = [m or None for m in self._metadatas_for(metas, len(documents))]
         metas = with_records(metas, records, len(texts)) or metas
         size = self._batch_size()
         for start in range(0, len(ids), size):

@@ -44,7 +44,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ._stored import check_metadata_text, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 try:
@@ -123,7 +123,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             kwargs.pop("metadata_text", None)
             if not store_raw_text:
                 raise InvalidTypeError("embedding", "a PrivateEmbedding (or store_raw_text=True)", embedding)
-            return super().from_texts(texts, embedding, metadatas=metadatas, ids=ids, **kwargs)
+            return super().from_texts(texts, embedding, metadatas=metadatas, ids=ids, store_raw_text=True, **kwargs)
         store = cls.empty(embedding, store_raw_text=store_raw_text, **kwargs)  # (metadata_text in kwargs)
         store.add_texts(texts, metadatas=metadatas, ids=ids)
         return store
@@ -165,10 +165,11 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             raise InvalidParameterError("ids", "ids not already in the store", sorted(set(ids))[:5])
         if not items:
             return []
+        check_metadatas(metadatas, len(items))  # (refused before any work)
         with protected_path():  # the library's own store path: the raw-text guard stays silent
+            kept, vectors = ef.prepare_documents(items, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
-            kept, vectors = ef.prepare_documents(items, store_raw_text=self.store_raw_text)
         kept = list(kept) if kept is not None else [""] * len(items)
         metas = [m or {} for m in metas]
         return super().add_embeddings(zip(kept, np.asarray(vectors).tolist(), strict=True), metadatas=metas, ids=ids)
@@ -187,6 +188,23 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                                         "PrivateEmbedding)", "precomputed embeddings",
                                         note="vectors computed elsewhere carry no noise and their texts no sanitizing")
         return super().add_embeddings(text_embeddings, metadatas=metadatas, ids=ids, **kwargs)
+
+    def merge_from(self, target: Any) -> None:
+        """Merge another drop-in store written with the same PrivateEmbedding configuration.
+
+        Raises:
+            InvalidTypeError: ``target`` is not this drop-in (a plain FAISS store keeps raw text).
+            ConfigMismatchError: ``target`` was written with another configuration.
+        """
+        if not isinstance(target, FAISS):
+            raise InvalidTypeError("target", "a private_vectors.langchain.FAISS store", target)
+        mine, theirs = self.embedding_function, target.embedding_function
+        if isinstance(mine, PrivateEmbedding) and isinstance(theirs, PrivateEmbedding):
+            check_config_compatible(mine.get_config(), theirs.get_config())
+        if target.store_raw_text and not self.store_raw_text:
+            raise InvalidParameterError("target", "a store without raw text (store_raw_text=False)",
+                                        "a store with store_raw_text=True")
+        super().merge_from(target)
 
     # -- scores -----------------------------------------------------------------------------------
     def _select_relevance_score_fn(self) -> Callable[[float], float]:

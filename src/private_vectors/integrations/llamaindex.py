@@ -26,8 +26,9 @@ The protected call::
 
 With ``llama-index-vector-stores-chroma``, create the collection with
 ``private_vectors.chroma.create_collection(client, name, ef)`` (it records the configuration)
-and reopen it with ``private_vectors.chroma.open_collection(client, name, key=...)``, which
-refuses another configuration or key; hand the collection to ``ChromaVectorStore``.
+and hand it to ``ChromaVectorStore``; reopen it with
+``private_vectors.chroma.open_collection(client, name, key=...)`` (another configuration or key
+is refused) and :func:`index_from_collection`.
 
 Put :class:`SanitizeNodes` after the splitter and before anything that hashes or caches nodes:
 ``VectorStoreIndex.from_documents`` records each *input* document's hash, and an
@@ -67,7 +68,8 @@ except ImportError as exc:  # pragma: no cover - optional dependency
     raise ModelNotAvailableError("the LlamaIndex components need llama-index-core: "
                                  "pip install 'private-vectors[llamaindex]'") from exc
 
-__all__ = ["CONFIG_FILE", "MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "load_index", "persist_index"]
+__all__ = ["CONFIG_FILE", "MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection", "load_index",
+           "persist_index"]
 
 CONFIG_FILE = "private_vectors.json"
 """The file :func:`persist_index` writes beside LlamaIndex's own: the PrivateEmbedding's config."""
@@ -301,3 +303,23 @@ def load_index(folder: str | Path, *, embedding: Any = None, key: Any = None, in
     embedding.pipeline.load_query_index_state(record.get("query_index"))
     storage = StorageContext.from_defaults(persist_dir=str(path))
     return load_index_from_storage(storage, index_id=index_id, embed_model=PrivateLlamaEmbedding(embedding=embedding))
+
+
+def index_from_collection(collection: Any, embedding: Any = None) -> Any:
+    """A ``VectorStoreIndex`` over a Chroma collection written by a PrivateEmbedding
+    (``llama-index-vector-stores-chroma``), its ``embed_model`` the collection's PrivateEmbedding.
+
+    Args:
+        collection: a collection from ``private_vectors.chroma.open_collection`` or
+            ``create_collection`` (its configuration records the PrivateEmbedding).
+        embedding: the PrivateEmbedding to use (default: the one the collection was opened with).
+
+    Raises:
+        InvalidTypeError: no PrivateEmbedding given or attached to the collection.
+    """
+    from llama_index.core import VectorStoreIndex
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    ef = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
+    return VectorStoreIndex.from_vector_store(ChromaVectorStore(chroma_collection=collection),
+                                              embed_model=PrivateLlamaEmbedding(embedding=_check_embedding(ef)))
