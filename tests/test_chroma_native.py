@@ -101,8 +101,8 @@ def test_embedding_runs_on_the_protected_path(tmp_path, monkeypatch):
     col = create_collection(chromadb.PersistentClient(path=str(tmp_path)), "notes", ef)
     seen = []
     cls = type(ef.pipeline)
-    original = cls.embed_documents
-    monkeypatch.setattr(cls, "embed_documents", lambda self, texts, *a, **k: (
+    original = cls.embed_sanitized
+    monkeypatch.setattr(cls, "embed_sanitized", lambda self, texts, *a, **k: (
         seen.append(on_protected_path()), original(self, texts, *a, **k))[1])
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)  # no raw-text warning on the protected path
@@ -201,8 +201,9 @@ def test_each_add_writes_only_its_batch_entries(tmp_path, monkeypatch):
         return side
 
     monkeypatch.setattr(integration, "_index_collection", spy)
-    for i in range(5):
-        add_documents(col, ids=[f"p{i}"], documents=[f"Zelda Quorrington{i} called about order {i}."])
+    names = ["Zelda Quorrington", "Marta Quillfeather", "Jonas Brightwater", "Priya Oakhurst", "Tomas Ellingsby"]
+    for i, name in enumerate(names):
+        add_documents(col, ids=[f"p{i}"], documents=[f"{name} called about order {i}."])
     side = chromadb.PersistentClient(path=str(tmp_path)).get_collection(query_index_collection_name(col))
     assert side.count() >= 5 and max(written) <= 4  # a batch's own entries, never the whole index
     assert integration.QUERY_INDEX_KEY not in (col.metadata or {})
