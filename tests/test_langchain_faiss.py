@@ -40,6 +40,7 @@ def test_stores_sanitized_text_and_metadata_only(tmp_path):
     store = FAISS.from_texts(TEXTS, _ef(), metadatas=[{"author": "Maria Lopez"}, {}, {"n": 3}])
     stored = [store.docstore.search(i) for i in store.index_to_docstore_id.values()]
     assert all("Maria" not in d.page_content and "Lopez" not in d.page_content for d in stored)
+    assert all(d.metadata.pop("pv_restore").startswith("pvr1.") for d in stored)  # keyed: encrypted restore records
     assert stored[0].metadata == {"author": "<PERSON>"} and stored[2].metadata == {"n": 3}
     store.save_local(str(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["index.faiss", "index.json"]
@@ -92,7 +93,8 @@ def test_protected_path_stays_silent_and_metadata_warns_without_text_stage():
         store = FAISS.from_texts(TEXTS[:1], bare, metadatas=[{"author": "Maria Lopez"}])
     assert store.docstore.search(store.index_to_docstore_id[0]).page_content == ""
     kept = FAISS.from_texts(TEXTS[:1], _ef(), metadatas=[{"author": "Maria Lopez"}], metadata_text="keep")
-    assert kept.docstore.search(kept.index_to_docstore_id[0]).metadata == {"author": "Maria Lopez"}
+    meta = dict(kept.docstore.search(kept.index_to_docstore_id[0]).metadata)
+    assert meta.pop("pv_restore").startswith("pvr1.") and meta == {"author": "Maria Lopez"}
 
 
 def test_relevance_is_calibrated_and_in_range():

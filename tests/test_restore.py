@@ -310,3 +310,11 @@ def test_normalised_input_restores_exactly(ef):
     restorer = Restorer.for_embedding(ef)
     assert [restorer.restore_text(i, s, r) for i, s, r in zip("abcd", stored, records, strict=True)] == texts
     assert sum(len(restorer.open(i, r).replacements) for i, r in zip("abcd", records, strict=True)) >= 4
+
+
+def test_privacy_report_states_what_restore_data_reveals(ef):
+    from private_vectors.restore import RESTORE_NOTE
+
+    assert ef.privacy_report()["text_stage"]["restore_data"] == RESTORE_NOTE
+    unkeyed = PrivateEmbedding(model="fake", concept="PII", sanitize="redact", eps=10)
+    assert "restore_data" not in unkeyed.privacy_report()["text_stage"]

@@ -30,9 +30,14 @@ def _text_stage(sanitizer: Any) -> dict[str, Any]:
         return {"enabled": False, "note": "no text stage: raw names and values reach the encoder"}
     cfg = sanitizer.get_config()
     policy = cfg.get("policy")
-    return {"enabled": True, "policy": policy, "keyed": cfg.get("keyed"), "sanitizer": cfg,
-            "note": _POLICY_NOTES.get(str(policy), "custom sanitizer"),
-            "misses": "a span the detectors miss reaches the encoder and the stored text unchanged"}
+    out = {"enabled": True, "policy": policy, "keyed": cfg.get("keyed"), "sanitizer": cfg,
+           "note": _POLICY_NOTES.get(str(policy), "custom sanitizer"),
+           "misses": "a span the detectors miss reaches the encoder and the stored text unchanged"}
+    if cfg.get("keyed"):  # the protected store paths keep an encrypted restore record per document
+        from .restore import RESTORE_NOTE
+
+        out["restore_data"] = RESTORE_NOTE
+    return out
 
 
 def _directions(mechanism: Any) -> dict[str, Any]:

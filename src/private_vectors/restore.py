@@ -28,6 +28,7 @@ answer has no offsets, so its rule is string-based and conservative (see its doc
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -255,6 +256,9 @@ class Restorer:
             raise InvalidParameterError(
                 "embedding", "a PrivateEmbedding with a keyed text stage (sanitize='surrogate' or 'redact' with "
                 "key=...)", embedding, note="without a key there is nothing only you can restore")
+        keying = getattr(getattr(embedding, "pipeline", None), "keying", None)
+        if getattr(keying, "keyed", False):  # fix the salt as embedding a document would (the context-derived
+            keying.schedule()                # default, unless a store recorded the config with its own first)
         cfg = embedding.get_config()
         version = str(cfg.get("key_derivation", "v1"))
         if version == "v2":
@@ -499,9 +503,11 @@ def _parts(doc: Any) -> tuple[str | None, str, Any]:
         text = doc.page_content
     elif hasattr(doc, "node_id") and hasattr(doc, "text"):  # LlamaIndex TextNode
         doc_id, text = doc.node_id, doc.text
+    elif hasattr(doc, "id") and isinstance(getattr(doc, "text", None), str):  # e.g. a FAISS StoredDocument
+        doc_id, text = doc.id, doc.text
     else:
-        raise InvalidTypeError("documents[i]", "a LangChain Document, a LlamaIndex node or an (id, text, record) "
-                               "tuple", f"<{type(doc).__name__}>")
+        raise InvalidTypeError("documents[i]", "a LangChain Document, a LlamaIndex node, a StoredDocument or an "
+                               "(id, text, record) tuple", f"<{type(doc).__name__}>")
     return (None if doc_id is None else _doc_id(doc_id)), text, meta.get(RESTORE_KEY)
 
 
@@ -513,9 +519,13 @@ def _with_text(doc: Any, text: str) -> Any:
     if holder is not None and hasattr(holder, "metadata"):  # NodeWithScore
         return doc.model_copy(update={"node": _with_text(holder, text)})
     meta = {k: v for k, v in (doc.metadata or {}).items() if k != RESTORE_KEY}
+    if dataclasses.is_dataclass(doc):
+        return dataclasses.replace(doc, text=text, metadata=meta)
     if hasattr(doc, "page_content"):
         return doc.model_copy(update={"page_content": text, "metadata": meta})
-    return doc.model_copy(update={"text": text, "metadata": meta})
+    node = doc.model_copy(update={"metadata": meta})  # a LlamaIndex node (Document keeps its text in a resource)
+    node.set_content(text)
+    return node
 
 
 # -- store paths --------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ..restore import sanitize_recorded, seal_records
+from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
 from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -201,7 +201,8 @@ class PrivateFaissIndex:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
             id_arr = np.asarray(keys, dtype=np.int64)
-        records = seal_records(self.embedding, id_arr.tolist(), texts, sanitized, logs)  # keyed text stage
+        public = keys if keys is not None and isinstance(keys[0], str) else id_arr.tolist()
+        records = seal_records(self.embedding, public, texts, sanitized, logs)  # keyed text stage: by public id
         if self._index is None:
             self._index = self._new_index(len(Z))
         if not self._index.is_trained:
@@ -211,10 +212,10 @@ class PrivateFaissIndex:
         kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         for n, i in enumerate(id_arr.tolist()):
             self.texts[int(i)] = kept[n] if kept is not None else ""
-            if records is not None:
-                self.restore_records[int(i)] = records[n]
             if metas[n]:
                 self.metadata[int(i)] = metas[n]
+            if records is not None:
+                self.restore_records[int(i)] = records[n]
             if keys is not None and isinstance(keys[0], str):
                 self._keys[int(i)] = keys[n]
                 self._by_key[keys[n]] = int(i)
@@ -287,10 +288,17 @@ class PrivateFaissIndex:
         relevance = calibrated_relevance_score_fn(self.embedding,
                                                   "l2_squared" if self.metric == "l2" else "inner_product")
         return [StoredDocument(id=self._public_id(int(i)), score=float(s), relevance=relevance(float(s)),
-                               text=self.texts.get(int(i), ""), metadata=dict(self.metadata.get(int(i), {})))
+                               text=self.texts.get(int(i), ""), metadata=self._result_metadata(int(i)))
                 for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
 
-    def restore_texts(self, ids: Sequence[int]) -> list[str]:
+    def _result_metadata(self, internal: int) -> dict[str, Any]:
+        """A result's metadata: the kept metadata plus its encrypted restore record, if any."""
+        meta = dict(self.metadata.get(internal, {}))
+        if internal in self.restore_records:
+            meta[RESTORE_KEY] = self.restore_records[internal]
+        return meta
+
+    def restore_texts(self, ids: Sequence[Any]) -> list[str]:
         """The original texts of ``ids`` for the key holder, from their stored sanitized text and
         encrypted restore records (:mod:`private_vectors.restore`).
 
@@ -299,7 +307,8 @@ class PrivateFaissIndex:
         """
         from ..restore import Restorer
 
-        docs = [(int(i), self.texts.get(int(i), ""), self.restore_records.get(int(i))) for i in ids]
+        internal = [self._by_key[i] if isinstance(i, str) and i in self._by_key else int(i) for i in ids]
+        docs = [(p, self.texts.get(i, ""), self.restore_records.get(i)) for p, i in zip(ids, internal, strict=True)]
         return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
 
     def stored_vectors(self) -> np.ndarray:

@@ -44,6 +44,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import prepare_with_restore, with_records
 from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -167,11 +168,11 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             return []
         check_metadatas(metadatas, len(items))  # (refused before any work)
         with protected_path():  # the library's own store path: the raw-text guard stays silent
-            kept, vectors = ef.prepare_documents(items, store_raw_text=self.store_raw_text)
+            kept, vectors, records = prepare_with_restore(ef, items, ids, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
         kept = list(kept) if kept is not None else [""] * len(items)
-        metas = [m or {} for m in metas]
+        metas = [m or {} for m in (with_records(metas, records, len(items)) or metas)]  # + encrypted restore records
         return super().add_embeddings(zip(kept, np.asarray(vectors).tolist(), strict=True), metadatas=metas, ids=ids)
 
     async def aadd_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None,

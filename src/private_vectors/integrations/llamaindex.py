@@ -58,6 +58,7 @@ from ..errors import (
 )
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
 from ._stored import check_metadata_text, sanitize_metadatas
 
 try:
@@ -109,11 +110,15 @@ def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode], *,
         with protected_path():
             texts = [n.get_content(metadata_mode=MetadataMode.NONE) for n in todo]
             todo_text = [i for i, t in enumerate(texts) if t.strip()]
-            clean = embedding.sanitize_documents([texts[i] for i in todo_text]) if todo_text else []
+            clean, logs = sanitize_recorded(embedding, [texts[i] for i in todo_text]) if todo_text else ([], [])
             metas = sanitize_metadatas(embedding, [dict(n.metadata or {}) for n in todo], len(todo),
                                        metadata_text=metadata_text)
             for i, value in zip(todo_text, clean, strict=True):
                 todo[i].set_content(value)
+            records = seal_records(embedding, [todo[i].node_id for i in todo_text], [texts[i] for i in todo_text],
+                                   clean, logs)  # a keyed text stage: each node's encrypted restore record
+            for i, record in zip(todo_text, records or [], strict=False):
+                metas[i] = {**(metas[i] or {}), RESTORE_KEY: record}
             for node, meta in zip(todo, metas, strict=True):
                 _mark(node, meta or {})
                 _scrub_relationships(embedding, node, metadata_text)
@@ -127,8 +132,9 @@ def _mark(node: BaseNode, metadata: dict[str, Any]) -> None:
     metadata[MARKER] = "sanitized"
     node.metadata = metadata
     for excluded in (node.excluded_embed_metadata_keys, node.excluded_llm_metadata_keys):
-        if MARKER not in excluded:
-            excluded.append(MARKER)
+        for key in (MARKER, RESTORE_KEY):  # neither is embedded nor shown to a model
+            if key not in excluded:
+                excluded.append(key)
 
 
 def _scrub_relationships(embedding: PrivateEmbedding, node: BaseNode, metadata_text: str) -> None:
