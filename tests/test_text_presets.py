@@ -105,3 +105,10 @@ def test_medical_concept_finds_diagnoses_by_cue_and_shape():
     out = s.apply(["Diagnosis: acute dystonic reaction. She also has chronic pancreatitis."])[0]
     assert "dystonic" not in out and "pancreatitis" not in out
     assert s.apply(["The weather was fine and the team met at noon."]) == ["The weather was fine and the team met at noon."]
+
+
+def test_a_title_with_initials_is_a_person():
+    det = IdentifierDetector()
+    assert ("Mr F.L.", "PERSON") in _found(det, "represented by Mr F.L., a lawyer")
+    assert ("Ms A.-M. Mendiboure", "PERSON") in _found(det, "Ms A.-M. Mendiboure, Agent")
+    assert not any(label == "PERSON" for _, label in _found(det, "Mr Smith and the board"))

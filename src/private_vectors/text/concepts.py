@@ -48,7 +48,7 @@ _WEEKDAYS_MONTHS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Sat
 _PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
                  "IP_ADDRESS", "URL", "UK_NHS", "MEDICAL_LICENSE")
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
-_PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE")
+_PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 _QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
 # a diagnosis after a clinical cue ("diagnosed with", "Diagnosis:", "Assessment:"), up to the clause's end
 _DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|(?<=diagnosis )|(?<=assessment: )"
