@@ -61,6 +61,9 @@ def _registrations() -> list[Register]:
     from .bench.cli import register as register_bench
 
     regs.append(register_bench)
+    from .bench.audit_cli import register as register_audit  # parser only: the audit loads when run
+
+    regs.append(register_audit)
     return regs
 
 

@@ -277,8 +277,12 @@ VALIDATION_SHARE = 0.2
 def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, Any], *, seed: int,
            train_share: float = 0.7, texts: Sequence[str] | None = None,
            transforms: dict[str, Any] | None = None, groups: Sequence[Any] | None = None,
-           split: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
+           split: tuple[np.ndarray, np.ndarray] | None = None, scorer: Any = None) -> dict[str, Any]:
     """Split into attacker-train / victim-test, fit each attacker, return its metrics.
+
+    ``scorer`` (optional; ``(fitted attacker, victim-test vectors, their indices) -> {metric:
+    value}``) adds figures of each attacker's final fit on the victim-test split, as
+    ``<metric>_<name>`` (the audit's name recovery).
 
     ``groups`` (one label per vector) keeps each group on one side of the split; ``split``
     (attacker-train indices, victim-test indices) fixes the split instead (the entity task's
@@ -313,7 +317,7 @@ def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, An
     variants: dict[str, dict[str, float]] = {}
     for name, make in attackers.items():
         if len(views) == 1:
-            res = _fit_evaluate(make(seed), vectors, tokens, tr, {"test": te}, texts, name)
+            res = _fit_evaluate(make(seed), vectors, tokens, tr, {"test": te}, texts, name, scorer)
             best_view = "raw"
         else:
             scores = {}
@@ -323,7 +327,8 @@ def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, An
                                               "confidence": r["test"]["confidence"]}
                 scores[view] = r["val"]["leakage"]
             best_view = max(scores, key=lambda v: (scores[v], v == "raw"))  # ties: the raw view
-            res = _fit_evaluate(make(seed), views[best_view], tokens, tr, {"test": te}, texts, name)
+            res = _fit_evaluate(make(seed), views[best_view], tokens, tr, {"test": te}, texts, name, scorer)
+        out.update({f"{metric}_{name}": v for metric, v in res.get("scored", {}).items()})
         out[f"leakage_{name}"] = res["test"]["leakage"]
         out[f"confidence_{name}"] = res["test"]["confidence"]
         if "epochs" in res:
@@ -336,8 +341,9 @@ def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, An
 
 
 def _fit_evaluate(att: Any, V: np.ndarray, tokens: list[list[str]], tr: np.ndarray, parts: dict[str, np.ndarray],
-                  texts: Sequence[str] | None, name: str) -> dict[str, Any]:
-    """Fit on ``tr``, evaluate on each of ``parts``; {part: metrics} (+ "epochs" when known)."""
+                  texts: Sequence[str] | None, name: str, scorer: Any = None) -> dict[str, Any]:
+    """Fit on ``tr``, evaluate on each of ``parts``; {part: metrics} (+ "epochs" when known, +
+    "scored": ``scorer``'s figures on the test part when given)."""
     if getattr(att, "fit_needs_sentences", False):
         if texts is None:
             raise ValueError(f"attacker {name!r} needs the sentences of the leakage set")
@@ -347,6 +353,8 @@ def _fit_evaluate(att: Any, V: np.ndarray, tokens: list[list[str]], tr: np.ndarr
     out: dict[str, Any] = {p: att.evaluate(V[idx], [tokens[i] for i in idx]) for p, idx in parts.items()}
     if hasattr(att, "n_epochs_"):
         out["epochs"] = int(att.n_epochs_)
+    if scorer is not None and "test" in parts:
+        out["scored"] = dict(scorer(att, V[parts["test"]], parts["test"]))
     return out
 
 
