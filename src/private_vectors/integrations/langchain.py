@@ -112,7 +112,8 @@ class Chroma(_Base):
         store_raw_text: keep each ``page_content`` verbatim in the collection (default False:
             the sanitized text when the embedding function sanitizes, else an empty string;
             search results then carry ids and metadata, with empty ``page_content``).
-        **others: as ``langchain_chroma.Chroma``.
+
+    The other parameters are ``langchain_chroma.Chroma``'s.
     """
 
     def __init__(
