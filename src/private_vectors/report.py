@@ -146,7 +146,7 @@ def _text_sentence(stage: dict[str, Any]) -> str:
 # Retrieval kept (NDCG@10 against the unprotected store) and the strongest vector attacker's
 # share of recovered PII tokens, per ε, for Laplace noise on the default encoder, with and
 # without redaction. Source: SciFact with inserted PII, two seeds,
-# benchmarks/results/findings/text-scifact-86f4ad2-merged/table.md (command in
+# benchmarks/results/findings/text-scifact-ordinary-words-merged/table.md (command in
 # benchmarks/FINDINGS.md); the frequency prior recovers 2.1 %.
 _MEASURED_MODEL = "all-MiniLM-L6-v2"
 _MEASURED = {
