@@ -303,12 +303,14 @@ class KeySchedule:
         noise: subkey of the document/query noise streams.
         surrogate: subkey for the text stage's keyed surrogates.
         check: the key check value (hex) recorded in configs.
+        restore: AES-256-GCM key of the encrypted restore data (:mod:`private_vectors.restore`).
     """
 
     version: str
     noise: bytes
     surrogate: bytes
     check: str
+    restore: bytes = b""
 
     def __repr__(self) -> str:
         return f"KeySchedule(version={self.version!r}, <redacted>)"
@@ -319,7 +321,8 @@ class KeySchedule:
 
 def _schedule_v1(secret: SecretKey) -> KeySchedule:
     raw = secret._secret
-    return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret))
+    return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret),
+                       restore=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/restore")))
 
 
 def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeySchedule:
@@ -335,6 +338,7 @@ def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeyS
             noise=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/noise")),
             surrogate=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate")),
             check=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/key-check", length=CHECK_BYTES).hex(),
+            restore=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/restore")),
         )
         del stretched
         secret._schedules[cache_key] = sched

@@ -40,6 +40,7 @@ from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import prepare_with_restore, with_records
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
            "load_query_index", "open_collection", "query_index_collection_name", "register", "register_if_available",
@@ -300,6 +301,8 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
         metadatas: optional metadata per document.
         embedding: the PrivateEmbedding (default: the collection's own embedding function).
         store_raw_text: store the raw texts (the stolen store then holds them in clear).
+            Without it, a keyed text stage also stores each document's encrypted restore
+            record in its metadata (``pv_restore``; :mod:`private_vectors.restore`).
         upsert: ``collection.upsert`` instead of ``collection.add``.
         metadata_text: ``"sanitize"`` (default): string metadata values go through the same
             text stage as the documents; without a text stage they are stored as given with a
@@ -329,10 +332,11 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     with protected_path():
         if metas is not None:
             metas = _metadata_text(ef, metas, metadata_text)
-        stored, vectors = ef.prepare_documents(documents, store_raw_text=store_raw_text)
+        stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
     kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
     if stored is not None:
         kwargs["documents"] = stored
+    metas = with_records(metas, records, len(ids))  # a keyed text stage: each record under pv_restore
     if metas is not None:
         kwargs["metadatas"] = metas
     (collection.upsert if upsert else collection.add)(**kwargs)

@@ -34,6 +34,7 @@ from .._validation import check_int, check_texts
 from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..restore import sanitize_recorded, seal_records
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index", "gpu_available"]
 
@@ -100,6 +101,7 @@ class PrivateFaissIndex:
         self.dim = embedding.out_dim
         embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
         self.texts: dict[int, str] = {}
+        self.restore_records: dict[int, str] = {}  # encrypted, per id (private_vectors.restore)
         self._index: Any = None
         self._next_id = 0
 
@@ -144,7 +146,7 @@ class PrivateFaissIndex:
         """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing."""
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
         # one pass: each text is sanitized once; that text is embedded and is the text kept
-        sanitized = self.embedding.sanitize_documents(texts)
+        sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
         Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
         if ids is None:
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
@@ -159,6 +161,7 @@ class PrivateFaissIndex:
                 raise InvalidParameterError("ids", "ids not already in the index", ids)
         if len(Z) == 0:
             return []
+        records = seal_records(self.embedding, id_arr.tolist(), texts, sanitized, logs)  # keyed text stage
         if self._index is None:
             self._index = self._new_index(len(Z))
         if not self._index.is_trained:
@@ -168,6 +171,8 @@ class PrivateFaissIndex:
         kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         for n, i in enumerate(id_arr.tolist()):
             self.texts[int(i)] = kept[n] if kept is not None else ""
+            if records is not None:
+                self.restore_records[int(i)] = records[n]
         return [int(i) for i in id_arr]
 
     def __len__(self) -> int:
@@ -189,6 +194,18 @@ class PrivateFaissIndex:
         scores, ids = self.search([query], k)
         return [(int(i), float(s), self.texts.get(int(i), "")) for s, i in zip(scores[0], ids[0], strict=True)
                 if i >= 0]
+
+    def restore_texts(self, ids: Sequence[int]) -> list[str]:
+        """The original texts of ``ids`` for the key holder, from their stored sanitized text and
+        encrypted restore records (:mod:`private_vectors.restore`).
+
+        Raises:
+            RestoreError: an id without a record, a wrong key, or an edited record or text.
+        """
+        from ..restore import Restorer
+
+        docs = [(int(i), self.texts.get(int(i), ""), self.restore_records.get(int(i))) for i in ids]
+        return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
 
     def stored_vectors(self) -> np.ndarray:
         """The perturbed vectors as stored (flat and HNSW only), ordered by id."""
@@ -233,6 +250,8 @@ class PrivateFaissIndex:
         }
         if self.store_raw_text or self.embedding.sanitizer is not None:  # raw (opt-in) or sanitized texts
             sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
+        if self.restore_records:
+            sidecar["restore"] = {str(i): r for i, r in self.restore_records.items()}
         sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
         _fsync(sidecar_tmp)
         os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
@@ -288,6 +307,7 @@ class PrivateFaissIndex:
         ids = sidecar.get("ids", list(stored_texts))
         self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
+        self.restore_records = {int(i): str(r) for i, r in (sidecar.get("restore") or {}).items()}
         self.embedding.pipeline.load_query_index_state(sidecar.get("query_index"))
         return self
 

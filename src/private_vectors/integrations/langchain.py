@@ -34,6 +34,7 @@ from typing import Any
 
 from ..embedding import CHROMA_NAME, PrivateEmbedding
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..restore import RESTORE_KEY, prepare_with_restore, with_records
 from .chroma import check_collection, load_query_index, save_query_index
 
 __all__ = ["Chroma", "chroma_store", "stored_texts"]
@@ -196,7 +197,8 @@ class Chroma(_Base):
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
         metas: list[Any] = list(metadatas or [])
         metas = [m or None for m in metas] + [None] * (len(items) - len(metas))
-        documents, embeddings = self._documents_and_vectors(items)
+        documents, embeddings, records = self._documents_and_vectors(items, ids)
+        metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
         for start in range(0, len(items), self._batch_size()):
             stop = start + self._batch_size()
             self._collection.upsert(
@@ -206,23 +208,26 @@ class Chroma(_Base):
         save_query_index(self._collection, ef)
         return ids
 
-    def _documents_and_vectors(self, items: list[str]) -> tuple[list[str], Any]:
-        """(documents to store, vectors): one pass through a PrivateEmbedding's text stage."""
+    def _documents_and_vectors(self, items: list[str], ids: list[str]) -> tuple[list[str], Any, list[str] | None]:
+        """(documents to store, vectors, restore records or None): one pass through a
+        PrivateEmbedding's text stage (a keyed one also seals each document's restore record)."""
         ef = self._embedding_function
         if ef is None:
-            return items, None
+            return items, None, None
         if isinstance(ef, PrivateEmbedding):
-            kept, vectors = ef.prepare_documents(items, store_raw_text=self._store_raw_text)
-            return (list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors]
-        return self._documents_for(items), ef.embed_documents(items)
+            kept, vectors, records = prepare_with_restore(ef, items, ids, store_raw_text=self._store_raw_text)
+            return ((list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors],
+                    records)
+        return self._documents_for(items), ef.embed_documents(items), None
 
     def update_documents(self, ids: list[str], documents: list[Any]) -> None:
         """Re-embed and replace ``documents`` under ``ids`` (stored text as in :meth:`add_texts`)."""
         if self._embedding_function is None:
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
-        metas = [d.metadata or None for d in documents]
-        stored, embeddings = self._documents_and_vectors(texts)
+        metas = [{k: v for k, v in (d.metadata or {}).items() if k != RESTORE_KEY} or None for d in documents]
+        stored, embeddings, records = self._documents_and_vectors(texts, list(ids))
+        metas = with_records(metas, records, len(texts)) or metas
         size = self._batch_size()
         for start in range(0, len(ids), size):
             sl = slice(start, start + size)

@@ -25,6 +25,8 @@ or ``on_error="redact_all"`` (every text of the failed call becomes ``<REDACTED>
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
 import hashlib
 import hmac
 import re
@@ -32,7 +34,7 @@ import secrets
 import threading
 import warnings
 from collections import ChainMap, Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -64,6 +66,7 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
+_RECORDING = threading.local()  # the Sanitizer whose apply_recorded runs in this thread, and its log
 SANITIZER_VERSION = 3
 """Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
 config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
@@ -78,8 +81,22 @@ SANITIZER_SALT = b"private_vectors/surrogates/v2"
 """Public domain salt of the surrogate and query-index subkeys (stable for one key across
 processes, so surrogates and index entries agree between a store's writers)."""
 DEFAULT_TIMEOUT = 60.0
-"""Seconds one detector may take for one batch before :class:`DetectionError` (nothing of the
-batch is returned, so nothing of it is stored)."""
+"""Seconds one detector may take for one group of :data:`DETECT_GROUP` texts before
+:class:`DetectionError` (nothing of the batch is returned, so nothing of it is stored)."""
+DETECT_GROUP = 64
+"""Texts (chunks) one detector call sees: the timeout's unit, and the progress step."""
+_PROGRESS: contextvars.ContextVar[Callable[[float], None] | None] = contextvars.ContextVar(
+    "private_vectors_detection_progress", default=None)
+
+
+@contextlib.contextmanager
+def detection_progress(report: Callable[[float], None]) -> Iterator[None]:
+    """Call ``report(fraction)`` as detection of a batch advances (a progress bar's hook)."""
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 SECRET_FIELDS = ("tokens", "patterns", "allow_list")
 """Config fields that list what a user asked to hide or keep: stored only as keyed HMACs."""
 
@@ -396,9 +413,15 @@ class Sanitizer:
         # an all-lower-case text (a query, a chat message): known name/place words are capitalised
         # for the NER model; same length, so offsets hold
         chunks = [truecase(c, self._ordinary) if c.islower() else c for _, _, c in pieces]
-        for det in self.detectors:
+        groups = range(0, len(chunks), DETECT_GROUP)
+        report = _PROGRESS.get()
+        for d, det in enumerate(self.detectors):
             try:
-                result = self._run(det, chunks)
+                result = []
+                for start in groups:  # the timeout holds per group, so a long batch is no fault
+                    result.extend(self._run(det, chunks[start:start + DETECT_GROUP]))
+                    if report is not None:
+                        report((d + min(start + DETECT_GROUP, len(chunks)) / len(chunks)) / len(self.detectors))
                 if len(result) != len(chunks):
                     raise DetectionError(f"detector {det.name!r} returned {len(result)} results for "
                                          f"{len(chunks)} texts")
@@ -483,7 +506,7 @@ class Sanitizer:
         return Redact()
 
     def _replace(self, text: str, spans: list[Span], *, remember: bool, ordinary: frozenset[str] = frozenset()) -> str:
-        out, pos = [], 0
+        out, pos, done = [], 0, []
         for s in spans:
             original = text[s.start:s.end]
             op = self._operator(s.label)
@@ -492,8 +515,25 @@ class Sanitizer:
             pos = s.end
             if remember and not isinstance(op, Keep):
                 self._remember(s.label, original, ordinary)
+                done.append((s.start, s.end, s.label, out[-1]))
         out.append(text[pos:])
+        if remember and getattr(_RECORDING, "owner", None) is self:  # apply_recorded
+            _RECORDING.log.append(done)
         return "".join(out)
+
+    def apply_recorded(self, texts: Sequence[str]) -> tuple[list[str], list[list[tuple[int, int, str, str]]]]:
+        """:meth:`apply`, plus each text's replacements ``(start, end, label, written)`` (offsets
+        in the input text): what the encrypted restore data of :mod:`private_vectors.restore` holds."""
+        items = validate_texts(texts)
+        _RECORDING.owner, _RECORDING.log = self, []
+        try:
+            out = self.apply(items)
+            log = _RECORDING.log
+        finally:
+            _RECORDING.owner = _RECORDING.log = None
+        if len(log) != len(out):  # on_error="redact_all": each non-empty text became one placeholder
+            log = [[(0, len(t), "REDACTED", o)] if o != t else [] for t, o in zip(items, out, strict=True)]
+        return out, log
 
     def _two_passes(self, texts: list[str], found: list[list[Span]]
                     ) -> tuple[list[list[Span]], dict[str, str], frozenset[str]]:
