@@ -61,7 +61,7 @@ def _show_query(col: Any, ef: Any) -> None:
     docs = np.asarray(ef.encoder.encode(SENTENCES), dtype=np.float64)
     q = np.asarray(ef.encoder.encode([QUERY]), dtype=np.float64)[0]
     clean = [int(i) for i in np.argsort(-(docs @ q))[:TOP_K]]
-    print(f"\nQuery {QUERY!r}: top {TOP_K} of the protected store (clean index rank in brackets)")
+    print(f"\nQuery {QUERY!r}: top {TOP_K} of the protected store [rank in an unprotected index; - below {TOP_K}]")
     for rank, (doc_id, text) in enumerate(zip(hits, res["documents"][0], strict=True), 1):
         print(f"  {rank}. [{clean.index(doc_id) + 1 if doc_id in clean else '-'}] {_short(text, WIDTH - 9)}")
 
