@@ -50,3 +50,19 @@ def test_every_guide_is_in_the_nav_and_absent_ones_are_dropped(tmp_path):
     assert out["nav"][1]["Guides"] == [{"Listed": "guides/listed.md"}, {"A new guide": "guides/new-one.md"}]
     for guide in (DOCS / "guides").glob("*.md"):
         assert guide.read_text(encoding="utf-8").startswith("# "), f"{guide.name} has no title line"
+
+
+def test_benchmark_pages_link_to_existing_results():
+    """Every relative link of benchmarks/README.md and benchmarks/FINDINGS.md names a file or folder
+    that exists, and every benchmark script is described in benchmarks/README.md."""
+    bench = ROOT / "benchmarks"
+    missing = []
+    for name in ("README.md", "FINDINGS.md"):
+        text = (bench / name).read_text(encoding="utf-8")
+        for target in re.findall(r"\]\(([^)#\s]+)\)", text):
+            if "://" not in target and not (bench / target).exists():
+                missing.append(f"{name}: {target}")
+    assert not missing, missing
+    readme = (bench / "README.md").read_text(encoding="utf-8")
+    undocumented = [p.name for p in bench.glob("*.py") if f"`{p.name}`" not in readme]
+    assert not undocumented, f"benchmarks not described in benchmarks/README.md: {undocumented}"
