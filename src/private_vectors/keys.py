@@ -12,6 +12,10 @@ place key bytes are handled:
   the text stage's surrogates and a 128-bit key check value. Testing one key guess therefore
   costs one scrypt evaluation, whether the attacker holds the check value, a known text with
   its stored vector, or a known name with its surrogate.
+* :func:`generate` makes a key (256 bits from the OS); a key shorter than 16 bytes, one byte
+  repeated or a pattern of at most 4 bytes repeated is refused, and a key given both as a
+  parameter and in ``PRIVATE_VECTORS_KEY`` must be the same. :func:`key_scope` hands a key given
+  as a parameter to the rebuilds a store performs from its stored config.
 * Derivation ``"v1"`` (collections written before): HMAC-SHA256 directly with the raw key and a
   32-bit check value. Kept only so those collections keep reproducing their vectors on
   re-ingestion; never chosen for a new collection.

@@ -232,6 +232,10 @@ class Pipeline:
         assert set(view) == set(DRIFT_FIELDS), "drift_view and DRIFT_FIELDS disagree"
         return view
 
+    def identity(self) -> bytes:
+        """:meth:`drift_view` as canonical JSON bytes: equal for pipelines whose stored vectors mean the same."""
+        return canonical(self.drift_view())
+
     def use_key(self, secret: Any) -> None:
         """Hold ``secret`` (a :class:`~private_vectors.keys.SecretKey`), bound to the stored key
         derivation when this pipeline was reopened from a store."""

@@ -17,12 +17,24 @@ in ``chromadb.api.client`` and ``chromadb.api.async_client``): for a collection 
 
 Stored text. ``collection.add(documents=texts)`` embeds through the PrivateEmbedding (its text
 stage runs, so the *vectors* are sanitized) but Chroma keeps the ``documents`` it was given,
-i.e. the raw text. :func:`add_documents` is the one-pass alternative: each text is sanitized
-once, that sanitized text is embedded and is what Chroma stores; with no text stage no text is
-stored unless ``store_raw_text=True``::
+i.e. the raw text. :func:`add_documents` (also ``private_vectors.chroma.add_documents``) is the
+protected call: each text is sanitized once, that sanitized text is embedded and is what
+Chroma stores (with no text stage no text is stored unless ``store_raw_text=True``), string
+metadata values are sanitized too, and the recorded configuration and key are checked::
 
     add_documents(collection, ids=["n1"], documents=["Maria Lopez flew to Madrid."])
     # stores "<PERSON> flew to <LOCATION>." (sanitize="redact") next to its perturbed vector
+
+Keys on reopen. :func:`open_collection` takes the key as ``key=`` or from
+``PRIVATE_VECTORS_KEY`` (both given and different: an error). A collection opened with a
+PrivateEmbedding in its *configuration* rather than as Chroma's ``embedding_function`` (as
+``langchain_chroma`` does) is checked against that function, whose key is bound, instead of
+being rebuilt from the stored config without the key.
+
+The keyed query index (HMACs of the entity words the text stage replaced) lives in its own
+collection, :func:`query_index_collection_name`: one record per HMAC, upserted per batch
+(:func:`save_query_index`), read on first use after a reopen (:func:`load_query_index`).
+Concurrent writers through a Chroma server lose no entry; a local folder is single-writer.
 """
 
 from __future__ import annotations
@@ -35,9 +47,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from .._build_cache import remember_live
 from ..config import CHROMA_NAME, check_config_compatible, comparable_config
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ..errors import (
+    ArtefactError,
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+    PrivacyWarning,
+)
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import prepare_with_restore, with_records
@@ -167,6 +186,9 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         stored = persisted.get("config") or {}
         check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
         embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
+        # Chroma rebuilds the stored function on later reads of the collection's schema (every add):
+        # in this process that rebuild is this checked function, which holds the key
+        remember_live(stored, embedding_function)
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
@@ -194,7 +216,7 @@ def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
     in place of one written by an earlier version. Chroma rebuilds the stored function to
     validate the change, with the key in scope. SQLite may keep the old bytes in free pages
     until the file is vacuumed."""
-    secret = getattr(getattr(embedding, "_keying", None), "secret", None)
+    secret = embedding.pipeline.keying.secret
     try:
         with key_scope(secret), _opening(embedding):
             collection.modify(configuration={"embedding_function": embedding})

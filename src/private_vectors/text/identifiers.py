@@ -54,7 +54,7 @@ _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
                   r"|\b(?:aged?|age:)[ \t]*\d{1,3}\b", re.IGNORECASE)
-_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[ABD-HJLNP-UW-Z]{2}\b"
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
                        r"|(?<=\b[A-Z]{2}[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")

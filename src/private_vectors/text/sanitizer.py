@@ -211,6 +211,11 @@ def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
         return False
     if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
         return True
+    value = text[span.start:span.end]
+    words = value.split()
+    if span.label == "PERSON" and len(words) >= 2 and "\n" not in value \
+            and all(w[:1].isupper() and not w.isupper() for w in words) and _looks_like_a_name(value):
+        return True  # a full name on one line, each part capitalised (not all caps) and name-shaped
     found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
     return len(found_by) >= 2
 
@@ -224,6 +229,51 @@ def _credited(span: Span, detected: Sequence[Span]) -> Span:
         if s.start < span.end and span.start < s.end:
             return Span(span.start, span.end, span.label, span.score, s.detector)
     return span
+
+
+_NAME_WORD = re.compile(r"(?:Mc|Mac|O['’]|D['’]|De|Di|Da|La|Le|Van|Von)?[^\W\d_][^\W\d_'’.-]*(?:['’.-][^\W\d_]*)*\.?",
+                        re.UNICODE)
+
+
+def _looks_like_a_name(value: str) -> bool:
+    """Whether every word of ``value`` is shaped like a word of a name or place: letters (with
+    ' - . inside), a capital only at the start of a part or after Mc/Mac ("Jean-Luc", "McDonald",
+    "O'Neil"), no digit;
+    "HeLa", "CsA", "FIP-2", "ApoE(-/-" and a lone all-caps word of two to four letters ("PCNA") are not."""
+    words = value.split()
+    if len(words) == 1 and _acronym(value) and len(value) >= 2:
+        return False
+    for word in words:
+        if not _NAME_WORD.fullmatch(word):
+            return False
+        parts = re.split(r"['’-]", re.sub(r"^(?:Mc|Mac)", "", word))
+        if not word.isupper() and any(c.isupper() for part in parts for c in part[1:]):
+            return False
+    return True
+
+
+def _name_shaped(text: str, spans: list[Span]) -> list[Span]:
+    """Drop a model span (a name, place, group or organisation from one model or vocabulary
+    detector alone) that is not shaped like a name: gene and protein symbols, cell lines and
+    abbreviations are what a small NER model mistakes for names in scientific text."""
+    def alone(s: Span) -> bool:
+        return not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end for o in spans)
+
+    return [s for s in spans if s.label not in _MODEL_LABELS or s.detector in _STRONG_DETECTORS or not alone(s)
+            or _looks_like_a_name(text[s.start:s.end])]
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
+
+
+def _with_title(text: str, spans: list[Span]) -> list[Span]:
+    """PERSON spans extended over a title right before them ("Mr Karl Strobel"): the title is part
+    of the mention and tells the person's gender."""
+    out = []
+    for s in spans:
+        m = _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) if s.label == "PERSON" else None
+        out.append(Span(m.start(), s.end, s.label, s.score, s.detector) if m else s)
+    return out
 
 
 def _acronym(value: str) -> bool:
@@ -295,7 +345,7 @@ class Sanitizer:
         chunk_size: documents longer than this are detected in overlapping chunks (offsets kept).
     """
 
-    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | None = None,
+    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | SecretKey | None = None,
                  detectors: Sequence[Detector] | None = None, entities: Sequence[str] | None = None,
                  score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
@@ -415,6 +465,7 @@ class Sanitizer:
         chunks = [truecase(c, self._ordinary) if c.islower() else c for _, _, c in pieces]
         groups = range(0, len(chunks), DETECT_GROUP)
         report = _PROGRESS.get()
+        per_piece: list[list[Span]] = [[] for _ in pieces]
         for d, det in enumerate(self.detectors):
             try:
                 result = []
@@ -438,9 +489,13 @@ class Sanitizer:
                 if self.on_error == "redact_all":
                     return None
                 result = self._fallback_spans(det, chunks)
-            for (i, off, _), spans in zip(pieces, result, strict=True):
-                shifted = [s.shifted(off) for s in spans]
-                found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
+            for acc, spans in zip(per_piece, result, strict=True):
+                acc.extend(spans)
+        for (i, off, _), chunk, spans in zip(pieces, chunks, per_piece, strict=True):
+            if forms:
+                spans = _with_title(chunk, _name_shaped(chunk, spans))
+            shifted = [s.shifted(off) for s in spans]
+            found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         return found
 
     @staticmethod
@@ -691,10 +746,10 @@ class Sanitizer:
                 label = index.get(self._mac("ent", norm))
                 if (label is None or label.startswith(_WEAK)) and n == 1:
                     label = index.get(self._mac("tok", norm)) or label
-                # in a document only strong entries propagate; in lower case, only a person's name
-                # none of whose words is a common English word ("amelia okafor", not "rose")
+                # in a document only strong entries propagate; in lower case, only a person's full name
+                # (two words or more) none of whose words is a common English word ("amelia okafor")
                 if label is not None and not any_case and self.version >= 3 and (
-                        label.startswith(_WEAK) or (lowered and label != "PERSON") or _acronym(text[a:b])):
+                        label.startswith(_WEAK) or (lowered and (label != "PERSON" or n < 2)) or _acronym(text[a:b])):
                     label = None
                 if label is not None:
                     out.append(Span(a, b, _label(label), 1.0, "keyed-index"))
