@@ -114,21 +114,14 @@ def development_log_hits(path: Path) -> list[str]:
 
 README_TEXT = README.read_text(encoding="utf-8") if README.is_file() else ""
 PYTHON_BLOCKS = [b for b in code_blocks(README_TEXT) if b.lang in ("python", "py")]
-# The README is being rewritten; until the new one (<= 300 lines) lands, its content checks are
-# expected to fail and its blocks are not run. The harness itself is tested below either way.
-OLD_README = len(README_TEXT.splitlines()) > MAX_LINES
-_pending = pytest.mark.xfail(OLD_README, reason="the README is being rewritten (old README: > 300 lines)",
-                             strict=False)
 
 
 # -- the README ---------------------------------------------------------------------------------
-@_pending
 def test_readme_is_at_most_300_lines():
     assert README.is_file()
     assert len(README_TEXT.splitlines()) <= MAX_LINES
 
 
-@_pending
 def test_readme_has_no_commit_hash_or_issue_reference():
     assert not development_log_hits(README)
 
@@ -147,7 +140,6 @@ def test_readme_has_python_blocks_and_bash_setup():
     assert any(b.lang in ("bash", "sh", "shell") for b in code_blocks(README_TEXT))
 
 
-@pytest.mark.xfail(OLD_README, reason="the README is being rewritten (old README: > 300 lines)", run=False)
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"README.md:{b.line}" for b in PYTHON_BLOCKS])
 def test_readme_python_block_runs(block, tmp_path):
     res = run_block(block, tmp_path)
