@@ -205,3 +205,13 @@ def test_development_log_detection(tmp_path, monkeypatch):
     if head:
         assert f"'{head[:12]}'" in text
     assert "decade" not in text and "1234567" not in text and "#fff" not in text and "abc123def456" not in text
+
+
+def test_readme_links_resolve():
+    """Every relative link of the README names a file of the repository."""
+    missing = []
+    for n, line in prose(README_TEXT):
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line):
+            if "://" not in target and not target.startswith("mailto:") and not (ROOT / target).exists():
+                missing.append(f"README.md:{n}: {target}")
+    assert not missing, "\n".join(missing)
