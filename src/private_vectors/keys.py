@@ -152,10 +152,11 @@ class SecretKey:
         Returns None when no key is given and the variable is unset or empty.
 
         Raises:
-            InvalidParameterError / InvalidTypeError naming ``key``: a key under ``min_bytes``
-            bytes, one byte repeated or a pattern of at most 4 bytes repeated (new keys), or a
-            key given both ways (parameter and environment) that differ. The message never
-            contains the key, and no frame of this call keeps it in a local once raised.
+            InvalidParameterError: naming ``key``, for a key under ``min_bytes`` bytes, one
+                byte repeated or a pattern of at most 4 bytes repeated (new keys), or a key
+                given both ways (parameter and environment) that differ. The message never
+                contains the key, and no frame of this call keeps it in a local once raised.
+            InvalidTypeError: naming ``key``, for a key of another type.
         """
         if isinstance(key, SecretKey):
             return key

@@ -130,10 +130,15 @@ class Pipeline:
     """Runs the stages; built by :func:`build_pipeline`.
 
     Attributes:
-        sanitizer: the text stage or None. encoder, erasure (or None), concept (the fitted
-        noise concept or None), mechanism and its JSON-safe ``mechanism_ref``; ``eps``,
-        ``unit``, ``dim``, ``out_dim``; the query side (``query``, ``query_eps``,
-        ``query_transform``); ``space`` and ``store_geometry``; ``keying``.
+        sanitizer: the text stage or None.
+        encoder: the encoder.
+        erasure: the attribute erasure or None.
+        concept: the fitted noise concept or None.
+        mechanism: the noise mechanism (its JSON-safe reference is ``mechanism_ref``).
+        keying: the key state.
+
+    Also: ``eps``, ``unit``, ``dim``, ``out_dim``; the query side (``query``, ``query_eps``,
+    ``query_transform``); ``space`` and ``store_geometry``.
     """
 
     def __init__(self, *, options: EmbeddingOptions, keying: Keying, random: Any, encoder: Any, unit: float,

@@ -129,7 +129,8 @@ class Chroma(_Base):
         metadata_text: ``"sanitize"`` (default: string metadata values through the text stage;
             without one, kept with one PrivacyWarning per store) or ``"keep"`` (kept as given,
             for metadata you know holds no personal data).
-        **others: as ``langchain_chroma.Chroma``.
+
+    The other parameters are ``langchain_chroma.Chroma``'s.
     """
 
     def __init__(

@@ -157,8 +157,8 @@ class SanitizeNodes(TransformComponent):
     Args:
         embedding: the PrivateEmbedding (its text stage and key). Without a text stage the
             text is kept and string metadata values are kept with a PrivacyWarning.
-        metadata_text: ``"sanitize"`` (default) or ``"keep"`` (string metadata values as given,
-            for metadata you know holds no personal data).
+        **kwargs: the field ``metadata_text``: ``"sanitize"`` (default) or ``"keep"`` (string
+            metadata values as given, for metadata you know holds no personal data).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -186,7 +186,8 @@ class PrivateLlamaEmbedding(BaseEmbedding):
 
     Args:
         embedding: the PrivateEmbedding (documents perturbed, queries per its policy).
-        embed_batch_size: texts per call (LlamaIndex's batching).
+        **kwargs: LlamaIndex's ``BaseEmbedding`` fields, e.g. ``embed_batch_size`` (texts per
+            call).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
