@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ._build_cache import cached_build, remember_build, remember_live
-from ._protocols import _CHROMA_BASES, _LC_BASES
+from ._protocols import _LC_BASES
 from ._validation import check_texts, text_list
 from .config import (
     CHROMA_NAME,
@@ -45,7 +45,7 @@ _FORWARDED = frozenset({"eps", "unit", "dim", "out_dim", "mechanism_out_dim", "e
                         "store_geometry", "sanitizer"})  # pipeline attributes readable on the adapter
 
 
-class PrivateEmbedding(*(_CHROMA_BASES + _LC_BASES or (object,))):  # type: ignore[misc]
+class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
     """Embed texts and perturb document vectors before storage.
 
     Every default is resolved by :func:`private_vectors.options.resolve_options` (one table).

@@ -49,7 +49,7 @@ from typing import Any
 
 from .._build_cache import remember_live
 from ..config import CHROMA_NAME, check_config_compatible, comparable_config, sanitizer_upgrade
-from ..embedding import _CHROMA_BASES, PrivateEmbedding
+from ..embedding import PrivateEmbedding
 from ..errors import (
     ArtefactError,
     ConfigMismatchError,
@@ -77,7 +77,9 @@ def register_if_available() -> bool:
     Called once by ``private_vectors/__init__``; without chromadb it does nothing and returns
     False (chromadb stays an optional dependency).
     """
-    if not _CHROMA_BASES:
+    try:
+        import chromadb.utils.embedding_functions  # noqa: F401
+    except ImportError:  # pragma: no cover - chromadb not installed
         return False
     register(PrivateEmbedding)
     return True
