@@ -103,16 +103,20 @@ def test_native_chroma_keyed_refuses_a_missing_or_wrong_key(tmp_path, monkeypatc
     assert KEY not in str(info.value) and (key is None or key not in str(info.value))
 
 
-@pytest.mark.xfail(strict=True, reason="a 0.1.0 store's text-stage config (its detectors) differs from today's "
-                   "default; reopening with today's PrivateEmbedding(concept='PII', eps=10) is refused until the "
-                   "upgrade path accepts it")
 def test_native_chroma_reopens_with_todays_default_line(tmp_path):
     chromadb = pytest.importorskip("chromadb")
     from private_vectors.integrations.chroma import open_collection
 
     client = chromadb.PersistentClient(path=str(_copy("chroma-redact", tmp_path)))
-    col = open_collection(client, EXPECTED["collection"], embedding_function=PrivateEmbedding(concept="PII", eps=10))
+    ef = PrivateEmbedding(concept="PII", eps=10)
+    col = open_collection(client, EXPECTED["collection"], embedding_function=ef)
     _check("chroma-redact", _chroma_top3(col, "chroma-redact"))
+    from private_vectors.integrations.chroma import add_documents  # the next write upgrades the record
+
+    add_documents(col, ids=["new"], documents=["Ada Quill wrote to the council."])
+    stored = chromadb.PersistentClient(path=str(tmp_path / "chroma-redact")).get_collection(EXPECTED["collection"])
+    assert stored.configuration_json["embedding_function"]["config"]["sanitizer"]["version"] == \
+        ef.sanitizer.get_config()["version"]
 
 
 def test_langchain_dropin_reopens(tmp_path):

@@ -137,6 +137,8 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
         elif field == "store_geometry":  # absent = "none" (written before it existed)
             a, b = _geometry_identity(a), _geometry_identity(b)
         elif field == "sanitizer":
+            if sanitizer_upgrade(a, b):  # a newer text stage: only what the user chose must agree
+                a, b = ({k: v for k, v in c.items() if k not in UPGRADED_FIELDS} for c in (a, b))
             a, b = _without_versions(a), _without_versions(b)
             if a != b:  # name what differs, never the values (HMACs of what a user asked to hide)
                 diffs.append(f"sanitizer: differs in {_differing_keys(a, b)}")
@@ -155,6 +157,21 @@ def _geometry_identity(ref: Any) -> Any:
         return "none" if ref in (None, "none") else ref
     bound = ref.get("M")
     return ref.get("kind", "none") if bound is None else f"{ref.get('kind')} (M={float(bound):.6g})"
+
+
+UPGRADED_FIELDS = ("detectors", "timeout", "chunk_size")
+"""Sanitizer fields a newer text-stage version may change on its own (better detectors, a default
+timeout): a store written by an older version is accepted and upgraded on its next write."""
+
+
+def sanitizer_upgrade(stored: Any, given: Any) -> bool:
+    """Whether ``given`` is a newer behaviour version of the text stage ``stored`` records."""
+    if not isinstance(stored, dict) or not isinstance(given, dict):
+        return False
+    try:
+        return int(stored.get("version", 0)) < int(given.get("version", 0))
+    except (TypeError, ValueError):
+        return False
 
 
 def _without_versions(cfg: Any) -> Any:

@@ -48,7 +48,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .._build_cache import remember_live
-from ..config import CHROMA_NAME, check_config_compatible, comparable_config
+from ..config import CHROMA_NAME, check_config_compatible, comparable_config, sanitizer_upgrade
 from ..embedding import _CHROMA_BASES, PrivateEmbedding
 from ..errors import (
     ArtefactError,
@@ -208,7 +208,8 @@ def _needs_upgrade(collection: Any, embedding: PrivateEmbedding) -> bool:
     san = stored.get("sanitizer")
     if not isinstance(san, dict) or embedding.sanitizer is None:
         return False
-    return comparable_config(stored, embedding)["sanitizer"] != san or (bool(san.get("keyed")) and "key_salt" not in san)
+    return (comparable_config(stored, embedding)["sanitizer"] != san or (bool(san.get("keyed")) and "key_salt" not in san)
+            or sanitizer_upgrade(san, embedding.sanitizer.get_config()))
 
 
 def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:

@@ -7,11 +7,9 @@ kept as ``z / ‖z‖``, so a clean unit query ``q`` scores
     cos(q, z) = (q·x + q·e) / ‖x + e‖ ≈ q·x / √(1 + E‖e‖²)
 
 because ``e`` is independent of ``x`` and nearly orthogonal to it in n dimensions
-(``E[(x·e)] = 0``, so ``E‖x + e‖² = 1 + E‖e‖²``). Every score is shrunk by the same factor:
-an exact-title query that scores 0.77 in a plain store scores about 0.77 / √(1 + 0.98²) ≈ 0.55 at
-ε = 20 and 0.77 / √(1 + 1.96²) ≈ 0.35 at ε = 10 (spherical Laplace on 384 dimensions), and a
-fixed threshold such as LangChain's ``similarity_score_threshold`` retriever at 0.5 returns
-nothing. :func:`relevance_score_fn` undoes the shrinkage: it multiplies the cosine by
+(``E[(x·e)] = 0``, so ``E‖x + e‖² = 1 + E‖e‖²``). Every score is shrunk by the same factor,
+so a fixed threshold such as LangChain's ``similarity_score_threshold`` retriever at 0.5
+returns little or nothing (measured in benchmarks/results/score_calibration.md). :func:`relevance_score_fn` undoes the shrinkage: it multiplies the cosine by
 ``√(1 + r²)`` with ``r²`` the mechanism's mean squared noise norm at the stored ε (the
 ``noise_norm_rms`` of :meth:`~private_vectors.mechanisms.Mechanism.describe`: for the
 spherical Laplace of density ∝ exp(−ε‖e‖/unit) the norm is Gamma(n, unit/ε), so
@@ -21,6 +19,10 @@ spherical Laplace of density ∝ exp(−ε‖e‖/unit) the norm is Gamma(n, uni
 Inner-product stores (``store_geometry="augment"`` or ``"none"`` in an ``ip`` space) keep
 ``q·z = q·x + q·e``, which is already unbiased: the function is LangChain's usual map there.
 The result is clipped to [0, 1], the range LangChain's relevance scores promise.
+
+The noise term keeps its spread after the rescaling, so near the threshold a calibrated store
+admits hits a plain store would not (and misses some it would); the lower ε, the wider that
+band (benchmarks/results/score_calibration.md).
 """
 
 from __future__ import annotations

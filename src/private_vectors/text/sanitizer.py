@@ -179,6 +179,13 @@ def _builtin_detector_configs(concept: str) -> list[Any]:
         return []
 
 
+def _builtin_names(concept: Any) -> bool:
+    """Whether ``concept`` is a built-in concept name or a list of them (their detectors are
+    shipped, not a user's secret: recorded in clear and rebuilt from the names)."""
+    names = [concept] if isinstance(concept, str) else concept if isinstance(concept, (list, tuple)) else None
+    return bool(names) and all(isinstance(n, str) for n in names)
+
+
 def _is_hidden(value: Any) -> bool:
     return isinstance(value, Mapping) and ("hmac" in value or "withheld" in value)
 
@@ -389,7 +396,7 @@ class Sanitizer:
         else:
             self._concept_cfg = self.concept_name
         # the detectors of a built-in concept name list nothing of the user's; any other's do
-        self._user_detectors = detectors is not None or not isinstance(concept, str)
+        self._user_detectors = detectors is not None or not _builtin_names(concept)
         if detectors is not None:
             if isinstance(detectors, (str, bytes)) or not all(hasattr(d, "spans") for d in detectors):
                 raise InvalidTypeError("detectors", "a list of detectors (objects with .spans(texts))", detectors)
@@ -938,7 +945,7 @@ class Sanitizer:
                   allow_list=config.get("allow_list"), operators=config.get("operators"),
                   on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
                   chunk_size=config.get("chunk_size", 10_000))
-        out._user_detectors = detectors is not None or not isinstance(concept, str) \
+        out._user_detectors = detectors is not None or not _builtin_names(concept) \
             or _listed(config["detectors"]) != _listed(_builtin_detector_configs(concept))
         if config.get("keyed"):
             out.check_config_key(config, "Sanitizer.from_config")
