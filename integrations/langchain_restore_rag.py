@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _notes import NOTES
 
 QUESTIONS = {  # question -> the answer a model would give, written here in real terms
-    "Where is Maria Lopez flying to?": "Maria Lopez flies to Madrid on Monday; Ms Lopez's booking is confirmed.",
-    "Whose asthma was treated?": "Dr. Chen treated Peter Novak's asthma; Novak now uses inhaled steroids.",
+    "Where did Maria Lopez book a flight to?": "Maria Lopez flies to Madrid on Monday; Ms Lopez's booking is confirmed.",
+    "Who was prescribed inhaled steroids for asthma?": "Dr. Chen treated Peter Novak's asthma; Novak now uses inhaled steroids.",
 }
 
 
@@ -68,7 +68,7 @@ def build_chain(store, ef, llm):
 
     from private_vectors.integrations.restoring import answer_step, restore_step
 
-    retriever = store.as_retriever(search_kwargs={"k": 3})
+    retriever = store.as_retriever(search_kwargs={"k": 4})
     prompt = PromptTemplate.from_template("Answer from the context.\n\nContext:\n{context}\n\nQuestion: {question}")
     to_model = ({"context": itemgetter("context") | RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs)),
                  "question": itemgetter("question")} | prompt | llm | StrOutputParser())

@@ -77,11 +77,11 @@ def test_rag_example_restores_context_and_answer(tmp_path):
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout
-    first = out.split("Q: Where is Maria Lopez flying to?", 1)[1].split("\nQ:", 1)[0]
+    first = out.split("Q: Where did Maria Lopez book a flight to?", 1)[1].split("\nQ:", 1)[0]
     seen = "\n".join(line for line in first.splitlines() if "model s" in line)
     assert "Maria" not in seen and "Lopez" not in seen and "Madrid" not in seen  # the model saw surrogates only
     assert "restored:   Maria Lopez, born 1984-03-12, booked a flight to Madrid for Monday." in first
     assert "A: Maria Lopez flies to Madrid on Monday; Ms Lopez's booking is confirmed." in first
-    second = out.split("Q: Whose asthma was treated?", 1)[1]
+    second = out.split("Q: Who was prescribed inhaled steroids for asthma?", 1)[1]
     assert "Novak" not in "\n".join(line for line in second.splitlines() if "model s" in line)
     assert "A: Dr. Chen treated Peter Novak's asthma; Novak now uses inhaled steroids." in second
