@@ -171,7 +171,15 @@ def _listed(detector_configs: Any) -> list[Any]:
             if isinstance(d, Mapping) and ("tokens" in d or "patterns" in d)]
 
 
-def _builtin_detector_configs(concept: str) -> list[Any]:
+def _builtin_names(concept: Any) -> bool:
+    """Whether ``concept`` names built-in concepts only (a name or a list of names), whose
+    detectors list nothing of the user's."""
+    if isinstance(concept, str):
+        return True
+    return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(c, str) for c in concept)
+
+
+def _builtin_detector_configs(concept: Any) -> list[Any]:
     """The detector configs of built-in concept ``concept`` (empty when it is none)."""
     try:
         return [d.get_config() for d in concept_detectors(concept)[1]]
@@ -389,7 +397,7 @@ class Sanitizer:
         else:
             self._concept_cfg = self.concept_name
         # the detectors of a built-in concept name list nothing of the user's; any other's do
-        self._user_detectors = detectors is not None or not isinstance(concept, str)
+        self._user_detectors = detectors is not None or not _builtin_names(concept)
         if detectors is not None:
             if isinstance(detectors, (str, bytes)) or not all(hasattr(d, "spans") for d in detectors):
                 raise InvalidTypeError("detectors", "a list of detectors (objects with .spans(texts))", detectors)
@@ -938,7 +946,7 @@ class Sanitizer:
                   allow_list=config.get("allow_list"), operators=config.get("operators"),
                   on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
                   chunk_size=config.get("chunk_size", 10_000))
-        out._user_detectors = detectors is not None or not isinstance(concept, str) \
+        out._user_detectors = detectors is not None or not _builtin_names(concept) \
             or _listed(config["detectors"]) != _listed(_builtin_detector_configs(concept))
         if config.get("keyed"):
             out.check_config_key(config, "Sanitizer.from_config")
