@@ -190,7 +190,8 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
         # Chroma rebuilds the stored function on later reads of the collection's schema (every add):
         # in this process that rebuild is this checked function, which holds the key
-        remember_live(stored, embedding_function)
+        if embedding_function.pipeline.keying.keyed:  # (an unkeyed function rebuilds without help)
+            remember_live(stored, embedding_function)
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.

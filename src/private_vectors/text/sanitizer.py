@@ -171,7 +171,15 @@ def _listed(detector_configs: Any) -> list[Any]:
             if isinstance(d, Mapping) and ("tokens" in d or "patterns" in d)]
 
 
-def _builtin_detector_configs(concept: str) -> list[Any]:
+def _builtin_names(concept: Any) -> bool:
+    """Whether ``concept`` names built-in concepts only (a name or a list of names), whose
+    detectors list nothing of the user's."""
+    if isinstance(concept, str):
+        return True
+    return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(c, str) for c in concept)
+
+
+def _builtin_detector_configs(concept: Any) -> list[Any]:
     """The detector configs of built-in concept ``concept`` (empty when it is none)."""
     try:
         return [d.get_config() for d in concept_detectors(concept)[1]]
