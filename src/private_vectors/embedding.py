@@ -258,29 +258,29 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
         warnings.warn(RAW_TEXT_MESSAGE, PrivacyWarning, stacklevel=3)
 
 
-def _fresh_adapter(built: PrivateEmbedding) -> PrivateEmbedding:
-    """A new adapter over a copy of ``built``'s pipeline: the loaded stages (encoder, mechanism,
-    text stage) are shared, the key holder and per-instance flags are not."""
+def _fresh_adapter(built: PrivateEmbedding, config: dict[str, Any], where: str) -> PrivateEmbedding:
+    """A new adapter over ``built``'s loaded stages, with its own key holder bound to ``config``."""
     clone = object.__new__(PrivateEmbedding)  # (copy.copy would pickle through __reduce__)
     clone.__dict__.update(built.__dict__)
     clone.pipeline = copy.copy(built.pipeline)
-    clone.pipeline.keying = copy.copy(built.pipeline.keying)
+    clone.pipeline.keying = Keying(built.pipeline.keying.secret)
+    clone.pipeline.keying.set_context(clone.pipeline.keyed_context("v2"))
+    clone.pipeline.keying.bind(config, where)
     clone.store_space, clone._raw_text_warned = None, False
     return clone
 
 
 def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> PrivateEmbedding:
-    """A PrivateEmbedding from a stored config, its key from ``PRIVATE_VECTORS_KEY``, bound to the
-    stored key derivation (a different key is refused, naming ``where``). Each call returns a new
-    object; the expensive stages of an equal config built in this process are reused."""
+    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is
+    refused, naming ``where``), reusing the loaded stages of an equal config built in this process."""
     validate_config(config)
+    stored = Keying.stored_fields(config)
     if use_cache:
         cached = cached_build(config)
-        if cached is not None:
+        if cached is not None and cached.pipeline.keying.keyed == bool(stored["keyed"]):  # (set_key may key it)
             env = SecretKey.resolve(None, min_bytes=1)
             if env is None or not cached.pipeline.keying.keyed or cached.pipeline.keying.secret == env:
-                return _fresh_adapter(cached)  # (another key in the environment is checked below, and refused)
-    stored = Keying.stored_fields(config)
+                return _fresh_adapter(cached, config, where)  # (another key in the environment: checked below)
     secret = SecretKey.resolve(None, min_bytes=1 if stored.get("key_derivation") == "v1" else MIN_KEY_BYTES)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
