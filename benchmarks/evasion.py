@@ -39,7 +39,8 @@ the encoder's tokenizer, sees.
 Systems: the library's default text stage (``PrivateEmbedding(concept="PII", eps=10)``:
 ``sanitize_documents`` / ``sanitize_queries``; one instance per category, so the keyed index
 holds only that category's names; for the reopened categories, a second instance that loads the
-first one's ``query_index_state()``) and presidio's defaults (``AnalyzerEngine`` with every
+first one's ``query_index_state()``), the same with a key (``library-keyed``: the keyed query
+index is persisted, so a reopened store restores it) and presidio's defaults (``AnalyzerEngine`` with every
 recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
 ``<ENTITY_TYPE>``), which has no memory across documents.
 
@@ -52,6 +53,7 @@ import argparse
 import json
 import random
 import re
+import secrets
 import sys
 import time
 import unicodedata
@@ -163,7 +165,8 @@ def shipped_words(root: Path = SHIPPED_DATA) -> frozenset[str]:
     """Every case-folded word in a word list the library ships: the ``.txt`` files and the
     string values of the ``.json`` files under ``src/private_vectors/data/`` (the surrogate
     pool's first names, last names and cities among them), plus the name and place
-    vocabularies the installed text stage builds at run time when it exposes them."""
+    vocabularies the installed text stage builds at run time (from Faker's locales) when it
+    exposes them."""
     words: set[str] = set()
     for path in sorted(root.rglob("*")):
         if path.suffix == ".txt":
@@ -177,18 +180,17 @@ def shipped_words(root: Path = SHIPPED_DATA) -> frozenset[str]:
 
 def _runtime_vocabulary() -> set[str]:
     """The text stage's own name/place vocabularies, when the installed code has them."""
+    import importlib
+
     out: set[str] = set()
-    try:
-        from private_vectors.text import names
-    except Exception:  # an older or newer layout: the data files still count
-        return out
-    for fn in ("first_names", "places"):
-        get = getattr(names, fn, None)
-        if callable(get):
-            try:
-                out |= {w.casefold() for w in get()}
-            except Exception:
-                continue
+    for module, fn in (("names", "first_names"), ("names", "places"), ("wordlist", "name_words"),
+                       ("wordlist", "word_lists")):
+        try:  # an older or newer layout lacks some: the data files still count
+            got = getattr(importlib.import_module(f"private_vectors.text.{module}"), fn)()
+        except Exception:
+            continue
+        groups = got if isinstance(got, tuple) else (got,)
+        out |= {w.casefold() for g in groups for w in g if isinstance(w, str)}
     return out
 
 
@@ -368,12 +370,19 @@ class LibraryStage(TextStage):
         return new
 
 
-def _default_embedding() -> Any:
+def _default_embedding(key: bytes | None = None) -> Any:
     from private_vectors import PrivateEmbedding
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return PrivateEmbedding(concept="PII", eps=10)
+        return PrivateEmbedding(concept="PII", eps=10, key=key)
+
+
+def keyed_library() -> LibraryStage:
+    """The default text stage with a key (a fresh random one per store: the results do not depend
+    on its value), so the keyed query index is persisted and a reopened store restores it."""
+    key = secrets.token_bytes(32)
+    return LibraryStage(lambda: _default_embedding(key))
 
 
 class PresidioStage(TextStage):
@@ -463,7 +472,8 @@ def main() -> int:
     p.add_argument("--limit", type=int, default=None, help="quick run: this many cases per category")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--categories", default=",".join(CATEGORIES))
-    p.add_argument("--systems", default="library,presidio", help="library, presidio")
+    p.add_argument("--systems", default="library,library-keyed,presidio",
+                   help="library (the default: no key), library-keyed (the default with a key), presidio")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
     p.add_argument("--out", default=None)
     args = p.parse_args()
@@ -475,11 +485,12 @@ def main() -> int:
                 for pr in ps:
                     fh.write(json.dumps(asdict(pr), ensure_ascii=False) + "\n")
         return 0
-    known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "presidio": PresidioStage}
+    known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,
+                                                 "presidio": PresidioStage}
     systems = {s: known[s] for s in args.systems.split(",")}
     t0 = time.time()
     results = evaluate(probes, systems)
-    command = "python benchmarks/evasion.py " + " ".join(sys.argv[1:])
+    command = ".venv/bin/python benchmarks/evasion.py " + " ".join(sys.argv[1:])
     text = report(probes, results, command, time.time() - t0)
     print(text)
     if args.out:

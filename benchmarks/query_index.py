@@ -176,7 +176,12 @@ def main() -> int:
     ap.add_argument("--legacy", action="store_true", help="also time the earlier metadata-JSON index")
     ap.add_argument("--legacy-docs", type=int, default=10_000)
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "query_index.md"))
+    ap.add_argument("--from-json", help="rewrite the Markdown from a saved result (no run)")
     args = ap.parse_args()
+    if args.from_json:
+        saved = json.loads(Path(args.from_json).read_text())
+        Path(args.out).write_text(_markdown(saved, args))
+        return 0
     results: dict[str, Any] = {"docs": args.docs, "batch": args.batch, "seed": args.seed,
                                "machine": f"{platform.machine()}, {platform.python_version()}, shared CPU"}
     with tempfile.TemporaryDirectory() as tmp:
@@ -218,8 +223,15 @@ def _markdown(r: dict[str, Any], args: argparse.Namespace) -> str:
                          f"{s['median_ratio']:.2f} | {s['total_s']:.1f} |")
     total, index = r["index_collection"]["total"], r["index_collection"]["index write"]
     ok = total["ratio"] <= 1.2
+    docs_add = r["index_collection"]["documents add"]
     lines += ["", f"Criterion (whole add, last 10 % ≤ 1.2 × first 10 %): **{'met' if ok else 'not met'}** "
-              f"(ratio {total['ratio']:.2f}); the index write alone: ratio {index['ratio']:.2f}."]
+              f"(ratio of means {total['ratio']:.2f}); the index write alone: ratio of means {index['ratio']:.2f} "
+              f"(medians {index['median_ratio']:.2f}).", "",
+              "Reading: the part of an add that grows with the store is Chroma's own insert of the documents and "
+              f"vectors (ratio {docs_add['ratio']:.2f}; the same `collection.add` any Chroma user pays, which the "
+              "library does not control), not the keyed query index. The earlier layout rewrote the whole index "
+              "on every add: its index write grows with the number of entries (see its row, over only "
+              f"{r.get('legacy_docs', 0)} documents)."]
     return "\n".join(lines) + "\n"
 
 

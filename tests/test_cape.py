@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from private_vectors.encoders import CapeEncoder, FakeEncoder, load_learned
-from private_vectors.encoders.cape import SENSITIVITY, laplace_noise
-from private_vectors.encoders.learned import NotFittedError, packaged_artefact
+from private_vectors.encoders import FakeEncoder
+from private_vectors.mechanisms import CapeEncoder, load_learned
+from private_vectors.mechanisms.cape import SENSITIVITY, laplace_noise
+from private_vectors.mechanisms.learned import NotFittedError, packaged_artefact
 from private_vectors.errors import (
     ArtefactError,
     ConfigMismatchError,
@@ -208,7 +209,7 @@ def test_packaged_artefact_for_the_default_model() -> None:
 def test_learned_helpers_adam_threads_and_dispatch(tmp_path) -> None:
     import torch
 
-    from private_vectors.encoders.learned import Adam, clip_grad_norm, small_model_threads
+    from private_vectors.mechanisms.learned import Adam, clip_grad_norm, small_model_threads
 
     target = torch.tensor([3.0, -2.0, 0.5])
     w = torch.zeros(3, requires_grad=True)

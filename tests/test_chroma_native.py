@@ -5,7 +5,6 @@ old stores migrated, concurrent writers through a server)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -74,7 +73,9 @@ def test_only_sanitized_text_and_sanitized_metadata_are_stored(tmp_path):
     got = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=_ef()).get(
         include=["documents", "metadatas"])
     assert got["documents"][0] == "<PERSON> flew to <LOCATION> on Monday." or "Amelia" not in got["documents"][0]
-    assert got["metadatas"][0] == {"author": "<PERSON>"}
+    meta = dict(got["metadatas"][0])
+    assert meta.pop("pv_restore").startswith("pvr1.")  # keyed text stage: the encrypted restore record
+    assert meta == {"author": "<PERSON>"}
     raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()).lower()
     for value in (b"amelia", b"okafor", b"berger"):
         assert value not in raw
@@ -93,16 +94,20 @@ def test_metadata_without_a_text_stage_warns_and_keep_is_silent(tmp_path):
     assert col.get(ids=["a"], include=["documents"])["documents"] == [None]  # no text stage: no text stored
 
 
-def test_embedding_runs_on_the_protected_path(tmp_path):
+def test_embedding_runs_on_the_protected_path(tmp_path, monkeypatch):
     from private_vectors.guard import on_protected_path
 
     ef = _ef()
     col = create_collection(chromadb.PersistentClient(path=str(tmp_path)), "notes", ef)
     seen = []
-    original = ef.embed_sanitized
-    ef.embed_sanitized = lambda texts: (seen.append(on_protected_path()), original(texts))[1]
-    add_documents(col, ids=["a"], documents=DOCS[:1])
-    assert seen == [True]
+    cls = type(ef.pipeline)
+    original = cls.embed_sanitized
+    monkeypatch.setattr(cls, "embed_sanitized", lambda self, texts, *a, **k: (
+        seen.append(on_protected_path()), original(self, texts, *a, **k))[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # no raw-text warning on the protected path
+        add_documents(col, ids=["a"], documents=DOCS[:1])
+    assert seen and all(seen)
 
 
 def test_a_collection_that_records_no_private_embedding_is_refused(tmp_path):
@@ -163,20 +168,29 @@ def test_new_process_reopen_refuses_two_different_keys_and_a_wrong_one(tmp_path)
 def test_new_process_reopen_of_the_langchain_drop_in_with_a_keyed_text_stage(tmp_path, source):
     pytest.importorskip("langchain_chroma")
     code = """
+        import os
         from private_vectors import PrivateEmbedding
         from private_vectors.langchain import Chroma, chroma_store
-        ef = PrivateEmbedding(model="fake:32", eps=10, sanitize="redact", concept="PII"{key})
-        store = Chroma(collection_name="notes", embedding_function=ef, persist_directory={db!r})
+        from private_vectors.text import Sanitizer
+        from private_vectors.text.names import NameDetector
+        from private_vectors.text.regex import RegexDetector
+
+        def ef():  # a keyed text stage (cheap detectors: the point is the keyed rebuild, not detection)
+            secret = {key_expr}
+            san = Sanitizer("PII", policy="redact", key=secret, detectors=[RegexDetector(), NameDetector()])
+            return PrivateEmbedding(model="fake:32", eps=10, sanitize=san{key})
+
+        store = Chroma(collection_name="notes", embedding_function=ef(), persist_directory={db!r})
         if {first}:
             store.add_texts(["Amelia Okafor flew to Lagos."])
-        again = chroma_store(PrivateEmbedding(model="fake:32", eps=10, sanitize="redact", concept="PII"{key}),
-                             collection_name="notes", persist_directory={db!r})
+        again = chroma_store(ef(), collection_name="notes", persist_directory={db!r})
         print(again.similarity_search("flight", k=1)[0].page_content)
     """
     key = f", key={KEY!r}" if source == "parameter" else ""
+    key_expr = repr(KEY) if source == "parameter" else f"os.environ[{KEY_ENV!r}]"
     env = {KEY_ENV: KEY} if source == "environment" else None
-    _run(code.format(db=str(tmp_path), key=key, first=True), env)
-    out = _run(code.format(db=str(tmp_path), key=key, first=False), env).stdout  # a new process
+    _run(code.format(db=str(tmp_path), key=key, key_expr=key_expr, first=True), env)
+    out = _run(code.format(db=str(tmp_path), key=key, key_expr=key_expr, first=False), env).stdout  # a new process
     assert "<PERSON>" in out and "Amelia" not in out
 
 
@@ -196,8 +210,9 @@ def test_each_add_writes_only_its_batch_entries(tmp_path, monkeypatch):
         return side
 
     monkeypatch.setattr(integration, "_index_collection", spy)
-    for i in range(5):
-        add_documents(col, ids=[f"p{i}"], documents=[f"Zelda Quorrington{i} called about order {i}."])
+    names = ["Zelda Quorrington", "Marta Quillfeather", "Jonas Brightwater", "Priya Oakhurst", "Tomas Ellingsby"]
+    for i, name in enumerate(names):
+        add_documents(col, ids=[f"p{i}"], documents=[f"{name} called about order {i}."])
     side = chromadb.PersistentClient(path=str(tmp_path)).get_collection(query_index_collection_name(col))
     assert side.count() >= 5 and max(written) <= 4  # a batch's own entries, never the whole index
     assert integration.QUERY_INDEX_KEY not in (col.metadata or {})
@@ -222,7 +237,9 @@ def test_a_store_written_by_the_previous_version_opens_and_is_upgraded(tmp_path)
     assert integration.QUERY_INDEX_KEY in (col.metadata or {})
     ef = col._embedding_function
     assert "okafor" not in ef.pipeline.sanitize_queries(["what about amelia okafor"])[0].lower()  # the old index loads
-    add_documents(col, ids=["d2"], documents=["Tomas Berger wrote to Amelia Okafor."])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # the upgrade succeeds (it warns when it cannot)
+        add_documents(col, ids=["d2"], documents=["Tomas Berger wrote to Amelia Okafor."])
     again = chromadb.PersistentClient(path=str(folder))
     meta = again.get_collection("old", embedding_function=ef).metadata or {}
     assert integration.QUERY_INDEX_KEY not in meta  # moved to its own collection

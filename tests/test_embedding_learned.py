@@ -8,9 +8,7 @@ import pytest
 from private_vectors import PrivateEmbedding
 from private_vectors.embedding import KEY_ENV
 
-encoders = pytest.importorskip("private_vectors.encoders")
-if not hasattr(encoders, "load_learned") or not hasattr(encoders, "CapeEncoder"):
-    pytest.skip("learned encoders (CAPE) are not available", allow_module_level=True)
+from private_vectors import encoders, mechanisms
 
 
 @pytest.fixture(autouse=True)
@@ -25,7 +23,7 @@ def cape_folder(tmp_path_factory):
     X = enc.encode(texts)
     y = [i % 2 for i in range(len(texts))]
     z = [(i // 2) % 2 for i in range(len(texts))]
-    cape = encoders.CapeEncoder(epsilon=10, out_dim=16, hidden_dim=16, epochs=1, random_state=0)
+    cape = mechanisms.CapeEncoder(epsilon=10, out_dim=16, hidden_dim=16, epochs=1, random_state=0)
     cape.fit(X, y, z)
     return cape.save(tmp_path_factory.mktemp("cape") / "artefact")
 

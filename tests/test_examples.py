@@ -70,20 +70,32 @@ def test_faiss_example(tmp_path, kind):
 
 def test_cli_demo_runs_the_day_one_job(tmp_path):
     res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--concept", "none",
-                          "--eps", "40", "--path", str(tmp_path / "db")], capture_output=True, text=True, timeout=180)
+                          "--eps", "40", "--path", str(tmp_path / "db"), "--json"],
+                         capture_output=True, text=True, timeout=180)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "stored 6 documents" in res.stdout and "private index top:" in res.stdout
+    assert "stored 6 documents" in res.stdout and "Query 'symptoms of a respiratory infection'" in res.stdout
     report = json.loads(res.stdout[res.stdout.index("{"):])
     assert report["epsilon"] == 40 and report["query_policy"] == "clean"
     assert (tmp_path / "db").is_dir()
 
 
-def test_cli_demo_default_concept_stores_redacted_text_with_the_normalized_geometry(tmp_path):
-    """The day-one job with its default concept (PII: redaction + Laplace, unit-norm store)."""
+def test_cli_demo_fits_a_screen_and_shows_raw_and_stored_text(tmp_path):
+    """The day-one job with its default concept (PII: redaction + Laplace): at most 40 lines,
+    each raw text beside what the store keeps, one query's results and the plain report."""
     res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--eps", "40",
                           "--path", str(tmp_path / "db")], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
-    assert "store geometry 'normalize'" in res.stdout
-    stored = [line.split("stored: ", 1)[1] for line in res.stdout.splitlines() if line.strip().startswith("stored: ")]
-    assert len(stored) == 6 and all("Maria Lopez" not in s and "555-0199" not in s for s in stored)
+    lines = res.stdout.splitlines()
+    assert len(lines) <= 40, res.stdout
+    assert max(len(line) for line in lines) <= 120, res.stdout
+    from private_vectors.demo import SENTENCES
+
+    raw = [line.strip() for line in lines if line.strip() in SENTENCES]
+    stored = [line.split("-> ", 1)[1] for line in lines if line.strip().startswith("-> ")]
+    assert raw == SENTENCES and len(stored) == 6
+    assert all("Maria Lopez" not in s and "555-0199" not in s for s in stored)
     assert any("<PERSON>" in s for s in stored)
+    hits = [line for line in lines if line.strip()[:3] in ("1. ", "2. ", "3. ")]
+    assert len(hits) == 3 and all("Maria Lopez" not in h for h in hits)
+    report = res.stdout.split("Privacy report", 1)[1]
+    assert "Text: PII spans are replaced" in report and "Key: none" in report and "{" not in report

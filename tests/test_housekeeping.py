@@ -29,8 +29,11 @@ def test_default_model_loads_without_progress_bars():
 def test_progress_bars_on_request():
     pytest.importorskip("sentence_transformers")
     err = _stderr_of("from private_vectors.encoders.sentence_transformers import SentenceTransformerEncoder\n"
-                     "SentenceTransformerEncoder(show_progress=True)")
+                     "SentenceTransformerEncoder(show_progress=True, backend='sentence-transformers')")
     assert "Loading weights" in err
+    err = _stderr_of("from private_vectors.encoders.sentence_transformers import SentenceTransformerEncoder\n"
+                     "SentenceTransformerEncoder(show_progress=True).encode(['hi'])")  # the BERT path's own bar
+    assert "Batches" in err and "it/s]" in err
 
 
 def test_demo_removes_its_temporary_folder():

@@ -100,6 +100,19 @@ def test_chroma_store_holds_no_listed_token_and_reopen_compares_them(tmp_path):
         for secret in (SECRET_TOKEN, ALLOWED, "Otherword", "Someone Else"):
             assert secret not in msg
     assert client.get_collection("notes", embedding_function=_ef()).count() == 2
+    # the hashed lists cannot be rebuilt from the record: a new process reopening without the function
+    # is told what to pass, and the error names no listed value
+    import os
+    import subprocess
+    import sys
+
+    code = ("import chromadb\nfrom private_vectors.chroma import open_collection\n"
+            f"open_collection(chromadb.PersistentClient(path={str(tmp_path)!r}), 'notes', key={KEY!r})\n")
+    env = {**{k: v for k, v in os.environ.items() if k != KEY_ENV},
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode != 0 and "ConfigMismatchError" in res.stderr and "same PrivateEmbedding" in res.stderr
+    assert SECRET_TOKEN not in res.stderr and ALLOWED not in res.stderr
 
 
 # -- no raw key or subkey in a local, repr or message -------------------------------------------

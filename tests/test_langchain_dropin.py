@@ -48,14 +48,15 @@ def _store(tmp_path, pe=None, name="notes", **kw):
     return Chroma(collection_name=name, embedding_function=pe, persist_directory=str(tmp_path), **kw)
 
 
-def test_signature_is_langchain_chromas_plus_store_raw_text():
+def test_signature_is_langchain_chromas_plus_store_raw_text_and_key():
     ours = inspect.signature(Chroma.__init__).parameters
     theirs = inspect.signature(langchain_chroma.Chroma.__init__).parameters
     assert list(ours)[: len(theirs)] == list(theirs)
     for name, p in theirs.items():
         assert (ours[name].kind, ours[name].default) == (p.kind, p.default), name
-    assert set(ours) - set(theirs) == {"store_raw_text"}
+    assert set(ours) - set(theirs) == {"store_raw_text", "key", "metadata_text"}
     assert ours["store_raw_text"].kind is inspect.Parameter.KEYWORD_ONLY and ours["store_raw_text"].default is False
+    assert ours["key"].kind is inspect.Parameter.KEYWORD_ONLY and ours["key"].default is None
     assert issubclass(Chroma, langchain_chroma.Chroma)
 
 

@@ -38,7 +38,8 @@ def test_rooms_point_forward() -> None:
     # private_vectors.langchain is the user-facing alias of integrations.langchain (issue 20)
     core = [m for m in graph if not m.startswith(("private_vectors.integrations", "private_vectors.bench",
                                                   "private_vectors.cli", "private_vectors.demo",
-                                                  "private_vectors.langchain"))
+                                                  "private_vectors.langchain", "private_vectors.chroma",
+                                                  "private_vectors.llamaindex"))
             and m != "private_vectors"]
     for module in core:
         assert not any(t.startswith("private_vectors.integrations") for t in graph[module]), module
@@ -54,3 +55,42 @@ def test_chroma_registration_is_triggered_by_the_package() -> None:
 
     assert known_embedding_functions[config.CHROMA_NAME] is private_vectors.PrivateEmbedding
     assert embedding.PrivateEmbedding is private_vectors.PrivateEmbedding
+
+
+def _public_methods(cls: type) -> set[str]:
+    """Public callables a class of this package defines or inherits from this package's classes
+    (a third-party base's own API, e.g. ``bytes`` or ``langchain_chroma.Chroma``, is not counted)."""
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        if not klass.__module__.startswith("private_vectors"):
+            continue
+        names |= {k for k, v in vars(klass).items()
+                  if not k.startswith("_") and (callable(v) or isinstance(v, (staticmethod, classmethod)))
+                  and not isinstance(v, type)}
+    return names
+
+
+def test_no_class_has_more_than_twenty_public_methods() -> None:
+    import inspect
+    import pkgutil
+
+    crowded = {}
+    for info in pkgutil.walk_packages(private_vectors.__path__, "private_vectors."):
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:  # an optional dependency that is not installed
+            continue
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and len(_public_methods(cls)) > 20:
+                crowded[f"{module.__name__}.{name}"] = len(_public_methods(cls))
+    assert not crowded, crowded
+    # the adapter, with the protocols it speaks (Chroma's inherited embed_with_retries included)
+    chroma_api = {m for m in dir(embedding.PrivateEmbedding) if not m.startswith("_")
+                  and callable(getattr(embedding.PrivateEmbedding, m))}
+    assert len(chroma_api) <= 20, sorted(chroma_api)
+
+
+def test_embedding_module_stays_small() -> None:
+    from pathlib import Path
+
+    assert len(Path(embedding.__file__).read_text().splitlines()) <= 300

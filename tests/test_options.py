@@ -78,6 +78,8 @@ def test_options_are_frozen() -> None:
     ("PII", {"text_concept": "PII", "noise_concept": "PII"}, False),
     ("medical", {"text_concept": "medical", "noise_concept": "medical"}, False),
     (["PII", "medical"], {"text_concept": ("PII", "medical")}, False),
+    ("PHI", {"text_concept": "PHI"}, False),
+    ("quasi", {"text_concept": "quasi"}, False),
     ("sex", {"erase": "sex"}, True),
     ("some/fitted/folder", {"noise_concept": "some/fitted/folder"}, True),
     (None, {}, False),
@@ -141,3 +143,12 @@ def test_rebuilds_are_distinct_objects() -> None:
     assert a is not b and a is not pe and a == pe
     a.store_space = "l2"
     assert b.store_space is None and pe.store_space is None
+
+
+def test_composed_and_preset_concepts_reach_the_text_stage() -> None:
+    pe = PrivateEmbedding(model="fake:16", concept=["PII", "medical"], eps=10, random_state=0)
+    assert pe.sanitizer.get_config()["concept"] == ["PII", "medical"]
+    out = pe.sanitize_documents(["Amelia Okafor was diagnosed with asthma."])[0]
+    assert "Okafor" not in out and "asthma" not in out
+    phi = PrivateEmbedding(model="fake:16", concept="PHI", eps=10, random_state=0)
+    assert phi.sanitizer.get_config()["concept"] == "PHI" and phi.concept is None

@@ -91,3 +91,24 @@ def test_config_version_is_kept_and_a_newer_one_refused():
     assert Sanitizer.from_config(old).version == 2
     with pytest.raises(ConfigMismatchError, match="newer"):
         Sanitizer.from_config(dict(cfg, version=99))
+
+
+def test_is_text_concept_accepts_presets_builtins_and_lists():
+    from private_vectors.text.presets import is_text_concept
+
+    assert is_text_concept("PII") and is_text_concept("phi") and is_text_concept(["PII", "medical"])
+    assert not is_text_concept([]) and not is_text_concept("no-such-concept") and not is_text_concept(["PII", 3])
+
+
+def test_medical_concept_finds_diagnoses_by_cue_and_shape():
+    s = Sanitizer("medical")
+    out = s.apply(["Diagnosis: acute dystonic reaction. She also has chronic pancreatitis."])[0]
+    assert "dystonic" not in out and "pancreatitis" not in out
+    assert s.apply(["The weather was fine and the team met at noon."]) == ["The weather was fine and the team met at noon."]
+
+
+def test_a_title_with_initials_is_a_person():
+    det = IdentifierDetector()
+    assert ("Mr F.L.", "PERSON") in _found(det, "represented by Mr F.L., a lawyer")
+    assert ("Ms A.-M. Mendiboure", "PERSON") in _found(det, "Ms A.-M. Mendiboure, Agent")
+    assert not any(label == "PERSON" for _, label in _found(det, "Mr Smith and the board"))

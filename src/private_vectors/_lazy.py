@@ -8,6 +8,10 @@
   https://docs.python.org/3/reference/import.html#the-meta-path). The package uses it to
   register its embedding function with Chroma when, and only when, chromadb is imported.
 
+* :func:`import_presidio_analyzer` imports presidio's analyzer without importing ``transformers``
+  (presidio imports it at import time for its optional Hugging Face engine and recognizer, which
+  the text stage does not use; about two seconds of CPU).
+
 Standard library only: this module is imported by the package's ``__init__``.
 """
 
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.util
 import sys
 import threading
 import warnings
@@ -22,7 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["after_import", "is_initializing", "lazy_attributes"]
+__all__ = ["after_import", "import_presidio_analyzer", "is_initializing", "lazy_attributes"]
 
 
 def lazy_attributes(package: str, names: Mapping[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
@@ -146,3 +151,46 @@ def after_import(trigger: str, waits_for: Iterable[str], callback: Callable[[], 
     if attempt():
         return
     sys.meta_path.insert(0, _AfterImport({trigger, *waits}, attempt))
+
+
+# presidio-analyzer modules that bind ``transformers.pipeline`` at import time, as ``hf_pipeline``
+_PRESIDIO_HF = ("presidio_analyzer.nlp_engine.huggingface_token_pipe",
+                "presidio_analyzer.predefined_recognizers.ner.huggingface_ner_recognizer")
+_PRESIDIO_LOCK = threading.Lock()
+
+
+def _hf_pipeline(*args: Any, **kwargs: Any) -> Any:
+    """``transformers.pipeline``, imported on first call (stands in for presidio's ``hf_pipeline``)."""
+    from transformers import pipeline
+
+    return pipeline(*args, **kwargs)
+
+
+def import_presidio_analyzer() -> ModuleType:
+    """Import ``presidio_analyzer`` without importing ``transformers``; returns the module.
+
+    While presidio is imported, ``transformers`` is hidden (``sys.modules["transformers"] = None``,
+    the import system's "not importable" marker), so presidio's optional imports of it fail
+    quietly; then the marker is removed and presidio's ``hf_pipeline`` names become a function
+    that imports ``transformers.pipeline`` on first call, so presidio's Hugging Face engine and
+    recognizer still work when asked for. Without transformers installed, or with it already
+    imported, this is a plain import. (Another thread importing transformers during that
+    window would see an ImportError; the text stage runs this once, before its first detection.)
+    """
+    with _PRESIDIO_LOCK:
+        if "presidio_analyzer" in sys.modules or "transformers" in sys.modules:
+            return importlib.import_module("presidio_analyzer")
+        if importlib.util.find_spec("transformers") is None:
+            return importlib.import_module("presidio_analyzer")
+        sys.modules["transformers"] = None  # type: ignore[assignment]
+        try:
+            module = importlib.import_module("presidio_analyzer")
+            importlib.import_module(_PRESIDIO_HF[1])
+        finally:
+            if sys.modules.get("transformers", 0) is None:
+                del sys.modules["transformers"]
+        for name in _PRESIDIO_HF:
+            sub = sys.modules.get(name)
+            if sub is not None and getattr(sub, "hf_pipeline", 0) is None:
+                sub.hf_pipeline = _hf_pipeline  # type: ignore[attr-defined]
+        return module

@@ -1,15 +1,11 @@
-"""The store protocols ``PrivateEmbedding`` subclasses when their packages are installed:
-Chroma's ``EmbeddingFunction`` and LangChain's ``Embeddings`` (both optional dependencies)."""
+"""The protocol base ``PrivateEmbedding`` subclasses when its package is installed: LangChain's
+``Embeddings`` (an ABC; importing it is cheap). Chroma's ``EmbeddingFunction`` is a protocol
+Chroma checks by the ``__call__(self, input)`` signature, so ``PrivateEmbedding`` implements it
+without importing chromadb (about a second of start-up); registration under Chroma's name runs
+when chromadb is imported (``private_vectors._lazy.after_import``)."""
 
 from __future__ import annotations
 
-try:  # optional integrations: subclass their protocols when installed
-    from chromadb.api.types import Documents as _Documents
-    from chromadb.api.types import EmbeddingFunction as _ChromaEF
-
-    _CHROMA_BASES: tuple[type, ...] = (_ChromaEF[_Documents],)
-except Exception:  # pragma: no cover - chromadb not installed
-    _CHROMA_BASES = ()
 try:
     from langchain_core.embeddings import Embeddings as _LCEmbeddings
 

@@ -137,3 +137,10 @@ def _check_unicode_text(text: str, stripped: str, name: str) -> None:
         raise InvalidParameterError(name, "a string that encodes as UTF-8",
                                     f"<a str with a lone surrogate character at position {bad}>",
                                     note="decode bytes with errors='replace' or remove the surrogate")
+
+
+def text_list(value: Any, name: str) -> list[str]:
+    """``check_texts`` for a parameter that takes a list: a lone ``str`` is refused by name."""
+    if isinstance(value, str):
+        raise InvalidTypeError(name, "a list of strings", value, note="wrap a single text in a list")
+    return check_texts(value, name)

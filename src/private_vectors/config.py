@@ -19,8 +19,6 @@ import hmac
 import json
 import math
 import os
-import threading
-import weakref
 from typing import Any
 
 from .errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
@@ -139,6 +137,8 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
         elif field == "store_geometry":  # absent = "none" (written before it existed)
             a, b = _geometry_identity(a), _geometry_identity(b)
         elif field == "sanitizer":
+            if sanitizer_upgrade(a, b):  # a newer text stage: only what the user chose must agree
+                a, b = ({k: v for k, v in c.items() if k not in UPGRADED_FIELDS} for c in (a, b))
             a, b = _without_versions(a), _without_versions(b)
             if a != b:  # name what differs, never the values (HMACs of what a user asked to hide)
                 diffs.append(f"sanitizer: differs in {_differing_keys(a, b)}")
@@ -157,6 +157,21 @@ def _geometry_identity(ref: Any) -> Any:
         return "none" if ref in (None, "none") else ref
     bound = ref.get("M")
     return ref.get("kind", "none") if bound is None else f"{ref.get('kind')} (M={float(bound):.6g})"
+
+
+UPGRADED_FIELDS = ("detectors", "timeout", "chunk_size")
+"""Sanitizer fields a newer text-stage version may change on its own (better detectors, a default
+timeout): a store written by an older version is accepted and upgraded on its next write."""
+
+
+def sanitizer_upgrade(stored: Any, given: Any) -> bool:
+    """Whether ``given`` is a newer behaviour version of the text stage ``stored`` records."""
+    if not isinstance(stored, dict) or not isinstance(given, dict):
+        return False
+    try:
+        return int(stored.get("version", 0)) < int(given.get("version", 0))
+    except (TypeError, ValueError):
+        return False
 
 
 def _without_versions(cfg: Any) -> Any:
@@ -228,62 +243,3 @@ def rebuild_arguments(config: dict[str, Any]) -> dict[str, Any]:
         # a config written before the text stage existed had none: rebuild it without one
         "sanitize": config.get("sanitizer"),
     }
-
-
-# Chroma rebuilds the function on every config read: never refit or reload twice. A live object
-# with the same config is reused; otherwise one build per (config, key in the environment).
-_BUILD_CACHE: dict[bytes, Any] = {}
-_LIVE: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
-_BUILD_LOCK = threading.RLock()
-
-
-def _rounded(obj: Any) -> Any:
-    if isinstance(obj, float):
-        return float(f"{obj:.12g}")
-    if isinstance(obj, dict):
-        return {k: _rounded(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_rounded(v) for v in obj]
-    return obj
-
-
-def _build_identity(config: dict[str, Any]) -> bytes:
-    """:func:`canonical` with floats to 12 significant digits: Chroma's config store writes
-    floats back in a different shortest form (1/√384 returns as ...288 for ...2884), and a
-    missed cache hit would rebuild the function (for a keyed text stage, without the key)."""
-    return canonical(_rounded(config))
-
-
-_FINGERPRINT_SALT = os.urandom(32)  # per process: the cache key says which key, never the key itself
-
-
-def _key_fingerprint() -> bytes:
-    """A keyed digest of the key a rebuild would use now (scoped parameter, else environment)."""
-    from .keys import scoped_key
-
-    scoped = scoped_key()
-    raw = scoped._secret if scoped is not None else (_env_bytes(KEY_ENV) or b"")
-    return hmac.digest(_FINGERPRINT_SALT, raw, "sha256")
-
-
-def _build_cache_key(config: dict[str, Any]) -> bytes:
-    return _build_identity(config) + b"\x00" + _key_fingerprint()
-
-
-def cached_build(config: dict[str, Any]) -> Any:
-    """The object already built for ``config`` in this process, or None."""
-    with _BUILD_LOCK:
-        return _LIVE.get(_build_identity(config)) or _BUILD_CACHE.get(_build_cache_key(config))
-
-
-def remember_build(config: dict[str, Any], built: Any) -> None:
-    """Cache ``built`` as the rebuild of ``config`` (with the key now in the environment)."""
-    with _BUILD_LOCK:
-        _BUILD_CACHE[_build_cache_key(config)] = built
-
-
-def remember_live(config: dict[str, Any], obj: Any) -> None:
-    """Let a rebuild of exactly ``config`` in this process reuse ``obj``'s stages (weakly held;
-    the first live object of a config stays, so short-lived rebuilds never displace it)."""
-    with _BUILD_LOCK:
-        _LIVE.setdefault(_build_identity(config), obj)

@@ -1,6 +1,5 @@
 """``PrivateEmbedding``: the embedding function a store is given; a thin adapter over a
-:class:`~private_vectors.pipeline.Pipeline` built from frozen, validated
-:class:`~private_vectors.options.EmbeddingOptions`.
+:class:`~private_vectors.pipeline.Pipeline` built from validated, frozen ``EmbeddingOptions``.
 
 It speaks Chroma's ``EmbeddingFunction`` protocol (registered as ``"private_vectors"``) and
 LangChain's ``Embeddings``; the stages themselves live in the pipeline, the defaults in
@@ -21,10 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_texts
-from .config import (CHROMA_NAME, KEY_ENV, cached_build, canonical, check_config_compatible, rebuild_arguments, remember_build, remember_live, validate_config)
-from ._protocols import _CHROMA_BASES, _LC_BASES
-from .errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ._build_cache import cached_build, remember_build, remember_live
+from ._protocols import _LC_BASES
+from ._validation import check_texts, text_list
+from .config import (
+    CHROMA_NAME,
+    KEY_ENV,
+    check_config_compatible,
+    rebuild_arguments,
+    validate_config,
+)
+from .errors import InvalidParameterError, PrivacyWarning
 from .guard import RAW_TEXT_MESSAGE, on_protected_path
 from .keys import MIN_KEY_BYTES, Keying, SecretKey
 from .options import DEFAULT_EPS, EmbeddingOptions, concept_parts, resolve_options
@@ -36,11 +42,10 @@ __all__ = ["CHROMA_NAME", "KEY_ENV", "PrivateEmbedding", "rebuild"]
 
 _FORWARDED = frozenset({"eps", "unit", "dim", "out_dim", "mechanism_out_dim", "encoder", "concept", "erasure",
                         "mechanism", "query", "query_eps", "query_transform", "query_transform_kind", "space",
-                        "store_geometry", "sanitizer"})
-"""Pipeline attributes readable on the adapter (``embedding.eps``, ``embedding.sanitizer``, …)."""
+                        "store_geometry", "sanitizer"})  # pipeline attributes readable on the adapter
 
 
-class PrivateEmbedding(*(_CHROMA_BASES + _LC_BASES or (object,))):  # type: ignore[misc]
+class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
     """Embed texts and perturb document vectors before storage.
 
     Every default is resolved by :func:`private_vectors.options.resolve_options` (one table).
@@ -115,7 +120,7 @@ class PrivateEmbedding(*(_CHROMA_BASES + _LC_BASES or (object,))):  # type: igno
         return cfg
 
     def _identity(self) -> bytes:
-        return canonical(self.pipeline.drift_view())
+        return self.pipeline.identity()
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivateEmbedding):
@@ -188,7 +193,7 @@ class PrivateEmbedding(*(_CHROMA_BASES + _LC_BASES or (object,))):  # type: igno
         return [self.pipeline.space, *[s for s in SPACES if s != self.pipeline.space]]
 
     def __call__(self, input: Sequence[str]) -> list[np.ndarray]:
-        items = _as_list(input, "input")
+        items = text_list(input, "input")
         if not items:  # Chroma refuses an empty result with a bare ValueError; say why instead
             raise InvalidParameterError("input", "at least one document", input)
         self._warn_if_raw_text_is_stored()  # Chroma's collection.add keeps the raw documents
@@ -199,12 +204,12 @@ class PrivateEmbedding(*(_CHROMA_BASES + _LC_BASES or (object,))):  # type: igno
         value = input if input is not None else text
         if isinstance(value, str):
             return self.embed_query_array([value])[0].tolist()
-        return list(self.embed_query_array(_as_list(value, "input")))
+        return list(self.embed_query_array(text_list(value, "input")))
 
     # -- LangChain's Embeddings protocol ----------------------------------------------------------
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
         self._warn_if_raw_text_is_stored()  # LangChain's stores keep the raw page_content
-        return self.embed_array(_as_list(texts, "texts")).tolist()
+        return self.embed_array(text_list(texts, "texts")).tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         return await asyncio.get_running_loop().run_in_executor(None, self.embed_documents, texts)
@@ -253,35 +258,29 @@ class PrivateEmbedding(*(_CHROMA_BASES + _LC_BASES or (object,))):  # type: igno
         warnings.warn(RAW_TEXT_MESSAGE, PrivacyWarning, stacklevel=3)
 
 
-def _as_list(value: Any, name: str) -> list[str]:
-    if isinstance(value, str):
-        raise InvalidTypeError(name, "a list of strings", value, note="wrap a single text in a list")
-    return check_texts(value, name)
-
-
-def _fresh_adapter(built: PrivateEmbedding) -> PrivateEmbedding:
-    """A new adapter over a copy of ``built``'s pipeline: the loaded stages (encoder, mechanism,
-    text stage) are shared, the key holder and per-instance flags are not."""
+def _fresh_adapter(built: PrivateEmbedding, config: dict[str, Any], where: str) -> PrivateEmbedding:
+    """A new adapter over ``built``'s loaded stages, with its own key holder bound to ``config``."""
     clone = object.__new__(PrivateEmbedding)  # (copy.copy would pickle through __reduce__)
     clone.__dict__.update(built.__dict__)
     clone.pipeline = copy.copy(built.pipeline)
-    clone.pipeline.keying = copy.copy(built.pipeline.keying)
+    clone.pipeline.keying = Keying(built.pipeline.keying.secret)
+    clone.pipeline.keying.set_context(clone.pipeline.keyed_context("v2"))
+    clone.pipeline.keying.bind(config, where)
     clone.store_space, clone._raw_text_warned = None, False
     return clone
 
 
 def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> PrivateEmbedding:
-    """A PrivateEmbedding from a stored config, its key from ``PRIVATE_VECTORS_KEY``, bound to the
-    stored key derivation (a different key is refused, naming ``where``). Each call returns a new
-    object; the expensive stages of an equal config built in this process are reused."""
+    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is
+    refused, naming ``where``), reusing the loaded stages of an equal config built in this process."""
     validate_config(config)
+    stored = Keying.stored_fields(config)
     if use_cache:
         cached = cached_build(config)
-        if cached is not None:
+        if cached is not None and cached.pipeline.keying.keyed == bool(stored["keyed"]):  # (set_key may key it)
             env = SecretKey.resolve(None, min_bytes=1)
             if env is None or not cached.pipeline.keying.keyed or cached.pipeline.keying.secret == env:
-                return _fresh_adapter(cached)  # (another key in the environment is checked below, and refused)
-    stored = Keying.stored_fields(config)
+                return _fresh_adapter(cached, config, where)  # (another key in the environment: checked below)
     secret = SecretKey.resolve(None, min_bytes=1 if stored.get("key_derivation") == "v1" else MIN_KEY_BYTES)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)

@@ -12,6 +12,10 @@ place key bytes are handled:
   the text stage's surrogates and a 128-bit key check value. Testing one key guess therefore
   costs one scrypt evaluation, whether the attacker holds the check value, a known text with
   its stored vector, or a known name with its surrogate.
+* :func:`generate` makes a key (256 bits from the OS); a key shorter than 16 bytes, one byte
+  repeated or a pattern of at most 4 bytes repeated is refused, and a key given both as a
+  parameter and in ``PRIVATE_VECTORS_KEY`` must be the same. :func:`key_scope` hands a key given
+  as a parameter to the rebuilds a store performs from its stored config.
 * Derivation ``"v1"`` (collections written before): HMAC-SHA256 directly with the raw key and a
   32-bit check value. Kept only so those collections keep reproducing their vectors on
   re-ingestion; never chosen for a new collection.
@@ -148,10 +152,11 @@ class SecretKey:
         Returns None when no key is given and the variable is unset or empty.
 
         Raises:
-            InvalidParameterError / InvalidTypeError naming ``key``: a key under ``min_bytes``
-            bytes, one byte repeated or a pattern of at most 4 bytes repeated (new keys), or a
-            key given both ways (parameter and environment) that differ. The message never
-            contains the key, and no frame of this call keeps it in a local once raised.
+            InvalidParameterError: naming ``key``, for a key under ``min_bytes`` bytes, one
+                byte repeated or a pattern of at most 4 bytes repeated (new keys), or a key
+                given both ways (parameter and environment) that differ. The message never
+                contains the key, and no frame of this call keeps it in a local once raised.
+            InvalidTypeError: naming ``key``, for a key of another type.
         """
         if isinstance(key, SecretKey):
             return key
@@ -302,12 +307,14 @@ class KeySchedule:
         noise: subkey of the document/query noise streams.
         surrogate: subkey for the text stage's keyed surrogates.
         check: the key check value (hex) recorded in configs.
+        restore: AES-256-GCM key of the encrypted restore data (:mod:`private_vectors.restore`).
     """
 
     version: str
     noise: bytes
     surrogate: bytes
     check: str
+    restore: bytes = b""
 
     def __repr__(self) -> str:
         return f"KeySchedule(version={self.version!r}, <redacted>)"
@@ -318,7 +325,8 @@ class KeySchedule:
 
 def _schedule_v1(secret: SecretKey) -> KeySchedule:
     raw = secret._secret
-    return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret))
+    return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret),
+                       restore=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/restore")))
 
 
 def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeySchedule:
@@ -334,6 +342,7 @@ def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeyS
             noise=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/noise")),
             surrogate=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate")),
             check=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/key-check", length=CHECK_BYTES).hex(),
+            restore=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/restore")),
         )
         del stretched
         secret._schedules[cache_key] = sched

@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaincinv
 
 __all__ = ["DOMAIN", "NotRowwiseError", "RowKeyedSource", "keyed_perturb"]
 
@@ -133,6 +132,9 @@ class RowKeyedSource:
         """Gamma(shape, scale) by inverse CDF of one open uniform per variate."""
         if not (shape > 0 and scale > 0):
             raise ValueError("gamma: shape and scale must be > 0")
+        # imported here, not at module level: scipy.special costs ~0.2 s at start-up
+        from scipy.special import gammaincinv
+
         u = self._open_uniform(size)
         return gammaincinv(float(shape), u) * float(scale)
 

@@ -68,15 +68,17 @@ def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
 
 
 def is_span_concept(concept: Any) -> bool:
-    """Whether ``concept`` names built-in span concepts: a name such as ``"PII"`` or a list of them."""
+    """Whether ``concept`` names what the text stage detects: a preset (``"PII"``, ``"PHI"``,
+    ``"quasi"``), a built-in span concept, or a non-empty list of them."""
+    from .text.presets import is_text_concept
+
+    return is_text_concept(concept)
+
+
+def _has_fitted_concept(name: str) -> bool:
     from .concepts.spec import BUILTIN_CONCEPTS
 
-    names = {b.lower() for b in BUILTIN_CONCEPTS} | {"phi", "quasi"}
-    if isinstance(concept, str):
-        return concept.strip().lower() in names
-    if isinstance(concept, (list, tuple)) and concept:
-        return all(isinstance(c, str) and c.strip().lower() in names for c in concept)
-    return False
+    return name.strip().lower() in {b.lower() for b in BUILTIN_CONCEPTS}
 
 
 def _is_attribute(concept: Any) -> bool:
@@ -94,8 +96,8 @@ def _is_attribute(concept: Any) -> bool:
 def split_concept(concept: Any, *, warn: bool = True) -> dict[str, Any]:
     """Map the single ``concept`` argument onto ``text_concept`` / ``erase`` / ``noise_concept``.
 
-    A built-in span concept (``"PII"``, ``"person"``, …, or a list of them) is the text concept;
-    a single built-in name also records its fitted concept as the noise concept (the stored
+    A text concept (``"PII"``, ``"PHI"``, ``"person"``, …, or a list of them) is the text concept;
+    a single name with a shipped fitted concept also records it as the noise concept (the stored
     configuration of earlier versions, which the noise key derivation depends on). An attribute
     concept is ``erase``; anything else (a fitted folder, a ``FittedConcept``, a stored
     reference) is ``noise_concept``. The last two emit a ``DeprecationWarning`` when ``warn``.
@@ -103,9 +105,9 @@ def split_concept(concept: Any, *, warn: bool = True) -> dict[str, Any]:
     if concept is None:
         return {}
     if is_span_concept(concept):
-        if isinstance(concept, str):
+        if isinstance(concept, str) and _has_fitted_concept(concept):
             return {"text_concept": concept, "noise_concept": concept}
-        return {"text_concept": tuple(concept)}
+        return {"text_concept": concept if isinstance(concept, str) else tuple(concept)}
     if isinstance(concept, (list, tuple)):
         raise InvalidParameterError("concept", "a built-in span concept name or a list of them "
                                     "('PII', 'PHI', 'quasi', 'person', 'location', 'datetime', 'demographic', "

@@ -130,10 +130,15 @@ class Pipeline:
     """Runs the stages; built by :func:`build_pipeline`.
 
     Attributes:
-        sanitizer: the text stage or None. encoder, erasure (or None), concept (the fitted
-        noise concept or None), mechanism and its JSON-safe ``mechanism_ref``; ``eps``,
-        ``unit``, ``dim``, ``out_dim``; the query side (``query``, ``query_eps``,
-        ``query_transform``); ``space`` and ``store_geometry``; ``keying``.
+        sanitizer: the text stage or None.
+        encoder: the encoder.
+        erasure: the attribute erasure or None.
+        concept: the fitted noise concept or None.
+        mechanism: the noise mechanism (its JSON-safe reference is ``mechanism_ref``).
+        keying: the key state.
+
+    Also: ``eps``, ``unit``, ``dim``, ``out_dim``; the query side (``query``, ``query_eps``,
+    ``query_transform``); ``space`` and ``store_geometry``.
     """
 
     def __init__(self, *, options: EmbeddingOptions, keying: Keying, random: Any, encoder: Any, unit: float,
@@ -226,6 +231,10 @@ class Pipeline:
                 "store_geometry": self.geometry_config()}
         assert set(view) == set(DRIFT_FIELDS), "drift_view and DRIFT_FIELDS disagree"
         return view
+
+    def identity(self) -> bytes:
+        """:meth:`drift_view` as canonical JSON bytes: equal for pipelines whose stored vectors mean the same."""
+        return canonical(self.drift_view())
 
     def use_key(self, secret: Any) -> None:
         """Hold ``secret`` (a :class:`~private_vectors.keys.SecretKey`), bound to the stored key
@@ -340,23 +349,33 @@ class Pipeline:
         return np.asarray(stored, dtype=np.float32)
 
     def embed_documents(self, texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
-        """(sanitized texts, stored vectors), in chunks with a progress bar on long batches.
-
-        Each chunk is sanitized as part of the whole batch (the text stage sees every document
-        first, so batch-level evidence is the same as in one call), then encoded."""
+        """(sanitized texts, stored vectors). A batch of :data:`PROGRESS_MIN_TEXTS` or more shows a
+        progress bar over detection (the whole batch first: the second pass needs all of it) and
+        then encoding, in chunks."""
         items = check_texts(texts, "texts")
-        sanitized = self.sanitize_documents(items)
         if len(items) < PROGRESS_MIN_TEXTS:
+            sanitized = self.sanitize_documents(items)
             return sanitized, self.embed_sanitized(sanitized, raw=items)
         from tqdm.auto import tqdm
 
-        parts = []
-        with tqdm(total=len(items), desc="private_vectors: embedding", unit="doc", leave=False) as bar:
-            for start in range(0, len(items), _PROGRESS_CHUNK):
-                stop = start + _PROGRESS_CHUNK
-                parts.append(self.embed_sanitized(sanitized[start:stop], raw=items[start:stop]))
+        n = len(items)
+        with tqdm(total=2 * n, desc="private_vectors: detect + encode", unit="doc", leave=False) as bar:
+            sanitized = self._sanitize_with_progress(items, lambda done: bar.update(round(done * n) - bar.n))
+            bar.update(n - bar.n)
+            parts = []
+            for start in range(0, n, _PROGRESS_CHUNK):
+                parts.append(self.embed_sanitized(sanitized[start:start + _PROGRESS_CHUNK],
+                                                  raw=items[start:start + _PROGRESS_CHUNK]))
                 bar.update(len(parts[-1]))
         return sanitized, np.vstack(parts)
+
+    def _sanitize_with_progress(self, items: list[str], report: Any) -> list[str]:
+        if self.sanitizer is None:
+            return list(items)
+        from .text.sanitizer import detection_progress
+
+        with detection_progress(report):
+            return self.sanitize_documents(items)
 
     def keyed_noise(self, mechanism: Mechanism, X: np.ndarray, items: list[str], label: bytes) -> np.ndarray:
         """Noise determined by (key, context, text): v2 one batched call, v1 one stream per vector."""

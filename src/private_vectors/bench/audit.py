@@ -345,8 +345,9 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
         key: the store's key when it was written with one (default: ``PRIVATE_VECTORS_KEY``).
         kind: ``"auto"``, ``"chroma"``, ``"langchain"`` or ``"faiss"``.
         collection: the Chroma collection (default: the only one, or ``"langchain"``).
-        queries, qrels: optional queries (JSONL path or ``{id: text}``) and judgements (BEIR TSV
-            or ``{query: {doc: grade}}``) for NDCG@10; else the self-retrieval proxy.
+        queries: optional queries (JSONL path or ``{id: text}``) for NDCG@10; else the
+            self-retrieval proxy.
+        qrels: their judgements (BEIR TSV or ``{query: {doc: grade}}``).
         quick: the faster settings of :data:`QUICK`.
         seed: the attackers' split and initialisation (the harness's seed).
         attackers: harness attacker names → parameters (default :data:`DEFAULT_ATTACKERS`; the
@@ -357,7 +358,8 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
         cache_dir: a folder for the encoder's clean vectors of the raw texts (hashed names, no
             text); must be outside the store. Default: no disk cache.
         max_docs: audit at most this many documents (a seeded sample of the covered ids).
-        id_field, text_field: the raw file's fields.
+        id_field: the raw file's id field.
+        text_field: the raw file's text field.
         progress: a progress bar on stderr.
         out: a folder for ``audit.json``, ``audit.md`` and ``audit.png`` (created).
 

@@ -301,7 +301,8 @@ def fit_attribute(texts: Any, labels: Any, *, encoder: Any = None, method: str =
         labels: the attribute per text (binary or categorical; str or int).
         encoder: anything ``load_encoder`` accepts (None: the default model).
         method: ``"leace"`` (default, from the measurements), ``"cluster-leace"`` or ``"adversarial"``.
-        name, attribute: concept name and attribute description (default ``"attribute"``).
+        name: concept name.
+        attribute: attribute description (default ``"attribute"``).
         test_size: held-out share for the recorded attacker accuracy (identical texts stay together).
         random_state: seed of the split, clustering and attacker folds.
         embeddings: precomputed (m, n) embeddings of ``texts`` (skips encoding).

@@ -264,7 +264,9 @@ class AdversarialErasure(Erasure):
     Args:
         rank: r, the number of directions removed.
         hidden: adversary width.
-        epochs, lr, batch_size: training settings.
+        epochs: training epochs.
+        lr: learning rate.
+        batch_size: training batch size.
         random_state: seed (weights and batches).
     """
 

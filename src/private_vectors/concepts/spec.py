@@ -206,7 +206,8 @@ class Concept:
                 ``full_text`` and ``spans`` = [{``entity_type``, ``entity_value``,
                 ``start_position``, ``end_position``}, …].
             entity_types: keep only these entity types (default: all).
-            text_key, spans_key: field names.
+            text_key: field name of the text.
+            spans_key: field name of the spans.
         """
         records, label = _read_records(data, "data")
         keep = None if entity_types is None else {str(t) for t in entity_types}
@@ -236,7 +237,8 @@ class Concept:
         Args:
             name: concept name.
             data: path to JSON / JSON lines, a list of dict records, or a list of (full, masked) tuples.
-            full_key, masked_key: fields of the full and masked texts.
+            full_key: field of the full text.
+            masked_key: field of the masked text.
             removed_keys: fields listing the removed values (e.g. ``["symptoms_mask",
                 "antecedents_mask"]``); default: the word runs deleted between full and masked.
         """

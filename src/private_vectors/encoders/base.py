@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import hashlib
+import weakref
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -48,14 +51,32 @@ def l2_normalize(X: np.ndarray) -> np.ndarray:
     return X / norms
 
 
+_FINGERPRINTS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
 def fingerprint(encoder: Encoder) -> dict[str, Any]:
     """The encoder fingerprint recorded in artefacts and configs.
+
+    Computed once per encoder object (loading a concept checks it more than once); a copy is
+    returned each time.
 
     Returns:
         ``{"model_id", "dim", "normalize", "canary_sha256", "canary": [[...], ...]}``: the
         canary embeddings themselves are kept (rounded to 5 decimals) so two fingerprints
         can be compared with a tolerance across machines; the hash is for display.
     """
+    try:
+        cached = _FINGERPRINTS.get(encoder)
+    except TypeError:  # not weak-referenceable or not hashable: no cache
+        cached = None
+    if cached is None:
+        cached = _compute_fingerprint(encoder)
+        with contextlib.suppress(TypeError):
+            _FINGERPRINTS[encoder] = cached
+    return copy.deepcopy(cached)
+
+
+def _compute_fingerprint(encoder: Encoder) -> dict[str, Any]:
     emb = np.asarray(encoder.encode(list(CANARY_SENTENCES)), dtype=np.float64)
     rounded = np.round(emb, 5)
     digest = hashlib.sha256(np.round(emb, 2).astype("<f8").tobytes()).hexdigest()[:16]

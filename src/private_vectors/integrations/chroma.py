@@ -17,12 +17,24 @@ in ``chromadb.api.client`` and ``chromadb.api.async_client``): for a collection 
 
 Stored text. ``collection.add(documents=texts)`` embeds through the PrivateEmbedding (its text
 stage runs, so the *vectors* are sanitized) but Chroma keeps the ``documents`` it was given,
-i.e. the raw text. :func:`add_documents` is the one-pass alternative: each text is sanitized
-once, that sanitized text is embedded and is what Chroma stores; with no text stage no text is
-stored unless ``store_raw_text=True``::
+i.e. the raw text. :func:`add_documents` (also ``private_vectors.chroma.add_documents``) is the
+protected call: each text is sanitized once, that sanitized text is embedded and is what
+Chroma stores (with no text stage no text is stored unless ``store_raw_text=True``), string
+metadata values are sanitized too, and the recorded configuration and key are checked::
 
     add_documents(collection, ids=["n1"], documents=["Maria Lopez flew to Madrid."])
     # stores "<PERSON> flew to <LOCATION>." (sanitize="redact") next to its perturbed vector
+
+Keys on reopen. :func:`open_collection` takes the key as ``key=`` or from
+``PRIVATE_VECTORS_KEY`` (both given and different: an error). A collection opened with a
+PrivateEmbedding in its *configuration* rather than as Chroma's ``embedding_function`` (as
+``langchain_chroma`` does) is checked against that function, whose key is bound, instead of
+being rebuilt from the stored config without the key.
+
+The keyed query index (HMACs of the entity words the text stage replaced) lives in its own
+collection, :func:`query_index_collection_name`: one record per HMAC, upserted per batch
+(:func:`save_query_index`), read on first use after a reopen (:func:`load_query_index`).
+Concurrent writers through a Chroma server lose no entry; a local folder is single-writer.
 """
 
 from __future__ import annotations
@@ -35,11 +47,19 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..config import CHROMA_NAME, check_config_compatible, comparable_config
-from ..embedding import _CHROMA_BASES, PrivateEmbedding
-from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
+from .._build_cache import remember_live
+from ..config import CHROMA_NAME, check_config_compatible, comparable_config, sanitizer_upgrade
+from ..embedding import PrivateEmbedding
+from ..errors import (
+    ArtefactError,
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+    PrivacyWarning,
+)
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
+from ..restore import prepare_with_restore, with_records
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
            "load_query_index", "open_collection", "query_index_collection_name", "register", "register_if_available",
@@ -57,7 +77,9 @@ def register_if_available() -> bool:
     Called once by ``private_vectors/__init__``; without chromadb it does nothing and returns
     False (chromadb stays an optional dependency).
     """
-    if not _CHROMA_BASES:
+    try:
+        import chromadb.utils.embedding_functions  # noqa: F401
+    except ImportError:  # pragma: no cover - chromadb not installed
         return False
     register(PrivateEmbedding)
     return True
@@ -166,6 +188,10 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         stored = persisted.get("config") or {}
         check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
         embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
+        # Chroma rebuilds the stored function on later reads of the collection's schema (every add):
+        # in this process that rebuild is this checked function, which holds the key
+        if embedding_function.pipeline.keying.keyed:  # (an unkeyed function rebuilds without help)
+            remember_live(stored, embedding_function)
         return
     # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
     # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
@@ -185,7 +211,8 @@ def _needs_upgrade(collection: Any, embedding: PrivateEmbedding) -> bool:
     san = stored.get("sanitizer")
     if not isinstance(san, dict) or embedding.sanitizer is None:
         return False
-    return comparable_config(stored, embedding)["sanitizer"] != san or (bool(san.get("keyed")) and "key_salt" not in san)
+    return (comparable_config(stored, embedding)["sanitizer"] != san or (bool(san.get("keyed")) and "key_salt" not in san)
+            or sanitizer_upgrade(san, embedding.sanitizer.get_config()))
 
 
 def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
@@ -193,7 +220,7 @@ def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
     in place of one written by an earlier version. Chroma rebuilds the stored function to
     validate the change, with the key in scope. SQLite may keep the old bytes in free pages
     until the file is vacuumed."""
-    secret = getattr(getattr(embedding, "_keying", None), "secret", None)
+    secret = embedding.pipeline.keying.secret
     try:
         with key_scope(secret), _opening(embedding):
             collection.modify(configuration={"embedding_function": embedding})
@@ -300,6 +327,8 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
         metadatas: optional metadata per document.
         embedding: the PrivateEmbedding (default: the collection's own embedding function).
         store_raw_text: store the raw texts (the stolen store then holds them in clear).
+            Without it, a keyed text stage also stores each document's encrypted restore
+            record in its metadata (``pv_restore``; :mod:`private_vectors.restore`).
         upsert: ``collection.upsert`` instead of ``collection.add``.
         metadata_text: ``"sanitize"`` (default): string metadata values go through the same
             text stage as the documents; without a text stage they are stored as given with a
@@ -326,13 +355,14 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     if len(ids) != len(documents):
         raise InvalidParameterError("ids", f"{len(documents)} ids (one per document)", f"{len(ids)} ids")
     metas = _metadatas(metadatas, len(ids))
-    with protected_path():
+    with protected_path():  # documents first: the text stage then knows their names in a lone metadata value
+        stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
         if metas is not None:
             metas = _metadata_text(ef, metas, metadata_text)
-        stored, vectors = ef.prepare_documents(documents, store_raw_text=store_raw_text)
     kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
     if stored is not None:
         kwargs["documents"] = stored
+    metas = with_records(metas, records, len(ids))  # a keyed text stage: each record under pv_restore
     if metas is not None:
         kwargs["metadatas"] = metas
     (collection.upsert if upsert else collection.add)(**kwargs)

@@ -4,7 +4,9 @@ Index kinds: ``"flat"`` (exact), ``"ivf"`` (inverted lists; trained on the first
 and ``"hnsw"`` (graph). The metric follows the embedding's collection space: ``"ip"`` →
 inner product (the default; see benchmarks/results/space.md), ``"l2"`` → L2, ``"cosine"`` →
 inner product on L2-normalised vectors. Every index is wrapped in ``IndexIDMap2`` so ids are
-stable 64-bit integers.
+stable 64-bit integers; string ids are mapped onto them and come back in results.
+:meth:`PrivateFaissIndex.search_documents` returns plain :class:`StoredDocument` objects
+(id, score, calibrated relevance, kept text, kept metadata).
 
 Persistence without pickle: ``faiss.write_index`` for the index and a JSON sidecar
 (``private_vectors.json``) with the PrivateEmbedding config, the index kind and metric and the ids.
@@ -24,6 +26,7 @@ import math
 import os
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +37,13 @@ from .._validation import check_int, check_texts
 from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding, rebuild
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..guard import protected_path
+from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
+from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
-__all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "build_index", "gpu_available"]
+__all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "StoredDocument", "build_index", "gpu_available"]
 
 KINDS = ("flat", "ivf", "hnsw")
 INDEX_FILE = "index.faiss"
@@ -50,6 +58,25 @@ def _faiss() -> Any:
     except ImportError as exc:  # pragma: no cover - optional dependency
         raise ModelNotAvailableError("FAISS is not installed: pip install 'private-vectors[faiss]'") from exc
     return faiss
+
+
+@dataclass(frozen=True)
+class StoredDocument:
+    """One search result of :class:`PrivateFaissIndex` (a plain object: no LangChain needed).
+
+    Attributes:
+        id: the id given at add time (str or int).
+        score: the index's score (inner product, or squared L2 for an ``l2`` index).
+        relevance: the score calibrated to the stored noise, in [0, 1].
+        text: the kept text (sanitized; empty when no text is kept).
+        metadata: the kept metadata (string values sanitized).
+    """
+
+    id: Any
+    score: float
+    relevance: float
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 def gpu_available() -> bool:
@@ -71,11 +98,13 @@ class PrivateFaissIndex:
             results (default False: only ids; privacy-first).
         store_texts: deprecated alias of ``store_raw_text``.
         use_gpu: ``"auto"`` (GPU when the GPU build sees one), True or False.
+        metadata_text: ``"sanitize"`` (default: string metadata values through the text stage)
+            or ``"keep"`` (as given, for metadata you know holds no personal data).
     """
 
     def __init__(self, embedding: PrivateEmbedding, *, kind: str = "flat", nlist: int | None = None,
                  nprobe: int | None = None, hnsw_m: int = 32, store_raw_text: bool = False,
-                 use_gpu: Any = "auto", store_texts: bool | None = None) -> None:
+                 use_gpu: Any = "auto", store_texts: bool | None = None, metadata_text: str = "sanitize") -> None:
         if not isinstance(embedding, PrivateEmbedding):
             raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
         if not isinstance(kind, str) or kind not in KINDS:
@@ -100,6 +129,12 @@ class PrivateFaissIndex:
         self.dim = embedding.out_dim
         embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
         self.texts: dict[int, str] = {}
+        self.restore_records: dict[int, str] = {}  # encrypted, per id (private_vectors.restore)
+        self.metadata: dict[int, dict[str, Any]] = {}
+        self.metadata_text = check_metadata_text(metadata_text)
+        self._keys: dict[int, str] = {}  # internal id -> the caller's string id
+        self._by_key: dict[str, int] = {}
+        self._metadata_warned = False
         self._index: Any = None
         self._next_id = 0
 
@@ -140,25 +175,34 @@ class PrivateFaissIndex:
         return X
 
     # -- verbs --------------------------------------------------------------------------------
-    def add_texts(self, texts: Sequence[str], ids: Sequence[int] | None = None) -> list[int]:
-        """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing."""
+    def add_texts(self, texts: Sequence[str], ids: Sequence[int] | Sequence[str] | None = None,
+                  metadatas: Sequence[dict[str, Any] | None] | None = None) -> list[Any]:
+        """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing.
+
+        Args:
+            texts: the raw texts (sanitized once by the embedding's text stage; that text is
+                embedded and kept).
+            ids: integer ids, string ids (mapped to internal integers, returned by searches),
+                or None (consecutive integers).
+            metadatas: one JSON-able dict (or None) per text; string values go through the text
+                stage (without one: kept, with one PrivacyWarning per index).
+        """
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
-        # one pass: each text is sanitized once; that text is embedded and is the text kept
-        sanitized = self.embedding.sanitize_documents(texts)
-        Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
-        if ids is None:
-            id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
-        else:
-            try:
-                id_arr = np.asarray(list(ids), dtype=np.int64)
-            except (TypeError, ValueError) as exc:  # strings, None, ragged lists
-                raise InvalidTypeError("ids", f"{len(Z)} integer ids", ids) from exc
-            if id_arr.shape != (len(Z),):
-                raise InvalidParameterError("ids", f"{len(Z)} integer ids", ids)
-            if len(set(id_arr.tolist())) != len(id_arr) or any(int(i) in self.texts for i in id_arr):
-                raise InvalidParameterError("ids", "ids not already in the index", ids)
+        keys = self._check_ids(ids, len(texts))
+        check_metadatas(metadatas, len(texts))  # (refused before any work)
+        with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
+            sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
+            metas = sanitize_metadatas(self.embedding, metadatas, len(texts), store_raw_text=self.store_raw_text,
+                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
+            Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
         if len(Z) == 0:
             return []
+        if keys is None or isinstance(keys[0], str):
+            id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
+        else:
+            id_arr = np.asarray(keys, dtype=np.int64)
+        public = keys if keys is not None and isinstance(keys[0], str) else id_arr.tolist()
+        records = seal_records(self.embedding, public, texts, sanitized, logs)  # keyed text stage: by public id
         if self._index is None:
             self._index = self._new_index(len(Z))
         if not self._index.is_trained:
@@ -168,7 +212,50 @@ class PrivateFaissIndex:
         kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         for n, i in enumerate(id_arr.tolist()):
             self.texts[int(i)] = kept[n] if kept is not None else ""
-        return [int(i) for i in id_arr]
+            if metas[n]:
+                self.metadata[int(i)] = metas[n]
+            if records is not None:
+                self.restore_records[int(i)] = records[n]
+            if keys is not None and isinstance(keys[0], str):
+                self._keys[int(i)] = keys[n]
+                self._by_key[keys[n]] = int(i)
+        return [self._public_id(int(i)) for i in id_arr]
+
+    def _check_ids(self, ids: Any, count: int) -> list[Any] | None:
+        """``ids`` as a list of all-int or all-str ids, unique and new, or None."""
+        if ids is None:
+            return None
+        if isinstance(ids, (str, bytes)):
+            raise InvalidTypeError("ids", f"{count} ids (a list)", ids, note="wrap a single id in a list")
+        items = list(ids)
+        if len(items) != count:
+            raise InvalidParameterError("ids", f"{count} ids (one per text)", f"{len(items)} ids")
+        if not items:
+            return None
+        if all(isinstance(i, str) for i in items):
+            if any(not i for i in items) or len(set(items)) != count or any(i in self._by_key for i in items):
+                raise InvalidParameterError("ids", "non-empty ids not already in the index", items[:5])
+            return items
+        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
+            raise InvalidTypeError("ids", f"{count} integer ids or {count} string ids", items[:5])
+        ints = [int(i) for i in items]
+        if self._keys:
+            raise InvalidParameterError("ids", "string ids (this index already uses string ids)", ints[:5])
+        if len(set(ints)) != count or any(i in self.texts for i in ints):
+            raise InvalidParameterError("ids", "ids not already in the index", ints[:5])
+        return ints
+
+    def _public_id(self, internal: int) -> Any:
+        return self._keys.get(internal, internal)
+
+    def _warn_metadata_once(self) -> bool:
+        first = not self._metadata_warned
+        self._metadata_warned = True
+        return first
+
+    def __repr__(self) -> str:
+        return (f"PrivateFaissIndex(kind={self.kind!r}, documents={len(self)}, space={self.space!r}, "
+                f"store_raw_text={self.store_raw_text}, embedding={self.embedding!r})")
 
     def __len__(self) -> int:
         return 0 if self._index is None else int(self._index.ntotal)
@@ -184,11 +271,45 @@ class PrivateFaissIndex:
             return np.zeros((len(Q), 0), dtype=np.float32), np.zeros((len(Q), 0), dtype=np.int64)
         return self._index.search(Q, min(k, len(self)))
 
-    def search_texts(self, query: str, k: int = 5) -> list[tuple[int, float, str]]:
+    def search_texts(self, query: str, k: int = 5) -> list[tuple[Any, float, str]]:
         """``(id, score, text)`` for one query (text empty when texts are not stored)."""
+        return [(d.id, d.score, d.text) for d in self.search_documents(query, k)]
+
+    def search_documents(self, query: str, k: int = 5) -> list[StoredDocument]:
+        """The top-``k`` documents for one query, best first, as :class:`StoredDocument`.
+
+        ``score`` is the index's own (inner product, higher is closer; squared L2 for ``l2``,
+        lower is closer); ``relevance`` is calibrated to the stored noise
+        (:mod:`private_vectors.integrations.scores`), in [0, 1] for every space.
+        """
+        if not isinstance(query, str):
+            raise InvalidTypeError("query", "a str", query)
         scores, ids = self.search([query], k)
-        return [(int(i), float(s), self.texts.get(int(i), "")) for s, i in zip(scores[0], ids[0], strict=True)
-                if i >= 0]
+        relevance = calibrated_relevance_score_fn(self.embedding,
+                                                  "l2_squared" if self.metric == "l2" else "inner_product")
+        return [StoredDocument(id=self._public_id(int(i)), score=float(s), relevance=relevance(float(s)),
+                               text=self.texts.get(int(i), ""), metadata=self._result_metadata(int(i)))
+                for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+
+    def _result_metadata(self, internal: int) -> dict[str, Any]:
+        """A result's metadata: the kept metadata plus its encrypted restore record, if any."""
+        meta = dict(self.metadata.get(internal, {}))
+        if internal in self.restore_records:
+            meta[RESTORE_KEY] = self.restore_records[internal]
+        return meta
+
+    def restore_texts(self, ids: Sequence[Any]) -> list[str]:
+        """The original texts of ``ids`` for the key holder, from their stored sanitized text and
+        encrypted restore records (:mod:`private_vectors.restore`).
+
+        Raises:
+            RestoreError: an id without a record, a wrong key, or an edited record or text.
+        """
+        from ..restore import Restorer
+
+        internal = [self._by_key[i] if isinstance(i, str) and i in self._by_key else int(i) for i in ids]
+        docs = [(p, self.texts.get(i, ""), self.restore_records.get(i)) for p, i in zip(ids, internal, strict=True)]
+        return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
 
     def stored_vectors(self) -> np.ndarray:
         """The perturbed vectors as stored (flat and HNSW only), ordered by id."""
@@ -229,10 +350,15 @@ class PrivateFaissIndex:
             "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
             "store_raw_text": self.store_raw_text, "next_id": self._next_id, "ntotal": len(self),
             "ids": sorted(self.texts),
+            "string_ids": {str(i): key for i, key in self._keys.items()},
+            "metadata_text": self.metadata_text,
+            "metadata": {str(i): m for i, m in self.metadata.items()},
             "query_index": self.embedding.pipeline.query_index_state(),  # keyed HMACs of ingested entities, no names
         }
         if self.store_raw_text or self.embedding.sanitizer is not None:  # raw (opt-in) or sanitized texts
             sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
+        if self.restore_records:
+            sidecar["restore"] = {str(i): r for i, r in self.restore_records.items()}
         sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
         _fsync(sidecar_tmp)
         os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
@@ -242,8 +368,9 @@ class PrivateFaissIndex:
 
     @classmethod
     def load(cls, folder: str | Path, embedding: PrivateEmbedding | None = None, *,
-             use_gpu: Any = "auto") -> PrivateFaissIndex:
-        """Load a saved index; without ``embedding`` the stored PrivateEmbedding is rebuilt.
+             use_gpu: Any = "auto", key: Any = None) -> PrivateFaissIndex:
+        """Load a saved index; without ``embedding`` the stored PrivateEmbedding is rebuilt, its
+        key from ``key`` or env ``PRIVATE_VECTORS_KEY`` (both given and different: an error).
 
         Raises:
             ArtefactError: missing or foreign files.
@@ -260,13 +387,20 @@ class PrivateFaissIndex:
             raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
         where = f"FAISS index {str(path)!r}"
         if embedding is None:
-            embedding = rebuild(sidecar["embedding"], where)
+            try:
+                secret = SecretKey.resolve(key, min_bytes=1)
+            finally:
+                del key
+            with key_scope(secret):  # the parameter, else PRIVATE_VECTORS_KEY; both and different: refused
+                embedding = rebuild(sidecar["embedding"], where, use_cache=False)
+        elif key is not None:
+            raise InvalidParameterError("key", "no key together with embedding (the function has its own)", "<a key>")
         else:
             check_config_compatible(sidecar["embedding"], embedding.get_config())
             embedding.pipeline.keying.bind(sidecar["embedding"], where)  # same key, same key derivation
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                    hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
-                   use_gpu=use_gpu)
+                   use_gpu=use_gpu, metadata_text=sidecar.get("metadata_text", "sanitize"))
         if "store_raw_text" not in sidecar and any(sidecar.get("texts", {}).values()):
             warnings.warn(f"{path / SIDECAR} was saved with raw texts (the old default); they are loaded for search "
                           "results but a new save drops them unless store_raw_text=True is set on the index",
@@ -288,6 +422,10 @@ class PrivateFaissIndex:
         ids = sidecar.get("ids", list(stored_texts))
         self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
         self._next_id = int(sidecar.get("next_id", len(self.texts)))
+        self.restore_records = {int(i): str(r) for i, r in (sidecar.get("restore") or {}).items()}
+        self._keys = {int(i): str(key) for i, key in (sidecar.get("string_ids") or {}).items()}
+        self._by_key = {key: i for i, key in self._keys.items()}
+        self.metadata = {int(i): m for i, m in (sidecar.get("metadata") or {}).items()}
         self.embedding.pipeline.load_query_index_state(sidecar.get("query_index"))
         return self
 

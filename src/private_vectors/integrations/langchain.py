@@ -22,7 +22,14 @@ collection in the space the PrivateEmbedding chooses, and stores no document tex
 ``store_raw_text=True``. With a PrivateEmbedding that has a text stage (``sanitize=``), each
 text is sanitized once (``PrivateEmbedding.prepare_documents``): that sanitized text is what is
 embedded and what the collection stores, and the text stage's keyed query index is saved in the
-collection's metadata and restored on reopen.
+collection's metadata and restored on reopen. String metadata values go through the same text
+stage (without one they are stored as given, with one PrivacyWarning per store). Relevance
+scores are calibrated to the noise the collection was written with
+(:mod:`private_vectors.integrations.scores`), so ``similarity_score_threshold`` retrievers keep
+the thresholds that work on a plain store.
+
+:class:`FAISS` is the same drop-in for ``langchain_community``'s FAISS store (see
+:mod:`private_vectors.integrations.langchain_faiss`).
 """
 
 from __future__ import annotations
@@ -32,11 +39,16 @@ import warnings
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ..embedding import CHROMA_NAME, PrivateEmbedding
+from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..guard import protected_path
+from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY, prepare_with_restore, with_records
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
+from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
-__all__ = ["Chroma", "chroma_store", "stored_texts"]
+__all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]
 
 _LangChainChroma: Any
 try:
@@ -112,7 +124,13 @@ class Chroma(_Base):
         store_raw_text: keep each ``page_content`` verbatim in the collection (default False:
             the sanitized text when the embedding function sanitizes, else an empty string;
             search results then carry ids and metadata, with empty ``page_content``).
-        **others: as ``langchain_chroma.Chroma``.
+        key: the key of a keyed collection reopened with ``embedding_function=None`` (default:
+            env ``PRIVATE_VECTORS_KEY``; both given and different: an error).
+        metadata_text: ``"sanitize"`` (default: string metadata values through the text stage;
+            without one, kept with one PrivacyWarning per store) or ``"keep"`` (kept as given,
+            for metadata you know holds no personal data).
+
+    The other parameters are ``langchain_chroma.Chroma``'s.
     """
 
     def __init__(
@@ -135,19 +153,34 @@ class Chroma(_Base):
         *,
         ssl: bool = False,
         store_raw_text: bool = False,
+        key: Any = None,
+        metadata_text: str = "sanitize",
     ) -> None:
         base = _require_langchain_chroma()
         if not isinstance(store_raw_text, bool):
             raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
+        if key is not None and embedding_function is not None:
+            raise InvalidParameterError("key", "no key together with embedding_function (the function has its own)",
+                                        "<a key>")
         self._store_raw_text = store_raw_text
+        self._metadata_text = check_metadata_text(metadata_text)
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1)
+        finally:
+            del key
+        with key_scope(secret):  # a stored function rebuilt by Chroma or below takes this key (else the env's)
+            self._open(base, collection_name=collection_name, embedding_function=embedding_function,
+                       persist_directory=persist_directory, host=host, port=port, headers=headers,
+                       chroma_cloud_api_key=chroma_cloud_api_key, tenant=tenant, database=database,
+                       client_settings=client_settings, collection_metadata=collection_metadata,
+                       collection_configuration=collection_configuration, client=client,
+                       relevance_score_fn=relevance_score_fn,
+                       create_collection_if_not_exists=create_collection_if_not_exists, ssl=ssl)
+
+    def _open(self, base: Any, *, embedding_function: Any, collection_configuration: Any, **others: Any) -> None:
         base.__init__(
-            self, collection_name=collection_name, embedding_function=embedding_function,
-            persist_directory=persist_directory, host=host, port=port, headers=headers,
-            chroma_cloud_api_key=chroma_cloud_api_key, tenant=tenant, database=database,
-            client_settings=client_settings, collection_metadata=collection_metadata,
-            collection_configuration=_configuration_for(embedding_function, collection_configuration),
-            client=client, relevance_score_fn=relevance_score_fn,
-            create_collection_if_not_exists=create_collection_if_not_exists, ssl=ssl)
+            self, embedding_function=embedding_function,
+            collection_configuration=_configuration_for(embedding_function, collection_configuration), **others)
         if self._chroma_collection is not None:
             self._adopt_collection(embedding_function)
 
@@ -158,7 +191,8 @@ class Chroma(_Base):
         if embedding_function is None:  # a private collection: rebuild its stored function
             cfg = (col.configuration_json or {}).get("embedding_function") or {}
             if cfg.get("name") == CHROMA_NAME:
-                self._embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
+                self._embedding_function = rebuild(cfg.get("config") or {}, f"collection {col.name!r}",
+                                                   use_cache=False)
         else:
             check_collection(col, embedding_function)
         ef = self._embedding_function
@@ -173,6 +207,28 @@ class Chroma(_Base):
     def store_raw_text(self) -> bool:
         """Whether ``page_content`` is stored verbatim."""
         return self._store_raw_text
+
+    def _select_relevance_score_fn(self) -> Callable[[float], float]:
+        """The caller's ``relevance_score_fn``; else, for a PrivateEmbedding, one calibrated to
+        the noise of the collection's ε (:func:`~private_vectors.integrations.scores.relevance_score_fn`);
+        else LangChain's choice for the collection's space."""
+        ef = self._embedding_function
+        if self.override_relevance_score_fn is not None or not isinstance(ef, PrivateEmbedding):
+            return super()._select_relevance_score_fn()
+        space = collection_space(self._collection) or "l2"
+        measure = {"cosine": "cosine_distance", "ip": "ip_distance"}.get(space, "l2_squared")
+        return calibrated_relevance_score_fn(ef, measure)
+
+    def _warn_metadata_once(self) -> bool:
+        first = not getattr(self, "_metadata_warned", False)
+        self._metadata_warned = True
+        return first
+
+    def _metadatas_for(self, metadatas: Any, count: int) -> list[Any]:
+        with protected_path():
+            return sanitize_metadatas(self._embedding_function, metadatas, count,
+                                      store_raw_text=self._store_raw_text, warn=self._warn_metadata_once,
+                                      metadata_text=self._metadata_text)
 
     def _documents_for(self, texts: list[str]) -> list[str]:
         return stored_texts(self._embedding_function, texts, store_raw_text=self._store_raw_text)
@@ -193,9 +249,10 @@ class Chroma(_Base):
             raise InvalidParameterError(
                 "embedding_function", "an Embeddings (e.g. PrivateEmbedding) to embed texts before they are stored",
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
-        metas: list[Any] = list(metadatas or [])
-        metas = [m or None for m in metas] + [None] * (len(items) - len(metas))
-        documents, embeddings = self._documents_and_vectors(items)
+        check_metadatas(metadatas, len(items))  # (refused before any work)
+        documents, embeddings, records = self._documents_and_vectors(items, ids)
+        metas = [m or None for m in self._metadatas_for(metadatas, len(items))]  # after: names learnt from the texts
+        metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
         for start in range(0, len(items), self._batch_size()):
             stop = start + self._batch_size()
             self._collection.upsert(
@@ -205,23 +262,28 @@ class Chroma(_Base):
         save_query_index(self._collection, ef)
         return ids
 
-    def _documents_and_vectors(self, items: list[str]) -> tuple[list[str], Any]:
-        """(documents to store, vectors): one pass through a PrivateEmbedding's text stage."""
+    def _documents_and_vectors(self, items: list[str], ids: list[str]) -> tuple[list[str], Any, list[str] | None]:
+        """(documents to store, vectors, restore records or None): one pass through a
+        PrivateEmbedding's text stage (a keyed one also seals each document's restore record)."""
         ef = self._embedding_function
         if ef is None:
-            return items, None
-        if isinstance(ef, PrivateEmbedding):
-            kept, vectors = ef.prepare_documents(items, store_raw_text=self._store_raw_text)
-            return (list(kept) if kept is not None else [""] * len(items)), [list(map(float, v)) for v in vectors]
-        return self._documents_for(items), ef.embed_documents(items)
+            return items, None, None
+        with protected_path():  # the library's own store path: the raw-text guard stays silent
+            if isinstance(ef, PrivateEmbedding):
+                kept, vectors, records = prepare_with_restore(ef, items, ids, store_raw_text=self._store_raw_text)
+                return ((list(kept) if kept is not None else [""] * len(items)),
+                        [list(map(float, v)) for v in vectors], records)
+            return self._documents_for(items), ef.embed_documents(items), None
 
     def update_documents(self, ids: list[str], documents: list[Any]) -> None:
         """Re-embed and replace ``documents`` under ``ids`` (stored text as in :meth:`add_texts`)."""
         if self._embedding_function is None:
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
-        metas = [d.metadata or None for d in documents]
-        stored, embeddings = self._documents_and_vectors(texts)
+        metas = [{k: v for k, v in (d.metadata or {}).items() if k != RESTORE_KEY} or None for d in documents]
+        stored, embeddings, records = self._documents_and_vectors(texts, list(ids))
+        metas = [m or None for m in self._metadatas_for(metas, len(documents))]
+        metas = with_records(metas, records, len(texts)) or metas
         size = self._batch_size()
         for start in range(0, len(ids), size):
             sl = slice(start, start + size)
@@ -233,7 +295,8 @@ class Chroma(_Base):
         """Fork this store (same client, embedding function and ``store_raw_text``)."""
         forked = self._collection.fork(new_name=new_name)
         return type(self)(client=self._client, embedding_function=self._embedding_function,
-                          collection_name=forked.name, store_raw_text=self._store_raw_text)
+                          collection_name=forked.name, store_raw_text=self._store_raw_text,
+                          metadata_text=self._metadata_text)
 
     def _batch_size(self) -> int:
         getter = getattr(self._client, "get_max_batch_size", None)
@@ -290,3 +353,12 @@ def chroma_store(embedding: PrivateEmbedding, *, collection_name: str = "langcha
     _require_langchain_chroma()
     return Chroma(collection_name=collection_name, embedding_function=embedding, store_raw_text=store_raw_text,
                   **kwargs)
+
+
+def __getattr__(name: str) -> Any:
+    """``FAISS`` on first use (langchain_community is imported only when it is asked for)."""
+    if name == "FAISS":
+        from .langchain_faiss import FAISS
+
+        return FAISS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,11 +45,17 @@ _DATA = Path(__file__).resolve().parents[1] / "data" / "concepts"
 _SPACY_TO_LABEL = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION",
                    "NORP": "NRP", "DATE": "DATE_TIME", "TIME": "DATE_TIME", "ORG": "ORGANIZATION"}
 _WEEKDAYS_MONTHS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February", "March", "April", "June", "July", "August", "September", "October", "November", "December"]
-_PII_PRESIDIO = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
+_PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
                  "IP_ADDRESS", "URL", "UK_NHS", "MEDICAL_LICENSE")
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
-_PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE")
+_PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 _QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
+# a diagnosis after a clinical cue ("diagnosed with", "Diagnosis:", "Assessment:"), up to the clause's end
+_DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|(?<=diagnosis )|(?<=assessment: )"
+                  r"|(?<=impression: )|(?<=history of ))[a-z][\w'()/-]*(?: [\w'()/-]+){0,5}?(?=[.;,\n]| and | with |$)")
+# a disease by its medical word shape: -itis, -osis, -oma, -emia/-aemia, -pathy, -plasia, neoplasm, syndrome
+_DISEASE_SHAPE = (r"\b(?:[a-z]+ ){0,2}[a-z]+(?:itis|osis|omas?|a?emia|pathy|plasia|neoplasms?)\b"
+                  r"|\b(?:[a-z]+ ){1,2}(?:syndrome|disease|disorder|infection)\b")
 _AGE = r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b(?:aged?|age)\s+\d{1,3}\b|\b\d{1,3}[- ]year[- ]old\b"
 
 
@@ -327,4 +333,5 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
         return name, [TokenDetector(_read_list("demographic_terms.txt"), label="DEMOGRAPHIC",
                                     name="demographic:tokens"),
                       PatternDetector([_AGE], label="DEMOGRAPHIC", name="demographic:age"), *model], fb
-    return name, [TokenDetector(medical_vocabulary(), label="MEDICAL", name="medical:tokens")], False
+    return name, [TokenDetector(medical_vocabulary(), label="MEDICAL", name="medical:tokens"),
+                  PatternDetector([_DIAGNOSIS_CUE, _DISEASE_SHAPE], label="MEDICAL", score=0.8, name="medical:pattern")], False

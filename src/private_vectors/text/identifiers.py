@@ -16,6 +16,8 @@ Each rule is general rather than fitted to one corpus:
 * ``AGE``: "45 years old", "45-year-old", "aged 45", "age: 45".
 * ``POSTCODE``: a UK postcode ("SW1A 1AA"), and a US ZIP code after a state abbreviation
   ("NY 10001") or after "zip"/"postcode"/"postal code".
+* ``PERSON``: a title followed by initials, with or without a surname ("Mr F.L.", "Mr K.H.
+  Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party.
 * ``DATE_TIME`` (opt-in): any date more specific than a year, numeric or with a month name
   (Safe Harbor keeps the year only).
 """
@@ -31,8 +33,8 @@ from .spans import Span, check_labels, validate_texts
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector"]
 
 IDENTIFIERS_VERSION = "1"
-IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME")
-_DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE")
+IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON")
+_DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
           r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
@@ -54,11 +56,14 @@ _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
                   r"|\b(?:aged?|age:)[ \t]*\d{1,3}\b", re.IGNORECASE)
-_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]?\d[ABD-HJLNP-UW-Z]{2}\b"
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
                        r"|(?<=\b[A-Z]{2}[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")
 _DATE = re.compile(rf"\b{_SPECIFIC_DATE}\b", re.IGNORECASE)
+# a title and initials, with or without a surname: "Mr F.L.", "Mr K.H. Christoph", "Ms A.-M. Mendiboure"
+_INITIALS = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?[ \t]+(?:[^\W\d_a-z]\.[ \t]?-?){1,3}"
+                       r"(?:[ \t]*(?!(?:and|or|of|the|in)\b)[^\W\d_][\w'’-]+)?")
 
 
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
@@ -74,6 +79,9 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
         out += [Span(m.start(), m.end(), "AGE", 0.8, "identifiers") for m in _AGE.finditer(text)]
     if "POSTCODE" in wanted:
         out += [Span(m.start(), m.end(), "POSTCODE", 0.7, "identifiers") for m in _POSTCODE.finditer(text)]
+    if "PERSON" in wanted:
+        out += [Span(m.start(), m.start() + len(m.group(0).rstrip()), "PERSON", 0.85, "identifiers")
+                for m in _INITIALS.finditer(text)]
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
     return out

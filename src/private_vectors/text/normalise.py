@@ -12,8 +12,8 @@ character a detector flagged survives in any written form. Per character, in thi
 * a line break between two capitalised words, on a line without digits, becomes a space
   ("Amelia\\nOkafor"; an address line "12 Main Street\\nSpringfield" keeps its break);
 * a placeholder-shaped token (``<AMELIA_OKAFOR>``, ``[JOHN-DOE]``) and an ALL-CAPS run of two or
-  more words are title-cased, and its ``_``/``-`` joints become spaces, so a name written that
-  way reads as a name.
+  more words are title-cased, a placeholder's ``_``/``-`` joints and brackets become spaces, so a
+  name written that way reads as a name in running text.
 
 Map-back rule: a span ``[a, b)`` of the normalised text covers the original characters from
 the source of ``a`` to the source of ``b - 1`` inclusive (a dropped character inside the span is
@@ -98,6 +98,7 @@ def _shape(chars: list[str]) -> None:
         return
     for m in _PLACEHOLDER.finditer(text):
         _title_case(chars, m.start(1), m.end(1), "_-")
+        chars[m.start()] = chars[m.end() - 1] = " "  # brackets read as spaces: a name in running text
     for m in _CAPS_RUN.finditer(text):
         if not any(w in _CAPS_STOP for w in m.group(0).split()):
             _title_case(chars, m.start(), m.end(), "")

@@ -2,7 +2,7 @@
 
 | preset | replaces | source |
 |---|---|---|
-| ``PII`` | direct identifiers: names, contact data (e-mail, phone, URL, handle), government, account, licence and record numbers, card/IBAN/SSN/IP, street addresses and postcodes, places, dates of birth, ages, nationality/religious/political groups | GDPR Art. 4(1) ("an identification number, location data, an online identifier"); NIST SP 800-122 §2.1 |
+| ``PII`` | direct identifiers: names, contact data (e-mail, phone, URL, handle), government, account, licence and record numbers, card/IBAN/SSN/IP, street addresses and postcodes, places, dates of birth, ages | GDPR Art. 4(1) ("an identification number, location data, an online identifier"); NIST SP 800-122 §2.1 |
 | ``PHI`` | ``PII`` plus every date more specific than a year, device, vehicle and certificate numbers | HIPAA Safe Harbor, 45 CFR 164.514(b)(2)(i), its 18 identifiers |
 | ``quasi`` | dates (years too), organisations, demographic attributes, quantities | TAB's quasi-identifier categories (Pilán et al. 2022, "The Text Anonymization Benchmark", §3) |
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["PRESETS", "Preset"]
+__all__ = ["PRESETS", "Preset", "is_text_concept"]
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Preset:
     source: str
 
 
-_PII = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER", "URL", "HANDLE", "CREDIT_CARD", "IBAN_CODE",
+_PII = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "URL", "HANDLE", "CREDIT_CARD", "IBAN_CODE",
         "US_SSN", "IP_ADDRESS", "ID_NUMBER", "UK_NHS", "MEDICAL_LICENSE", "DATE_OF_BIRTH", "AGE", "POSTCODE")
 PRESETS: dict[str, Preset] = {
     "PII": Preset("PII", _PII, "GDPR Art. 4(1); NIST SP 800-122 §2.1"),
@@ -35,3 +35,17 @@ PRESETS: dict[str, Preset] = {
                     "TAB quasi identifiers (Pilán et al. 2022, §3)"),
 }
 """The presets by name."""
+
+
+def is_text_concept(concept: object) -> bool:
+    """Whether ``concept`` names what the text stage can detect: a preset (``"PII"``, ``"PHI"``,
+    ``"quasi"``), a built-in span concept (``"person"``, ``"medical"``, ...), or a non-empty list of
+    them (``["PII", "medical"]``, composed in one pass)."""
+    from ..concepts.spec import BUILTIN_CONCEPTS
+
+    names = {n.lower() for n in (*PRESETS, *BUILTIN_CONCEPTS)}
+    if isinstance(concept, str):
+        return concept.strip().lower() in names
+    if isinstance(concept, (list, tuple)) and concept:
+        return all(isinstance(c, str) and c.strip().lower() in names for c in concept)
+    return False

@@ -25,6 +25,8 @@ or ``on_error="redact_all"`` (every text of the failed call becomes ``<REDACTED>
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import contextvars
 import hashlib
 import hmac
 import re
@@ -32,7 +34,7 @@ import secrets
 import threading
 import warnings
 from collections import ChainMap, Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -64,6 +66,7 @@ _PLACEHOLDER_LIKE = re.compile(r"<([A-Z][A-Z0-9_]*)>")
 _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
+_RECORDING = threading.local()  # the Sanitizer whose apply_recorded runs in this thread, and its log
 SANITIZER_VERSION = 3
 """Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
 config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
@@ -78,8 +81,22 @@ SANITIZER_SALT = b"private_vectors/surrogates/v2"
 """Public domain salt of the surrogate and query-index subkeys (stable for one key across
 processes, so surrogates and index entries agree between a store's writers)."""
 DEFAULT_TIMEOUT = 60.0
-"""Seconds one detector may take for one batch before :class:`DetectionError` (nothing of the
-batch is returned, so nothing of it is stored)."""
+"""Seconds one detector may take for one group of :data:`DETECT_GROUP` texts before
+:class:`DetectionError` (nothing of the batch is returned, so nothing of it is stored)."""
+DETECT_GROUP = 64
+"""Texts (chunks) one detector call sees: the timeout's unit, and the progress step."""
+_PROGRESS: contextvars.ContextVar[Callable[[float], None] | None] = contextvars.ContextVar(
+    "private_vectors_detection_progress", default=None)
+
+
+@contextlib.contextmanager
+def detection_progress(report: Callable[[float], None]) -> Iterator[None]:
+    """Call ``report(fraction)`` as detection of a batch advances (a progress bar's hook)."""
+    token = _PROGRESS.set(report)
+    try:
+        yield
+    finally:
+        _PROGRESS.reset(token)
 SECRET_FIELDS = ("tokens", "patterns", "allow_list")
 """Config fields that list what a user asked to hide or keep: stored only as keyed HMACs."""
 
@@ -154,12 +171,27 @@ def _listed(detector_configs: Any) -> list[Any]:
             if isinstance(d, Mapping) and ("tokens" in d or "patterns" in d)]
 
 
-def _builtin_detector_configs(concept: str) -> list[Any]:
+def _builtin_names(concept: Any) -> bool:
+    """Whether ``concept`` names built-in concepts only (a name or a list of names), whose
+    detectors list nothing of the user's."""
+    if isinstance(concept, str):
+        return True
+    return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(c, str) for c in concept)
+
+
+def _builtin_detector_configs(concept: Any) -> list[Any]:
     """The detector configs of built-in concept ``concept`` (empty when it is none)."""
     try:
         return [d.get_config() for d in concept_detectors(concept)[1]]
     except Exception:
         return []
+
+
+def _builtin_names(concept: Any) -> bool:
+    """Whether ``concept`` is a built-in concept name or a list of them (their detectors are
+    shipped, not a user's secret: recorded in clear and rebuilt from the names)."""
+    names = [concept] if isinstance(concept, str) else concept if isinstance(concept, (list, tuple)) else None
+    return bool(names) and all(isinstance(n, str) for n in names)
 
 
 def _is_hidden(value: Any) -> bool:
@@ -194,6 +226,11 @@ def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
         return False
     if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
         return True
+    value = text[span.start:span.end]
+    words = value.split()
+    if span.label == "PERSON" and len(words) >= 2 and "\n" not in value \
+            and all(w[:1].isupper() and not w.isupper() for w in words) and _looks_like_a_name(value):
+        return True  # a full name on one line, each part capitalised (not all caps) and name-shaped
     found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
     return len(found_by) >= 2
 
@@ -207,6 +244,51 @@ def _credited(span: Span, detected: Sequence[Span]) -> Span:
         if s.start < span.end and span.start < s.end:
             return Span(span.start, span.end, span.label, span.score, s.detector)
     return span
+
+
+_NAME_WORD = re.compile(r"(?:Mc|Mac|O['’]|D['’]|De|Di|Da|La|Le|Van|Von)?[^\W\d_][^\W\d_'’.-]*(?:['’.-][^\W\d_]*)*\.?",
+                        re.UNICODE)
+
+
+def _looks_like_a_name(value: str) -> bool:
+    """Whether every word of ``value`` is shaped like a word of a name or place: letters (with
+    ' - . inside), a capital only at the start of a part or after Mc/Mac ("Jean-Luc", "McDonald",
+    "O'Neil"), no digit;
+    "HeLa", "CsA", "FIP-2", "ApoE(-/-" and a lone all-caps word of two to four letters ("PCNA") are not."""
+    words = value.split()
+    if len(words) == 1 and _acronym(value) and len(value) >= 2:
+        return False
+    for word in words:
+        if not _NAME_WORD.fullmatch(word):
+            return False
+        parts = re.split(r"['’-]", re.sub(r"^(?:Mc|Mac)", "", word))
+        if not word.isupper() and any(c.isupper() for part in parts for c in part[1:]):
+            return False
+    return True
+
+
+def _name_shaped(text: str, spans: list[Span]) -> list[Span]:
+    """Drop a model span (a name, place, group or organisation from one model or vocabulary
+    detector alone) that is not shaped like a name: gene and protein symbols, cell lines and
+    abbreviations are what a small NER model mistakes for names in scientific text."""
+    def alone(s: Span) -> bool:
+        return not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end for o in spans)
+
+    return [s for s in spans if s.label not in _MODEL_LABELS or s.detector in _STRONG_DETECTORS or not alone(s)
+            or _looks_like_a_name(text[s.start:s.end])]
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
+
+
+def _with_title(text: str, spans: list[Span]) -> list[Span]:
+    """PERSON spans extended over a title right before them ("Mr Karl Strobel"): the title is part
+    of the mention and tells the person's gender."""
+    out = []
+    for s in spans:
+        m = _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) if s.label == "PERSON" else None
+        out.append(Span(m.start(), s.end, s.label, s.score, s.detector) if m else s)
+    return out
 
 
 def _acronym(value: str) -> bool:
@@ -278,7 +360,7 @@ class Sanitizer:
         chunk_size: documents longer than this are detected in overlapping chunks (offsets kept).
     """
 
-    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | None = None,
+    def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | SecretKey | None = None,
                  detectors: Sequence[Detector] | None = None, entities: Sequence[str] | None = None,
                  score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
@@ -322,7 +404,7 @@ class Sanitizer:
         else:
             self._concept_cfg = self.concept_name
         # the detectors of a built-in concept name list nothing of the user's; any other's do
-        self._user_detectors = detectors is not None or not isinstance(concept, str)
+        self._user_detectors = detectors is not None or not _builtin_names(concept)
         if detectors is not None:
             if isinstance(detectors, (str, bytes)) or not all(hasattr(d, "spans") for d in detectors):
                 raise InvalidTypeError("detectors", "a list of detectors (objects with .spans(texts))", detectors)
@@ -396,9 +478,16 @@ class Sanitizer:
         # an all-lower-case text (a query, a chat message): known name/place words are capitalised
         # for the NER model; same length, so offsets hold
         chunks = [truecase(c, self._ordinary) if c.islower() else c for _, _, c in pieces]
-        for det in self.detectors:
+        groups = range(0, len(chunks), DETECT_GROUP)
+        report = _PROGRESS.get()
+        per_piece: list[list[Span]] = [[] for _ in pieces]
+        for d, det in enumerate(self.detectors):
             try:
-                result = self._run(det, chunks)
+                result = []
+                for start in groups:  # the timeout holds per group, so a long batch is no fault
+                    result.extend(self._run(det, chunks[start:start + DETECT_GROUP]))
+                    if report is not None:
+                        report((d + min(start + DETECT_GROUP, len(chunks)) / len(chunks)) / len(self.detectors))
                 if len(result) != len(chunks):
                     raise DetectionError(f"detector {det.name!r} returned {len(result)} results for "
                                          f"{len(chunks)} texts")
@@ -415,9 +504,13 @@ class Sanitizer:
                 if self.on_error == "redact_all":
                     return None
                 result = self._fallback_spans(det, chunks)
-            for (i, off, _), spans in zip(pieces, result, strict=True):
-                shifted = [s.shifted(off) for s in spans]
-                found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
+            for acc, spans in zip(per_piece, result, strict=True):
+                acc.extend(spans)
+        for (i, off, _), chunk, spans in zip(pieces, chunks, per_piece, strict=True):
+            if forms:
+                spans = _with_title(chunk, _name_shaped(chunk, spans))
+            shifted = [s.shifted(off) for s in spans]
+            found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         return found
 
     @staticmethod
@@ -483,7 +576,7 @@ class Sanitizer:
         return Redact()
 
     def _replace(self, text: str, spans: list[Span], *, remember: bool, ordinary: frozenset[str] = frozenset()) -> str:
-        out, pos = [], 0
+        out, pos, done = [], 0, []
         for s in spans:
             original = text[s.start:s.end]
             op = self._operator(s.label)
@@ -492,8 +585,25 @@ class Sanitizer:
             pos = s.end
             if remember and not isinstance(op, Keep):
                 self._remember(s.label, original, ordinary)
+                done.append((s.start, s.end, s.label, out[-1]))
         out.append(text[pos:])
+        if remember and getattr(_RECORDING, "owner", None) is self:  # apply_recorded
+            _RECORDING.log.append(done)
         return "".join(out)
+
+    def apply_recorded(self, texts: Sequence[str]) -> tuple[list[str], list[list[tuple[int, int, str, str]]]]:
+        """:meth:`apply`, plus each text's replacements ``(start, end, label, written)`` (offsets
+        in the input text): what the encrypted restore data of :mod:`private_vectors.restore` holds."""
+        items = validate_texts(texts)
+        _RECORDING.owner, _RECORDING.log = self, []
+        try:
+            out = self.apply(items)
+            log = _RECORDING.log
+        finally:
+            _RECORDING.owner = _RECORDING.log = None
+        if len(log) != len(out):  # on_error="redact_all": each non-empty text became one placeholder
+            log = [[(0, len(t), "REDACTED", o)] if o != t else [] for t, o in zip(items, out, strict=True)]
+        return out, log
 
     def _two_passes(self, texts: list[str], found: list[list[Span]]
                     ) -> tuple[list[list[Span]], dict[str, str], frozenset[str]]:
@@ -651,10 +761,10 @@ class Sanitizer:
                 label = index.get(self._mac("ent", norm))
                 if (label is None or label.startswith(_WEAK)) and n == 1:
                     label = index.get(self._mac("tok", norm)) or label
-                # in a document only strong entries propagate; in lower case, only a person's name
-                # none of whose words is a common English word ("amelia okafor", not "rose")
+                # in a document only strong entries propagate; in lower case, only a person's full name
+                # (two words or more) none of whose words is a common English word ("amelia okafor")
                 if label is not None and not any_case and self.version >= 3 and (
-                        label.startswith(_WEAK) or (lowered and label != "PERSON") or _acronym(text[a:b])):
+                        label.startswith(_WEAK) or (lowered and (label != "PERSON" or n < 2)) or _acronym(text[a:b])):
                     label = None
                 if label is not None:
                     out.append(Span(a, b, _label(label), 1.0, "keyed-index"))
@@ -843,7 +953,7 @@ class Sanitizer:
                   allow_list=config.get("allow_list"), operators=config.get("operators"),
                   on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
                   chunk_size=config.get("chunk_size", 10_000))
-        out._user_detectors = detectors is not None or not isinstance(concept, str) \
+        out._user_detectors = detectors is not None or not _builtin_names(concept) \
             or _listed(config["detectors"]) != _listed(_builtin_detector_configs(concept))
         if config.get("keyed"):
             out.check_config_key(config, "Sanitizer.from_config")

@@ -1,0 +1,332 @@
+"""LlamaIndex integration: sanitize nodes before they are embedded and stored.
+
+LlamaIndex's own PII postprocessors run *after* retrieval, so its stores (the docstore, the
+default ``SimpleVectorStore``, Chroma through ``llama-index-vector-stores-chroma``) hold the raw
+text. Two components put the text stage in front of the store instead:
+
+- :class:`SanitizeNodes`, an ingestion ``TransformComponent``: each node's text and string
+  metadata go through the PrivateEmbedding's text stage (once: a sanitized node is marked and
+  never sanitized again), and the hashes LlamaIndex keeps of related nodes (an unkeyed SHA-256 of
+  the raw text, which a dictionary reverses) are dropped. A node's own ``hash`` is recomputed
+  by LlamaIndex from its (now sanitized) content.
+- :class:`PrivateLlamaEmbedding`, a ``BaseEmbedding`` over the PrivateEmbedding: the text of a
+  node :class:`SanitizeNodes` produced is embedded as it is (``embed_sanitized``: never
+  sanitized twice); any other text is sanitized first, once, with a
+  :class:`~private_vectors.errors.PrivacyWarning` (the store it is embedded for may keep it raw).
+  Queries go through ``embed_query_array`` (the query side of the text stage). Used as a
+  transformation it sanitizes the nodes it embeds, so the stored node is the embedded one.
+
+The protected call::
+
+    ef = PrivateEmbedding(concept="PII", eps=10)
+    nodes = SanitizeNodes(embedding=ef)(SentenceSplitter()(documents))
+    index = VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef))
+    persist_index(index, "folder")                 # LlamaIndex's files + private_vectors.json
+    index = load_index("folder", key=...)          # the stored PrivateEmbedding, checked key
+
+With ``llama-index-vector-stores-chroma``, create the collection with
+``private_vectors.chroma.create_collection(client, name, ef)`` (it records the configuration)
+and hand it to ``ChromaVectorStore``; reopen it with
+``private_vectors.chroma.open_collection(client, name, key=...)`` (another configuration or key
+is refused) and :func:`index_from_collection`.
+
+Put :class:`SanitizeNodes` after the splitter and before anything that hashes or caches nodes:
+``VectorStoreIndex.from_documents`` records each *input* document's hash, and an
+``IngestionPipeline`` with a docstore or a persisted cache keys them by hashes of the input
+nodes, so sanitize the documents first (``SanitizeNodes(embedding=ef)(documents)``) when you use
+those.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..config import check_config_compatible
+from ..embedding import PrivateEmbedding, rebuild
+from ..errors import (
+    ArtefactError,
+    InvalidParameterError,
+    InvalidTypeError,
+    ModelNotAvailableError,
+    PrivacyWarning,
+)
+from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
+from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
+from ._stored import check_metadata_text, sanitize_metadatas
+
+try:
+    from llama_index.core.base.embeddings.base import BaseEmbedding
+    from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
+    from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+except ImportError as exc:  # pragma: no cover - optional dependency
+    raise ModelNotAvailableError("the LlamaIndex components need llama-index-core: "
+                                 "pip install 'private-vectors[llamaindex]'") from exc
+
+__all__ = ["CONFIG_FILE", "MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection", "load_index",
+           "persist_index"]
+
+CONFIG_FILE = "private_vectors.json"
+"""The file :func:`persist_index` writes beside LlamaIndex's own: the PrivateEmbedding's config."""
+_FORMAT = "private_vectors.llamaindex/1"
+
+MARKER = "private_vectors"
+"""Metadata key marking a sanitized node (excluded from the embedded and the LLM text)."""
+
+_SALT = secrets.token_bytes(16)  # in-memory digests of the texts SanitizeNodes produced
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=_SALT, digest_size=16).digest()
+
+
+def _registry(embedding: PrivateEmbedding) -> set[bytes]:
+    """The digests of embed texts :class:`SanitizeNodes` produced for ``embedding`` (this process)."""
+    return embedding.__dict__.setdefault("_llamaindex_sanitized", set())
+
+
+def _check_embedding(embedding: Any) -> PrivateEmbedding:
+    if not isinstance(embedding, PrivateEmbedding):
+        raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
+    return embedding
+
+
+def _is_marked(node: BaseNode) -> bool:
+    return (node.metadata or {}).get(MARKER) == "sanitized"
+
+
+def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode], *,
+                   metadata_text: str = "sanitize") -> list[BaseNode]:
+    """Sanitize ``nodes`` in place (text, string metadata, related-node metadata; related
+    hashes dropped), mark them, and register their embed texts. Marked nodes are left alone."""
+    todo = [n for n in nodes if not _is_marked(n)]
+    if todo:
+        with protected_path():
+            texts = [n.get_content(metadata_mode=MetadataMode.NONE) for n in todo]
+            todo_text = [i for i, t in enumerate(texts) if t.strip()]
+            clean, logs = sanitize_recorded(embedding, [texts[i] for i in todo_text]) if todo_text else ([], [])
+            metas = sanitize_metadatas(embedding, [dict(n.metadata or {}) for n in todo], len(todo),
+                                       metadata_text=metadata_text)
+            for i, value in zip(todo_text, clean, strict=True):
+                todo[i].set_content(value)
+            records = seal_records(embedding, [todo[i].node_id for i in todo_text], [texts[i] for i in todo_text],
+                                   clean, logs)  # a keyed text stage: each node's encrypted restore record
+            for i, record in zip(todo_text, records or [], strict=False):
+                metas[i] = {**(metas[i] or {}), RESTORE_KEY: record}
+            for node, meta in zip(todo, metas, strict=True):
+                _mark(node, meta or {})
+                _scrub_relationships(embedding, node, metadata_text)
+    registry = _registry(embedding)
+    for node in nodes:
+        registry.add(_digest(node.get_content(metadata_mode=MetadataMode.EMBED)))
+    return list(nodes)
+
+
+def _mark(node: BaseNode, metadata: dict[str, Any]) -> None:
+    metadata[MARKER] = "sanitized"
+    node.metadata = metadata
+    for excluded in (node.excluded_embed_metadata_keys, node.excluded_llm_metadata_keys):
+        for key in (MARKER, RESTORE_KEY):  # neither is embedded nor shown to a model
+            if key not in excluded:
+                excluded.append(key)
+
+
+def _scrub_relationships(embedding: PrivateEmbedding, node: BaseNode, metadata_text: str) -> None:
+    """Related nodes carry a copy of their metadata and an unkeyed hash of their raw text:
+    the metadata is sanitized, the hash dropped."""
+    infos = [info for value in node.relationships.values()
+             for info in (value if isinstance(value, list) else [value])]
+    if not infos:
+        return
+    metas = sanitize_metadatas(embedding, [dict(i.metadata or {}) for i in infos], len(infos),
+                               metadata_text=metadata_text)
+    for info, meta in zip(infos, metas, strict=True):
+        info.hash = None
+        info.metadata = meta or {}
+
+
+class SanitizeNodes(TransformComponent):
+    """An ingestion transformation that runs the PrivateEmbedding's text stage over nodes.
+
+    Args:
+        embedding: the PrivateEmbedding (its text stage and key). Without a text stage the
+            text is kept and string metadata values are kept with a PrivacyWarning.
+        **kwargs: the field ``metadata_text``: ``"sanitize"`` (default) or ``"keep"`` (string
+            metadata values as given, for metadata you know holds no personal data).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    embedding: Any = Field(description="the PrivateEmbedding whose text stage sanitizes the nodes")
+    metadata_text: str = Field(default="sanitize", description="'sanitize' or 'keep' string metadata values")
+
+    def __init__(self, embedding: Any = None, **kwargs: Any) -> None:
+        super().__init__(embedding=_check_embedding(embedding if embedding is not None
+                                                    else kwargs.pop("embedding", None)), **kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "PrivateVectorsSanitizeNodes"
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        """Sanitize ``nodes`` in place and return them (see the module)."""
+        return sanitize_nodes(self.embedding, nodes, metadata_text=check_metadata_text(self.metadata_text))
+
+    def __repr__(self) -> str:
+        return f"SanitizeNodes(embedding={self.embedding!r}, metadata_text={self.metadata_text!r})"
+
+
+class PrivateLlamaEmbedding(BaseEmbedding):
+    """A LlamaIndex ``BaseEmbedding`` over a :class:`~private_vectors.PrivateEmbedding`.
+
+    Args:
+        embedding: the PrivateEmbedding (documents perturbed, queries per its policy).
+        **kwargs: LlamaIndex's ``BaseEmbedding`` fields, e.g. ``embed_batch_size`` (texts per
+            call).
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    embedding: Any = Field(description="the PrivateEmbedding")
+    _warned: bool = PrivateAttr(default=False)
+
+    def __init__(self, embedding: Any = None, **kwargs: Any) -> None:
+        ef = _check_embedding(embedding if embedding is not None else kwargs.pop("embedding", None))
+        kwargs.setdefault("model_name", f"private_vectors:{ef.encoder.model_id}")
+        super().__init__(embedding=ef, **kwargs)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "PrivateVectorsEmbedding"
+
+    def __repr__(self) -> str:
+        return f"PrivateLlamaEmbedding(embedding={self.embedding!r})"
+
+    # -- documents --------------------------------------------------------------------------------
+    def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        ef: PrivateEmbedding = self.embedding
+        items = list(texts)
+        registry = _registry(ef)
+        fresh = [i for i, t in enumerate(items) if _digest(t) not in registry]
+        if fresh:
+            if ef.sanitizer is not None and not self._warned and not on_protected_path():
+                self._warned = True
+                warnings.warn(RAW_TEXT_MESSAGE, PrivacyWarning, stacklevel=3)
+            with protected_path():
+                clean = ef.sanitize_documents([items[i] for i in fresh])
+            for i, value in zip(fresh, clean, strict=True):
+                items[i] = value
+        with protected_path():
+            return ef.pipeline.embed_sanitized(items).tolist()
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return self._get_text_embeddings([text])[0]
+
+    async def _aget_text_embedding(self, text: str) -> list[float]:
+        return self._get_text_embedding(text)
+
+    async def _aget_text_embeddings(self, texts: list[str]) -> list[list[float]]:
+        return self._get_text_embeddings(texts)
+
+    def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        """As a transformation: sanitize the nodes not yet sanitized, then embed them."""
+        sanitize_nodes(self.embedding, nodes)
+        return super().__call__(nodes, **kwargs)
+
+    async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        sanitize_nodes(self.embedding, nodes)
+        return await super().acall(nodes, **kwargs)
+
+    # -- queries ----------------------------------------------------------------------------------
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return self.embedding.embed_query_array([query])[0].tolist()
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+
+# -- a persisted default index ----------------------------------------------------------------------
+def persist_index(index: Any, folder: str | Path) -> Path:
+    """``index.storage_context.persist(folder)`` plus ``private_vectors.json`` recording the
+    index's PrivateEmbedding (its config and key check), which :func:`load_index` checks.
+
+    Raises:
+        InvalidTypeError: the index's ``embed_model`` is not a :class:`PrivateLlamaEmbedding`.
+    """
+    model = getattr(index, "_embed_model", None)
+    if not isinstance(model, PrivateLlamaEmbedding):
+        raise InvalidTypeError("index", "an index whose embed_model is a PrivateLlamaEmbedding", model)
+    path = Path(folder)
+    index.storage_context.persist(persist_dir=str(path))
+    ef: PrivateEmbedding = model.embedding
+    record = {"format": _FORMAT, "embedding": ef.get_config(), "query_index": ef.pipeline.query_index_state()}
+    (path / CONFIG_FILE).write_text(json.dumps(record), encoding="utf-8")
+    return path
+
+
+def load_index(folder: str | Path, *, embedding: Any = None, key: Any = None, index_id: str | None = None) -> Any:
+    """Load an index written by :func:`persist_index`, with its PrivateEmbedding as ``embed_model``.
+
+    Args:
+        folder: the folder.
+        embedding: a PrivateEmbedding to check against the recorded one (default: the recorded
+            one is rebuilt, its key from ``key`` or env ``PRIVATE_VECTORS_KEY``; both given and
+            different: an error).
+        key: the key of a keyed index when ``embedding`` is None.
+        index_id: as ``load_index_from_storage``.
+
+    Raises:
+        ArtefactError: no readable ``private_vectors.json``.
+        ConfigMismatchError: another configuration or key than the index was written with.
+    """
+    from llama_index.core import StorageContext, load_index_from_storage
+
+    path = Path(folder)
+    try:
+        record = json.loads((path / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ArtefactError(f"{path}: no readable {CONFIG_FILE} ({type(exc).__name__}); write the index with "
+                            "persist_index") from None
+    if not isinstance(record, dict) or record.get("format") != _FORMAT:
+        raise ArtefactError(f"{path / CONFIG_FILE}: not written by persist_index")
+    where = f"LlamaIndex folder {str(path)!r}"
+    if embedding is None:
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1)
+        finally:
+            del key
+        with key_scope(secret):
+            embedding = rebuild(record["embedding"], where, use_cache=False)
+    elif key is not None:
+        raise InvalidParameterError("key", "no key together with embedding (the function has its own)", "<a key>")
+    else:
+        _check_embedding(embedding)
+        check_config_compatible(record["embedding"], embedding.get_config())
+        embedding.pipeline.keying.bind(record["embedding"], where)
+    embedding.pipeline.load_query_index_state(record.get("query_index"))
+    storage = StorageContext.from_defaults(persist_dir=str(path))
+    return load_index_from_storage(storage, index_id=index_id, embed_model=PrivateLlamaEmbedding(embedding=embedding))
+
+
+def index_from_collection(collection: Any, embedding: Any = None) -> Any:
+    """A ``VectorStoreIndex`` over a Chroma collection written by a PrivateEmbedding
+    (``llama-index-vector-stores-chroma``), its ``embed_model`` the collection's PrivateEmbedding.
+
+    Args:
+        collection: a collection from ``private_vectors.chroma.open_collection`` or
+            ``create_collection`` (its configuration records the PrivateEmbedding).
+        embedding: the PrivateEmbedding to use (default: the one the collection was opened with).
+
+    Raises:
+        InvalidTypeError: no PrivateEmbedding given or attached to the collection.
+    """
+    from llama_index.core import VectorStoreIndex
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    ef = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
+    return VectorStoreIndex.from_vector_store(ChromaVectorStore(chroma_collection=collection),
+                                              embed_model=PrivateLlamaEmbedding(embedding=_check_embedding(ef)))

@@ -1,0 +1,18 @@
+"""LlamaIndex names where users look for them: ``from private_vectors.llamaindex import SanitizeNodes``.
+
+Re-exports :mod:`private_vectors.integrations.llamaindex` (needs ``llama-index-core``:
+``pip install 'private-vectors[llamaindex]'``).
+"""
+
+from __future__ import annotations
+
+from .integrations.llamaindex import (
+    MARKER,
+    PrivateLlamaEmbedding,
+    SanitizeNodes,
+    index_from_collection,
+    load_index,
+    persist_index,
+)
+
+__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection", "load_index", "persist_index"]

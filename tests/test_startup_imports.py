@@ -1,0 +1,94 @@
+"""Start-up stays light: what ``import private_vectors``, the command line and the default line
+import (each checked in a fresh process), and that deferring imports loses nothing: Chroma
+still learns the embedding function whatever the import order, presidio's Hugging Face engine
+still resolves ``transformers`` when asked for. Times are in benchmarks/startup.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+HEAVY = ("torch", "chromadb", "langchain_core", "scipy", "sentence_transformers", "transformers", "spacy",
+         "presidio_analyzer", "private_vectors.embedding", "private_vectors.bench.runner")
+
+
+def _run(code: str) -> dict:
+    res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def _loaded_after(statement: str) -> list[str]:
+    return _run(f"""
+        import json, sys
+        {statement}
+        print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))
+    """)  # type: ignore[return-value]
+
+
+def test_package_import_is_light():
+    assert _loaded_after("import private_vectors") == []
+
+
+def test_command_line_parser_is_light():
+    assert _loaded_after("from private_vectors.cli import build_parser; build_parser()") == []
+
+
+def test_lazy_names_resolve():
+    got = _run("""
+        import json, private_vectors, private_vectors.bench as b, private_vectors.concepts as c
+        from private_vectors import PrivateEmbedding, Sanitizer
+        from private_vectors.embedding import PrivateEmbedding as direct
+        print(json.dumps([PrivateEmbedding is direct, Sanitizer.__module__, b.run_benchmark.__module__,
+                          c.load_concept.__module__, "PrivateEmbedding" in dir(private_vectors)]))
+    """)
+    assert got == [True, "private_vectors.text.sanitizer", "private_vectors.bench.runner",
+                   "private_vectors.concepts.artefact", True]
+
+
+def test_unknown_name_is_an_attribute_error():
+    import private_vectors
+
+    with pytest.raises(AttributeError, match="NoSuchName"):
+        private_vectors.NoSuchName  # noqa: B018
+
+
+@pytest.mark.parametrize("order", [
+    "import chromadb, private_vectors",
+    "import private_vectors, chromadb",
+    "import private_vectors.embedding",
+    "import private_vectors.integrations.chroma",
+    "from private_vectors import PrivateEmbedding; import chromadb.utils.embedding_functions",
+])
+def test_chroma_learns_the_embedding_function_in_any_import_order(order):
+    pytest.importorskip("chromadb")
+    got = _run(f"""
+        import json, sys
+        {order}
+        from chromadb.utils.embedding_functions import known_embedding_functions
+        from private_vectors.embedding import PrivateEmbedding
+        finders = [type(f).__name__ for f in sys.meta_path]
+        print(json.dumps([known_embedding_functions.get("private_vectors") is PrivateEmbedding,
+                          "_AfterImport" in finders]))
+    """)
+    assert got == [True, False]  # registered, and the one-shot finder is gone
+
+
+def test_default_line_imports_neither_transformers_nor_sentence_transformers():
+    pytest.importorskip("presidio_analyzer")
+    got = _run("""
+        import json, sys
+        from private_vectors import PrivateEmbedding
+        pe = PrivateEmbedding(concept="PII", eps=10)
+        stored = pe.sanitize_documents(["Maria Lopez flew to Madrid."])
+        before = ["transformers" in sys.modules, "sentence_transformers" in sys.modules]
+        import presidio_analyzer.nlp_engine.huggingface_token_pipe as pipe
+        available = pipe.is_available()
+        import transformers  # still importable afterwards
+        print(json.dumps([stored, before, available, callable(pipe.hf_pipeline)]))
+    """)
+    assert got == [["<PERSON> flew to <LOCATION>."], [False, False], True, True]
