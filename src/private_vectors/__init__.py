@@ -39,6 +39,7 @@ __all__ = [
     "PrivateVectorsError",
     "Sanitizer",
     "__version__",
+    "audit",
 ]
 
 # Imported on first use, so ``import private_vectors`` and the command line stay quick;
@@ -47,6 +48,7 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "PrivateEmbedding": ".embedding",
     "Sanitizer": ".text",
     "Chroma": ".langchain",
+    "audit": ".bench.audit",
 })
 
 
