@@ -99,7 +99,7 @@ def jaccard(a: set[str], b: set[str]) -> float:
 
 def summary(name: str, ref: tuple[list[set[str]], list[set[str]]], got: tuple[list[set[str]], list[set[str]]],
             top1: list[float]) -> dict[str, Any]:
-    (ref_titles, ref_unrelated), (titles, unrelated) = ref, got
+    (ref_titles, _), (titles, unrelated) = ref, got
     return {
         "store": name,
         "title_jaccard_mean": statistics.fmean(jaccard(a, b) for a, b in zip(ref_titles, titles, strict=True)),

@@ -8,9 +8,9 @@ import pytest
 
 pytest.importorskip("langchain_chroma")
 
-from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.errors import ConfigMismatchError, InvalidParameterError, PrivacyWarning  # noqa: E402
-from private_vectors.langchain import Chroma  # noqa: E402
+from private_vectors import PrivateEmbedding
+from private_vectors.errors import ConfigMismatchError, InvalidParameterError, PrivacyWarning
+from private_vectors.langchain import Chroma
 
 KEY = "dropin-chroma-test-key-8Hn4"
 TEXTS = ["Maria Lopez flew to Madrid on Monday.", "The cat sat on the mat."]

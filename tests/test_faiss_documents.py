@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("faiss")
 
-from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.errors import ConfigMismatchError, InvalidParameterError  # noqa: E402
-from private_vectors.integrations.faiss import PrivateFaissIndex, StoredDocument  # noqa: E402
+from private_vectors import PrivateEmbedding
+from private_vectors.errors import ConfigMismatchError, InvalidParameterError
+from private_vectors.integrations.faiss import PrivateFaissIndex, StoredDocument
 
 KEY = "faiss-documents-test-key-3Lp9"
 TEXTS = ["Maria Lopez flew to Madrid on Monday.", "The cat sat on the mat.", "Rain is expected over the hills."]
@@ -26,7 +26,7 @@ def test_string_ids_and_documents_back(tmp_path):
     top = index.search_documents("The cat sat on the mat.", k=2)[0]
     assert isinstance(top, StoredDocument) and top.id == "c" and top.text == "The cat sat on the mat."
     assert 0 <= top.relevance <= 1
-    maria = [d for d in index.search_documents("flew to Madrid", k=3) if d.id == "m"][0]
+    maria = next(d for d in index.search_documents("flew to Madrid", k=3) if d.id == "m")
     meta = dict(maria.metadata)
     assert meta.pop("pv_restore").startswith("pvr1.")  # keyed text stage: the encrypted restore record
     assert "Maria" not in maria.text and meta == {"author": "<PERSON>"}

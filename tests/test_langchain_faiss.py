@@ -11,15 +11,15 @@ import pytest
 pytest.importorskip("faiss")
 pytest.importorskip("langchain_community")
 
-from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.errors import (  # noqa: E402
+from private_vectors import PrivateEmbedding
+from private_vectors.errors import (
     ArtefactError,
     ConfigMismatchError,
     InvalidParameterError,
     InvalidTypeError,
     PrivacyWarning,
 )
-from private_vectors.langchain import FAISS  # noqa: E402
+from private_vectors.langchain import FAISS
 
 KEY = "langchain-faiss-test-key-7Qw2"
 TEXTS = ["Maria Lopez flew to Madrid on Monday.", "The cat sat on the mat.", "Rain is expected over the hills."]
@@ -31,7 +31,7 @@ def _ef(**kw):
 
 
 def test_is_a_langchain_faiss():
-    from langchain_community.vectorstores import FAISS as Community
+    from langchain_community.vectorstores import FAISS as Community  # noqa: N811
 
     assert issubclass(FAISS, Community)
 
@@ -70,7 +70,7 @@ def test_load_refuses_another_config_or_key(tmp_path):
 def test_load_refuses_a_pickle_folder(tmp_path):
     (tmp_path / "index.pkl").write_bytes(pickle.dumps({"x": 1}))
     (tmp_path / "index.faiss").write_bytes(b"")
-    with pytest.raises(ArtefactError, match="index.pkl"):
+    with pytest.raises(ArtefactError, match=r"index\.pkl"):
         FAISS.load_local(str(tmp_path), _ef())
 
 
@@ -105,7 +105,7 @@ def test_relevance_is_calibrated_and_in_range():
 
 
 def test_merge_takes_only_drop_in_stores_of_the_same_config():
-    from langchain_community.vectorstores import FAISS as Community
+    from langchain_community.vectorstores import FAISS as Community  # noqa: N811
 
     store = FAISS.from_texts(TEXTS[:1], _ef())
     store.merge_from(FAISS.from_texts(TEXTS[1:], _ef()))

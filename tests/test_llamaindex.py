@@ -8,13 +8,13 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from llama_index.core import Document, VectorStoreIndex  # noqa: E402
-from llama_index.core.node_parser import SentenceSplitter  # noqa: E402
-from llama_index.core.schema import MetadataMode  # noqa: E402
+from llama_index.core import Document, VectorStoreIndex
+from llama_index.core.node_parser import SentenceSplitter
+from llama_index.core.schema import MetadataMode
 
-from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.errors import ConfigMismatchError, InvalidTypeError, PrivacyWarning  # noqa: E402
-from private_vectors.llamaindex import (  # noqa: E402
+from private_vectors import PrivateEmbedding
+from private_vectors.errors import ConfigMismatchError, InvalidTypeError, PrivacyWarning
+from private_vectors.llamaindex import (
     MARKER,
     PrivateLlamaEmbedding,
     SanitizeNodes,

@@ -10,7 +10,7 @@ from typing import Any
 
 from .integrations.langchain import Chroma, chroma_store, stored_texts
 
-__all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]
+__all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]  # noqa: F822 (FAISS: lazy, module __getattr__)
 
 
 def __getattr__(name: str) -> Any:

@@ -48,7 +48,7 @@ from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
 from .chroma import check_collection, load_query_index, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
-__all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]
+__all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]  # noqa: F822 (FAISS: lazy, module __getattr__)
 
 _LangChainChroma: Any
 try:

@@ -50,7 +50,7 @@ from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 try:
     from langchain_community.docstore.in_memory import InMemoryDocstore
-    from langchain_community.vectorstores import FAISS as _CommunityFAISS
+    from langchain_community.vectorstores import FAISS as _CommunityFAISS  # noqa: N811
     from langchain_community.vectorstores.utils import DistanceStrategy
     from langchain_core.documents import Document
 except ImportError as exc:  # pragma: no cover - optional dependency
