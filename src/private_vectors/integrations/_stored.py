@@ -12,9 +12,13 @@ import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ..config import check_config_compatible, comparable_config
+from ..embedding import PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ..keys import SecretKey, key_scope
 
-__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "sanitize_metadatas"]
+__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "sanitize_metadatas",
+           "stored_embedding"]
 
 METADATA_TEXT = ("sanitize", "keep")
 """``metadata_text`` choices: string values through the text stage, or kept as given (for
@@ -114,3 +118,25 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
     for i, value in zip(todo, done, strict=True):
         cleaned[i] = value
     return [_replace(m, cleaned) for m in metas]
+
+
+def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key: Any = None, *,
+                     parameter: str = "embedding") -> PrivateEmbedding:
+    """The PrivateEmbedding for a reopened store: the ``stored`` configuration rebuilt with ``key``
+    (else ``PRIVATE_VECTORS_KEY``; both given and different: refused), or ``given`` checked against
+    it (configuration and key) and bound to its key derivation. A key together with ``given`` is
+    refused: the function has its own."""
+    if given is None:
+        try:
+            secret = SecretKey.resolve(key, min_bytes=1)
+        finally:
+            del key
+        with key_scope(secret):
+            return rebuild(stored, where, use_cache=False)
+    if key is not None:
+        raise InvalidParameterError("key", f"no key together with {parameter} (the function has its own)", "<a key>")
+    if not isinstance(given, PrivateEmbedding):
+        raise InvalidTypeError(parameter, "the PrivateEmbedding the store was written with (or None)", given)
+    check_config_compatible(comparable_config(stored, given), given.get_config())
+    given.pipeline.keying.bind(stored, where)
+    return given

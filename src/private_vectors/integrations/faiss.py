@@ -34,13 +34,11 @@ import numpy as np
 
 from .._files import fsync_path as _fsync
 from .._validation import check_int, check_texts
-from ..config import check_config_compatible
-from ..embedding import PrivateEmbedding, rebuild
+from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
-from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
-from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas, stored_embedding
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "StoredDocument", "build_index", "gpu_available"]
@@ -386,18 +384,7 @@ class PrivateFaissIndex:
         if sidecar.get("format") != FORMAT:
             raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
         where = f"FAISS index {str(path)!r}"
-        if embedding is None:
-            try:
-                secret = SecretKey.resolve(key, min_bytes=1)
-            finally:
-                del key
-            with key_scope(secret):  # the parameter, else PRIVATE_VECTORS_KEY; both and different: refused
-                embedding = rebuild(sidecar["embedding"], where, use_cache=False)
-        elif key is not None:
-            raise InvalidParameterError("key", "no key together with embedding (the function has its own)", "<a key>")
-        else:
-            check_config_compatible(sidecar["embedding"], embedding.get_config())
-            embedding.pipeline.keying.bind(sidecar["embedding"], where)  # same key, same key derivation
+        embedding = stored_embedding(sidecar["embedding"], where, embedding, key)
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                    hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
                    use_gpu=use_gpu, metadata_text=sidecar.get("metadata_text", "sanitize"))

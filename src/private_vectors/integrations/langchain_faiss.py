@@ -40,12 +40,11 @@ import numpy as np
 
 from .._files import fsync_path
 from ..config import check_config_compatible
-from ..embedding import PrivateEmbedding, rebuild
+from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
-from ..keys import SecretKey, key_scope
 from ..restore import prepare_with_restore, with_records
-from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas, stored_embedding
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 try:
@@ -335,17 +334,4 @@ def _bind_embedding(stored: Any, given: Any, key: Any, where: str) -> Any:
         if given is None:
             raise ArtefactError(f"{where} records no PrivateEmbedding: pass embeddings=")
         return given
-    if given is None:
-        try:
-            secret = SecretKey.resolve(key, min_bytes=1)
-        finally:
-            del key
-        with key_scope(secret):  # the parameter, else PRIVATE_VECTORS_KEY; both and different: refused
-            return rebuild(stored, where, use_cache=False)
-    if key is not None:
-        raise InvalidParameterError("key", "no key together with embeddings (the function has its own)", "<a key>")
-    if not isinstance(given, PrivateEmbedding):
-        raise InvalidTypeError("embeddings", "the PrivateEmbedding the store was written with (or None)", given)
-    check_config_compatible(stored, given.get_config())
-    given.pipeline.keying.bind(stored, where)
-    return given
+    return stored_embedding(stored, where, given, key, parameter="embeddings")

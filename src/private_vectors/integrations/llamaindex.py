@@ -47,19 +47,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..config import check_config_compatible
-from ..embedding import PrivateEmbedding, rebuild
+from ..embedding import PrivateEmbedding
 from ..errors import (
     ArtefactError,
-    InvalidParameterError,
     InvalidTypeError,
     ModelNotAvailableError,
     PrivacyWarning,
 )
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
-from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
-from ._stored import check_metadata_text, sanitize_metadatas
+from ._stored import check_metadata_text, sanitize_metadatas, stored_embedding
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding
@@ -294,19 +291,9 @@ def load_index(folder: str | Path, *, embedding: Any = None, key: Any = None, in
     if not isinstance(record, dict) or record.get("format") != _FORMAT:
         raise ArtefactError(f"{path / CONFIG_FILE}: not written by persist_index")
     where = f"LlamaIndex folder {str(path)!r}"
-    if embedding is None:
-        try:
-            secret = SecretKey.resolve(key, min_bytes=1)
-        finally:
-            del key
-        with key_scope(secret):
-            embedding = rebuild(record["embedding"], where, use_cache=False)
-    elif key is not None:
-        raise InvalidParameterError("key", "no key together with embedding (the function has its own)", "<a key>")
-    else:
+    if embedding is not None:
         _check_embedding(embedding)
-        check_config_compatible(record["embedding"], embedding.get_config())
-        embedding.pipeline.keying.bind(record["embedding"], where)
+    embedding = stored_embedding(record["embedding"], where, embedding, key)
     embedding.pipeline.load_query_index_state(record.get("query_index"))
     storage = StorageContext.from_defaults(persist_dir=str(path))
     return load_index_from_storage(storage, index_id=index_id, embed_model=PrivateLlamaEmbedding(embedding=embedding))
