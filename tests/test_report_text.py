@@ -17,7 +17,7 @@ def _r(**over):
 
 
 def test_measured_sentence_only_for_the_benchmarked_settings():
-    assert "0.71x of retrieval kept" in _measured_sentence(_r())
+    assert "0.64x of retrieval kept" in _measured_sentence(_r())
     assert "no text stage" in _measured_sentence(_r(text_stage={"enabled": False}))
     assert _measured_sentence(_r(epsilon=12.0)) is None
     assert _measured_sentence(_r(mechanism="mahalanobis")) is None

@@ -151,11 +151,11 @@ def _text_sentence(stage: dict[str, Any]) -> str:
 # Retrieval kept (NDCG@10 against the unprotected store) and the strongest vector attacker's
 # share of recovered PII tokens, per ε, for Laplace noise on the default encoder, with and
 # without redaction. Source: SciFact with inserted PII, two seeds,
-# benchmarks/results/findings/text-scifact-ordinary-words-merged/table.md (command in
+# benchmarks/results/findings/text-scifact-presets/table.md (command in
 # benchmarks/FINDINGS.md); the frequency prior recovers 2.1 %.
 _MEASURED_MODEL = "all-MiniLM-L6-v2"
 _MEASURED = {
-    True: {5.0: (0.28, 2.7), 7.0: (0.52, 2.7), 10.0: (0.71, 3.2), 20.0: (0.91, 3.7), 40.0: (0.93, 4.7)},
+    True: {5.0: (0.27, 2.9), 7.0: (0.47, 3.0), 10.0: (0.64, 3.4), 20.0: (0.90, 4.2), 40.0: (0.94, 4.5)},
     False: {5.0: (0.25, 2.6), 10.0: (0.69, 3.4), 20.0: (0.93, 7.4), 40.0: (0.99, 9.9)},
 }
 
