@@ -116,7 +116,6 @@ def _harness(policy: str, corpus: Any) -> dict[str, Any]:
 
 # --------------------------------------------------------------------------- agreement with the harness
 @needs_pii
-@pytest.mark.slow
 @pytest.mark.parametrize("policy", list(POLICIES))
 def test_figures_are_the_harness_figures(policy: str, reports: dict[str, dict[str, Any]], corpus: Any) -> None:
     got = reports[policy]["attack_raw"]["stored"]
@@ -128,7 +127,6 @@ def test_figures_are_the_harness_figures(policy: str, reports: dict[str, dict[st
 
 
 @needs_pii
-@pytest.mark.slow  # three full audits with MLC training (~1 min on a quiet machine)
 def test_unprotected_text_trips_the_name_headline(reports: dict[str, dict[str, Any]]) -> None:
     none = reports["none"]["attack"]
     assert none["names_recoverable"] and none["name_margin"] > 0.10
@@ -141,7 +139,6 @@ def test_unprotected_text_trips_the_name_headline(reports: dict[str, dict[str, A
 
 
 @needs_pii
-@pytest.mark.slow  # three full audits with MLC training (~1 min on a quiet machine)
 def test_redacted_residual_pii_matches_a_direct_count(reports: dict[str, dict[str, Any]], stores: dict[str, Path]
                                                       ) -> None:
     from private_vectors.bench.text_rows import PresidioAnchor
@@ -161,7 +158,6 @@ def test_redacted_residual_pii_matches_a_direct_count(reports: dict[str, dict[st
 
 
 @needs_pii
-@pytest.mark.slow  # three full audits with MLC training (~1 min on a quiet machine)
 def test_raw_values_left_are_counted(reports: dict[str, dict[str, Any]], corpus: Any) -> None:
     raw = list(_raw(corpus).values())
     found = presidio_findings(raw)
@@ -173,7 +169,6 @@ def test_raw_values_left_are_counted(reports: dict[str, dict[str, Any]], corpus:
 
 
 @needs_pii
-@pytest.mark.slow  # three full audits with MLC training (~1 min on a quiet machine)
 def test_counts_not_values(reports: dict[str, dict[str, Any]], corpus: Any, stores: dict[str, Path]) -> None:
     text = json.dumps(reports["redact"], default=float)
     people = {corpus.identities[d.identity].surname for d in corpus.documents}
@@ -184,7 +179,6 @@ def test_counts_not_values(reports: dict[str, dict[str, Any]], corpus: Any, stor
 
 
 @needs_pii
-@pytest.mark.slow  # three full audits with MLC training (~1 min on a quiet machine)
 def test_surrogate_store_report(reports: dict[str, dict[str, Any]]) -> None:
     rep = reports["surrogate"]
     assert rep["store"]["protection"]["keyed"] and rep["store"]["protection"]["text_stage"] == "surrogate"

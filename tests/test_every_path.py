@@ -224,7 +224,6 @@ REQUIRES = {"chroma_native": ["chromadb"], "chroma_dropin": ["langchain_chroma"]
             "llamaindex_default": ["llama_index.core"], "faiss_index": ["faiss"]}
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("kind", list(WRITERS))
 def test_protected_path_persists_no_detected_name(kind, tmp_path, capsys):
     for module in REQUIRES[kind]:
