@@ -41,6 +41,7 @@ from .retrieval import (
     build_query_transform,
     geometry_documents,
     geometry_queries,
+    resolve_store_geometry,
 )
 
 __all__ = ["PROGRESS_MIN_TEXTS", "Pipeline", "build_pipeline"]
@@ -168,8 +169,6 @@ class Pipeline:
 
     # -- construction -----------------------------------------------------------------------------
     def _set_geometry(self, value: Any) -> None:
-        from .retrieval import resolve_store_geometry
-
         bound = None
         if isinstance(value, dict):  # from a stored config: keep its M
             bound, value = value.get("M"), value.get("kind", "none")
