@@ -51,21 +51,13 @@ def score_tab(sanitizer: Any, split: str, data: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     found = sanitizer.document_spans(texts)
     seconds = time.perf_counter() - t0
-    hit, total, masked, masked_in = Counter(), Counter(), 0, 0
-    for r, text, spans in zip(rows, texts, found, strict=True):
-        ann = [(e["start_offset"], e["end_offset"], e["entity_type"]) for e in r["entities"]
-               if e["identifier_type"] in ("DIRECT", "QUASI")]
-        for a, b, m in _masked(text, spans):
-            kind = _inside(a, b, ann)
-            if kind is not None:
-                total[kind] += 1
-                hit[kind] += m
-            masked += m
-            masked_in += m and kind is not None
+    hit, total, precision = _tally((text, spans, [(e["start_offset"], e["end_offset"], e["entity_type"])
+                                                  for e in r["entities"] if e["identifier_type"] in ("DIRECT", "QUASI")])
+                                   for r, text, spans in zip(rows, texts, found, strict=True))
     recall = {k: round(hit[k] / total[k], 3) for k in sorted(total)}
     recall["DIRECT+QUASI"] = round(sum(hit.values()) / max(1, sum(total.values())), 3)
     return {"documents": len(rows), "split": split, "recall": recall, "tokens": dict(total),
-            "precision": round(masked_in / max(1, masked), 3), "seconds": round(seconds, 1)}
+            "precision": precision, "seconds": round(seconds, 1)}
 
 
 def score_synthetic(sanitizer: Any, data: Path) -> dict[str, Any]:
@@ -73,19 +65,28 @@ def score_synthetic(sanitizer: Any, data: Path) -> dict[str, Any]:
     split = json.loads((Path(__file__).parent / "results" / "detection" / "split.json").read_text("utf-8"))
     rows = [rows[i] for i in split["held_out"]]
     found = sanitizer.document_spans([r["full_text"] for r in rows])
+    hit, total, precision = _tally((r["full_text"], spans,
+                                    [(s["start_position"], s["end_position"],
+                                      _SYNTH_TYPES.get(s["entity_type"], s["entity_type"])) for s in r["spans"]])
+                                   for r, spans in zip(rows, found, strict=True))
+    recall = {k: round(hit[k] / total[k], 3) for k in sorted(total) if total[k] >= 20}
+    return {"documents": len(rows), "recall": recall, "precision": precision}
+
+
+def _tally(docs: Any) -> tuple[Counter, Counter, float]:
+    """(masked annotated tokens by type, annotated tokens by type, precision) over
+    ``(text, spans, annotations)`` triples: precision is the share of masked tokens that lie
+    inside an annotation."""
     hit, total, masked, masked_in = Counter(), Counter(), 0, 0
-    for r, spans in zip(rows, found, strict=True):
-        ann = [(s["start_position"], s["end_position"], _SYNTH_TYPES.get(s["entity_type"], s["entity_type"]))
-               for s in r["spans"]]
-        for a, b, m in _masked(r["full_text"], spans):
+    for text, spans, ann in docs:
+        for a, b, m in _masked(text, spans):
             kind = _inside(a, b, ann)
             if kind is not None:
                 total[kind] += 1
                 hit[kind] += m
             masked += m
             masked_in += m and kind is not None
-    recall = {k: round(hit[k] / total[k], 3) for k in sorted(total) if total[k] >= 20}
-    return {"documents": len(rows), "recall": recall, "precision": round(masked_in / max(1, masked), 3)}
+    return hit, total, round(masked_in / max(1, masked), 3)
 
 
 def score_scifact(sanitizer: Any, data: Path, n: int = 300) -> dict[str, Any]:

@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import sys
 from pathlib import Path
 
 import pytest
 
+from _scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("detection_bench", ROOT / "benchmarks" / "detection.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-det = _load()
+sys.path.insert(0, str(ROOT / "benchmarks"))  # detection.py imports its sibling scripts
+det = load_script("benchmarks/detection.py", "detection_bench")
 
 TEXT = "Mr Anna Ek of Oslo met Acme Ltd on 3 May 2001 in court."
 

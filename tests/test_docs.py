@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from _scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
 
@@ -39,9 +41,7 @@ def test_cited_repository_paths_exist():
 
 
 def test_every_guide_is_in_the_nav_and_absent_ones_are_dropped(tmp_path):
-    spec = importlib.util.spec_from_file_location("guides_nav", ROOT / "scripts" / "mkdocs_guides_nav.py")
-    hook = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(hook)  # type: ignore[union-attr]
+    hook = load_script("scripts/mkdocs_guides_nav.py", "guides_nav")
     (tmp_path / "guides").mkdir()
     (tmp_path / "guides" / "listed.md").write_text("# Listed\n", encoding="utf-8")
     (tmp_path / "guides" / "new-one.md").write_text("# A new guide\n", encoding="utf-8")

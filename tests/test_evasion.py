@@ -3,26 +3,18 @@ shipped word list, and a leak check that sees through the disguises it generates
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
-import sys
 from pathlib import Path
 
 import pytest
 
+from _scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load():
-    spec = importlib.util.spec_from_file_location("evasion_bench", ROOT / "benchmarks" / "evasion.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-ev = _load()
+ev = load_script("benchmarks/evasion.py", "evasion_bench")
 
 
 def test_generator_is_deterministic_and_seeded() -> None:
