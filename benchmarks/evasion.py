@@ -44,7 +44,7 @@ index is persisted, so a reopened store restores it) and presidio's defaults (``
 recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
 ``<ENTITY_TYPE>``), which has no memory across documents.
 
-    .venv/bin/python benchmarks/evasion.py --data ../shared/data --out benchmarks/results/evasion.md
+    .venv/bin/python benchmarks/evasion.py --data ../shared/data --out benchmarks/results/text/evasion.md
 """
 
 from __future__ import annotations
