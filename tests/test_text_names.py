@@ -247,3 +247,17 @@ def test_queries_do_not_truecase_words_the_documents_write_in_lower_case():
     s.apply(["The gene was silenced in mice.", "Each gene has two copies.", "Amelia Okafor ordered a lamp."])
     assert s.apply_queries(["gene therapy results"]) == ["gene therapy results"]
     assert "okafor" not in s.apply_queries(["what did amelia okafor order"])[0]
+
+
+def test_a_full_name_outside_every_vocabulary_is_a_person():
+    from private_vectors.text.names import english_words
+
+    if not english_words():
+        pytest.skip("needs spaCy's English model (its vocabulary tells English words from names)")
+    d = NameDetector()
+    assert ("Sengdao Bunnag", "PERSON") in _texts(d, "The report was written by Sengdao Bunnag and reviewed.")
+    assert ("Makoa Aitmansour", "PERSON") in _texts(d, "Makoa Aitmansour has been volunteering every weekend.")
+    # English and scientific words in title case are no names, nor is a lone unknown word
+    for text in ("Recent Advances in Cancer Research", "Pyruvate Dehydrogenase Complex Deficiency",
+                 "Lobular Involution and Breast Cancer", "Adipocyte O2 Consumption", "We met Bunnag."):
+        assert _texts(d, text) == [], text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
 
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError
@@ -68,6 +70,20 @@ def test_normalised_detection_replaces_original_characters():
         assert any(x.start <= a and x.end >= b for x in spans), (t, spans)
     n = normalise(f"Oka{zw}for")
     assert n.text == "Okafor" and n.span_back(Span(0, 6, "PERSON", 1.0, "x")) == Span(0, 7, "PERSON", 1.0, "x")
+
+
+def test_names_in_capitals_with_accents_full_width_or_zero_width_are_replaced():
+    s = Sanitizer("PII")
+    cases = {"Oisín Randrianasolo": "The nurse asked <OISÍN_RANDRIANASOLO> to come back.",
+             "Ánde Gruffydd": "The report was written by ÁNDE GRUFFYDD and reviewed by two colleagues.",
+             "Tahina Chaiyaporn": "The report was written by Ｔａｈｉｎａ Ｃｈａｉｙａｐｏｒｎ and reviewed.",
+             "Zintle Muthusamy": "I spoke with Z\u200bintle Muthusa\ufeffmy about the delayed shipment."}
+    for name, text in cases.items():
+        out = s.apply([text])[0]
+        seen = unicodedata.normalize("NFKC", out).replace("\u200b", "").replace("\ufeff", "").casefold()
+        assert not any(part.casefold() in seen for part in name.split()), (text, out)
+    assert normalise("THE NHS AND").text == "THE NHS AND"  # a run with a function word stays in capitals
+    assert normalise("by ÁNDE GRUFFYDD and").text == "by Ánde Gruffydd and"
 
 
 def test_second_pass_needs_strong_evidence_and_never_spreads_acronyms():

@@ -37,9 +37,12 @@ of surnames ("Hawkins, Richardson and Santana") ORGANIZATION, so they are not co
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import json
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
@@ -61,6 +64,12 @@ _NOT_NAME = frozenset(["street", "st", "avenue", "ave", "road", "rd", "drive", "
                        "school", "hospital", "auto", "parts", "address", "phone", "email", "e-mail", "name",
                        "website", "city", "state", "county", "north", "south", "east", "west", "new", "saint",
                        "mount", "lake", "river", "park", "hotel", "airport", "station", "church", "tower"])
+# derivational endings of English (and Latin-derived scientific) words: "Involution", "Dehydrogenase",
+# "Acetylated", "Pituitary"; a word with one is no evidence of a name outside the vocabularies
+_ENGLISH_SUFFIXES = ("tion", "sion", "ase", "ate", "ated", "ates", "ine", "ines", "ary", "ous", "ic", "ics", "ical",
+                     "ity", "ism", "ist", "ment", "ness", "ing", "ed", "ogy", "osis", "itis", "ide", "yl", "ene",
+                     "ium", "ia", "al", "ive", "ize", "ise", "ized", "ised", "less", "ful", "able", "ible", "er",
+                     "ers", "ly", "cyte", "cytes", "ome", "omes", "gen", "genic")
 _POSSESSIVE = re.compile(r"['’]s$")
 _SUBJECT_VERB = re.compile(r"(?<![\w'’-])([^\W\d_][\w'’-]*) (?:lives|lived|spent|said|says|told|wrote|married|"
                            r"began writing|grew up|was born|is from|had given)\b")
@@ -101,6 +110,27 @@ def _stop_words() -> frozenset[str]:
     except ImportError:  # pragma: no cover - spaCy absent
         return _CALENDAR
     return frozenset({w.casefold() for w in STOP_WORDS} | _CALENDAR)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """Words the installed spaCy English model saw written in lower case (its ``vocab/strings.json``,
+    read from disk, so the set does not grow with the texts processed); empty without spaCy."""
+    try:
+        from .presidio import resolve_spacy_model
+
+        target, _ = resolve_spacy_model()
+    except Exception:  # noqa: BLE001 - no model: the rule that needs this list finds nothing
+        return frozenset()
+    root = Path(target)
+    if not root.exists():  # an installed package name
+        spec = importlib.util.find_spec(target)
+        root = Path(next(iter(spec.submodule_search_locations or ()), "")) if spec else root
+    files = sorted(root.glob("vocab/strings.json")) or sorted(root.glob("*/vocab/strings.json"))
+    if not files:
+        return frozenset()
+    strings = json.loads(files[0].read_text("utf-8"))
+    return frozenset(w for w in strings if isinstance(w, str) and w.isalpha() and w.islower())
 
 
 @lru_cache(maxsize=1)
@@ -198,7 +228,38 @@ class NameDetector:
             b -= len(possessive.group(0)) if possessive else 0
             out.append(Span(a, b, "PERSON", self.full_name_score if j > i else self.score, self.name))
             i = j + 1
-        return out + self._letterhead(text, common, known) + self._subjects(text, common, known)
+        out += self._letterhead(text, common, known) + self._subjects(text, common, known)
+        return out + [s for s in self._unknown_names(text, words, common, known)
+                      if not any(o.start < s.end and s.start < o.end for o in out)]
+
+    def _unknown_names(self, text: str, words: list[re.Match[str]], common: frozenset[str],
+                       known: frozenset[str]) -> list[Span]:
+        """Two or three adjacent title-case words on one line, none an English word (spaCy's
+        lower-case vocabulary, the common words), a place or a first name ("Sengdao Bunnag",
+        "Vaideki Macapagal"): a full name outside every vocabulary. A small NER model calls
+        such names ORG, GPE or WORK_OF_ART, or nothing."""
+        english, firsts = english_words(), first_names()
+        if not english:
+            return []
+
+        def rare(m: re.Match[str]) -> bool:
+            w = m.group(0)
+            k = _key(w)
+            return (len(k) >= 2 and _title_case(w) and k.replace("-", "").replace("'", "").replace("’", "").isalpha()
+                    and not k.endswith(_ENGLISH_SUFFIXES)
+                    and all(p not in english and p not in common and p not in known and p not in firsts
+                            for p in re.split(r"['’-]", k) if p))
+
+        out, run = [], []
+        for m in [*words, None]:
+            if m is not None and rare(m) and (not run or text[run[-1].end():m.start()] == " "):
+                run.append(m)
+                continue
+            if 2 <= len(run) <= 3:
+                b = run[-1].end() - (len(p.group(0)) if (p := _POSSESSIVE.search(run[-1].group(0))) else 0)
+                out.append(Span(run[0].start(), b, "PERSON", self.full_name_score, self.name))
+            run = [m] if m is not None and rare(m) else []
+        return out
 
     def _subjects(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
         """A capitalised word outside the vocabulary that is the subject of a verb only people do

@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from .regex import UPPER_LETTERS
 from .spans import Span
 
 __all__ = ["Normalised", "normalise"]
@@ -40,8 +41,9 @@ _HOMOGLYPHS = str.maketrans({
     "Υ": "Y", "Χ": "X",
 })
 _WORD = re.compile(r"\w+", re.UNICODE)
-_PLACEHOLDER = re.compile(r"[<\[{‹«]([A-Z][A-Z'’]+(?:[_\- ][A-Z][A-Z'’]+)+)[>\]}›»]")
-_CAPS_RUN = re.compile(r"\b[A-Z][A-Z'’]+(?:[ \t]+[A-Z][A-Z'’]+)+\b")
+_CAP = rf"[{UPPER_LETTERS}][{UPPER_LETTERS}'’]+"  # capitals of Latin (with accents), Greek and Cyrillic
+_PLACEHOLDER = re.compile(rf"[<\[{{‹«]({_CAP}(?:[_\- ]{_CAP})+)[>\]}}›»]")
+_CAPS_RUN = re.compile(rf"(?<!\w){_CAP}(?:[ \t]+{_CAP})+(?!\w)")
 _CAPS_STOP = frozenset(["AND", "OR", "OF", "THE", "IN", "ON", "FOR", "TO", "WITH", "BY", "AT", "A", "AN", "VS", "NOT"])
 
 
