@@ -10,6 +10,11 @@ finds them by shape and vocabulary, with no model:
 * a **lone first name** ("Dexter lives on ...", "said Maslin to Antonio"): a capitalised known
   first name that is neither a common English word nor the first word of a sentence followed
   by another capitalised word.
+* an **unknown full name** ("Sengdao Bunnag"): two or three adjacent title-case words, none an
+  English word (spaCy's lower-case vocabulary and the packaged encoder's whole words), a place, a
+  first name or a word with an English derivational ending ("Dehydrogenase", "Involution");
+  the same in lower case ("sengdao bunnag") when every other word of its sentence is a known
+  word, at the lone-name score (weak evidence: replaced where found, never propagated).
 
 The vocabulary is the first-name list of the surrogate pool shipped with the package
 (``data/text/surrogate_pool_v1.json``: Faker's Latin-script locales, ~21k names, versioned and
