@@ -275,3 +275,21 @@ def test_a_lower_case_unknown_name_in_plain_english_is_a_weak_person():
     # the same shape among other unknown words is jargon, and one unknown word is no name
     assert _texts(d, "We imaged kinetochore fibres by multiphoton microscopy in the mitotic spindle.") == []
     assert _texts(d, "I spoke with ogunsola about the delayed shipment yesterday.") == []
+
+
+def test_a_config_written_before_the_unknown_name_rule_reopens_without_it():
+    from private_vectors.text.names import english_words
+
+    if not english_words():
+        pytest.skip("needs spaCy's English model (its vocabulary tells English words from names)")
+    text = "The report was written by Sengdao Bunnag and reviewed by two colleagues."
+    cfg = Sanitizer("PII").get_config()
+    names = [d for d in cfg["detectors"] if d.get("type") == "names"]
+    assert names and all(d["unknown_names"] is True for d in names)
+    old = dict(cfg, version=3, detectors=[{k: v for k, v in d.items() if k != "unknown_names"} for d in cfg["detectors"]])
+    before = Sanitizer.from_config(old)
+    assert not any(getattr(d, "unknown_names", False) for d in before.detectors)
+    assert "Bunnag" in before.apply([text])[0]
+    assert "Bunnag" not in Sanitizer.from_config(cfg).apply([text])[0]
+    with pytest.raises(InvalidParameterError, match="unknown_names"):
+        NameDetector(unknown_names="yes")

@@ -210,20 +210,26 @@ class NameDetector:
         full_name_score: the score of a full name (above presidio's 0.85: "Emmie Ström" is a
             person even where spaCy calls it a place).
         lone_first_names: also report a known first name standing alone.
+        unknown_names: also report full names outside every vocabulary (see the module
+            docstring); a config written before this rule existed reads as ``False``.
     """
 
     name = "names"
 
-    def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True) -> None:
+    def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True,
+                 unknown_names: bool = True) -> None:
         if not isinstance(lone_first_names, bool):
             raise InvalidParameterError("lone_first_names", "a bool", lone_first_names)
+        if not isinstance(unknown_names, bool):
+            raise InvalidParameterError("unknown_names", "a bool", unknown_names)
+        self.unknown_names = unknown_names
         self.score = _score("score", score)
         self.full_name_score = _score("full_name_score", full_name_score)
         self.lone_first_names = lone_first_names
 
     def __repr__(self) -> str:
         return (f"NameDetector(score={self.score}, full_name_score={self.full_name_score}, "
-                f"lone_first_names={self.lone_first_names})")
+                f"lone_first_names={self.lone_first_names}, unknown_names={self.unknown_names})")
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """PERSON spans per text."""
@@ -263,7 +269,7 @@ class NameDetector:
         :func:`~private_vectors.text.sanitizer.lower_case_words` drops the span when other texts
         of the batch write the same words in lower case (jargon, not a name)."""
         english, firsts = english_words(), first_names()
-        if not english:
+        if not english or not self.unknown_names:
             return []
 
         def shape(m: re.Match[str] | None) -> str | None:
@@ -388,7 +394,7 @@ class NameDetector:
         from .surrogates import load_pool
 
         return {"type": "names", "score": self.score, "full_name_score": self.full_name_score,
-                "lone_first_names": self.lone_first_names,
+                "lone_first_names": self.lone_first_names, "unknown_names": self.unknown_names,
                 "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names()),
                                "sha256": _digest(first_names())}}
 

@@ -44,6 +44,9 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _CAP = rf"[{UPPER_LETTERS}][{UPPER_LETTERS}'’]+"  # capitals of Latin (with accents), Greek and Cyrillic
 _PLACEHOLDER = re.compile(rf"[<\[{{‹«]({_CAP}(?:[_\- ]{_CAP})+)[>\]}}›»]")
 _CAPS_RUN = re.compile(rf"(?<!\w){_CAP}(?:[ \t]+{_CAP})+(?!\w)")
+# behaviour version 3: ASCII capitals only
+_PLACEHOLDER_V3 = re.compile(r"[<\[{‹«]([A-Z][A-Z'’]+(?:[_\- ][A-Z][A-Z'’]+)+)[>\]}›»]")
+_CAPS_RUN_V3 = re.compile(r"\b[A-Z][A-Z'’]+(?:[ \t]+[A-Z][A-Z'’]+)+\b")
 _CAPS_STOP = frozenset(["AND", "OR", "OF", "THE", "IN", "ON", "FOR", "TO", "WITH", "BY", "AT", "A", "AN", "VS", "NOT"])
 
 
@@ -93,15 +96,16 @@ def _title_case(chars: list[str], a: int, b: int, joints: str) -> None:
             start = c.isspace()
 
 
-def _shape(chars: list[str]) -> None:
+def _shape(chars: list[str], version: int) -> None:
     """Placeholder-shaped names and ALL-CAPS runs title-cased; a line break inside a name a space."""
     text = "".join(chars)
     if text.isupper():  # a text wholly in capitals says nothing about which words are names
         return
-    for m in _PLACEHOLDER.finditer(text):
+    placeholder, caps_run = (_PLACEHOLDER, _CAPS_RUN) if version >= 4 else (_PLACEHOLDER_V3, _CAPS_RUN_V3)
+    for m in placeholder.finditer(text):
         _title_case(chars, m.start(1), m.end(1), "_-")
         chars[m.start()] = chars[m.end() - 1] = " "  # brackets read as spaces: a name in running text
-    for m in _CAPS_RUN.finditer(text):
+    for m in caps_run.finditer(text):
         if not any(w in _CAPS_STOP for w in m.group(0).split()):
             _title_case(chars, m.start(), m.end(), "")
     line_start = 0
@@ -120,8 +124,14 @@ def _shape(chars: list[str]) -> None:
                 chars[i] = " "
 
 
-def normalise(text: str) -> Normalised:
-    """The detection form of ``text`` with each character's source offset (see the module docstring)."""
+def normalise(text: str, *, version: int = 4) -> Normalised:
+    """The detection form of ``text`` with each character's source offset (see the module docstring).
+
+    Args:
+        text: the text as written.
+        version: the Sanitizer behaviour version; from 4, placeholders and ALL-CAPS runs may hold
+            accented, Greek and Cyrillic capitals (``<OISÍN_RANDRIANASOLO>``), before only ASCII ones.
+    """
     out: list[str] = []
     source: list[int] = []
     for i, c in enumerate(text):
@@ -132,5 +142,5 @@ def normalise(text: str) -> Normalised:
             out.append(ch)
             source.append(i)
     _fold_homoglyphs(out)
-    _shape(out)
+    _shape(out, version)
     return Normalised(text, "".join(out), source)

@@ -430,7 +430,8 @@ def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
         return WordListDetector()
     if kind == "names":
         return NameDetector(score=cfg.get("score", 0.6), full_name_score=cfg.get("full_name_score", 0.86),
-                            lone_first_names=cfg.get("lone_first_names", True))
+                            lone_first_names=cfg.get("lone_first_names", True),
+                            unknown_names=cfg.get("unknown_names", False))  # absent: written before the rule
     if kind == "places":
         return PlaceDetector(score=cfg.get("score", 0.55), street_score=cfg.get("street_score", 0.9),
                              cue_score=cfg.get("cue_score", cfg.get("score", 0.55)),  # before 0.88: cue = score
@@ -577,7 +578,7 @@ class Sanitizer:
     def _detect(self, texts: list[str]) -> list[list[Span]] | None:
         """Raw spans per text (chunked, offsets preserved); None when redact_all applies."""
         pieces: list[tuple[int, int, str]] = []  # (text index, offset, chunk)
-        forms = [normalise(t) for t in texts] if self.version >= 3 else []
+        forms = [normalise(t, version=self.version) for t in texts] if self.version >= 3 else []
         for i, t in enumerate(texts):
             if t.strip():
                 pieces.extend((i, off, c) for off, c in chunk_text(forms[i].text if forms else t, self.chunk_size, 200))
