@@ -87,6 +87,17 @@ def test_names_in_capitals_with_accents_full_width_or_zero_width_are_replaced():
     assert normalise("by ÁNDE GRUFFYDD and").text == "by Ánde Gruffydd and"
 
 
+def test_a_placeholder_shaped_name_is_no_lone_word():
+    from private_vectors.text.sanitizer import _context_free
+
+    text = "I spoke with MADHURIMA_BARZANI about the delayed shipment yesterday."
+    a = text.index("MADHURIMA")
+    span = Span(a, a + len("MADHURIMA_BARZANI"), "PERSON", 0.85, "presidio")
+    assert _context_free(text, [span]) == [span]
+    lone = Span(a, a + len("MADHURIMA"), "PERSON", 0.85, "presidio")  # one word, no personal context
+    assert _context_free(text.replace("_BARZANI", " left"), [lone]) == []
+
+
 def test_second_pass_needs_strong_evidence_and_never_spreads_acronyms():
     s = Sanitizer("PII")
     docs = ["RNA levels were measured by PCR in the RNA samples.",

@@ -368,7 +368,9 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
             return False
         if s.label == "LOCATION" and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
             return True
-        return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS and len(value.split()) == 1
+        # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
+        return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS
+                and len(value.replace("_", " ").split()) == 1
                 and not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end
                             for o in spans)
                 and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) and not _in_capitalised_run(text, s))
