@@ -154,6 +154,12 @@ def _spacy_words() -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def _known_words() -> frozenset[str]:
+    """English words, common words and places: the words a plain-English sentence is made of."""
+    return english_words() | _common_words() | places()
+
+
+@lru_cache(maxsize=1)
 def first_names() -> frozenset[str]:
     """The shipped pool's first names (casefolded) minus common English words."""
     from .surrogates import load_pool
@@ -293,7 +299,7 @@ class NameDetector:
             if m is not None and got is not None and got == kind and text[run[-1].end():m.start()] == " ":
                 run.append(m)
                 continue
-            if 2 <= len(run) <= 3 and (kind == "title" or self._plain_sentence(text, run, english | common | known)):
+            if 2 <= len(run) <= 3 and (kind == "title" or self._plain_sentence(text, run, _known_words())):
                 b = run[-1].end() - (len(p.group(0)) if (p := _POSSESSIVE.search(run[-1].group(0))) else 0)
                 score = self.full_name_score if kind == "title" else self.score
                 out.append(Span(run[0].start(), b, "PERSON", score, self.name))
