@@ -272,8 +272,8 @@ class NameDetector:
         macapagal"). A small NER model calls such names ORG, GPE or WORK_OF_ART, or nothing. In
         title case (no known first name among them) the score is ``full_name_score``; in lower
         case it is ``score`` (weak evidence: replaced where found, never propagated), and
-        :func:`~private_vectors.text.sanitizer.lower_case_words` drops the span when other texts
-        of the batch write the same words in lower case (jargon, not a name)."""
+        the Sanitizer drops the span when two or more texts of the batch write all its words in
+        lower case (:func:`~private_vectors.text.sanitizer.lower_case_words`: jargon, not a name)."""
         english, firsts = english_words(), first_names()
         if not english or not self.unknown_names:
             return []
