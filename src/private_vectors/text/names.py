@@ -399,8 +399,9 @@ class NameDetector:
     def get_config(self) -> dict[str, Any]:
         from .surrogates import load_pool
 
+        new = {"unknown_names": True} if self.unknown_names else {}  # absent: a config from before the rule
         return {"type": "names", "score": self.score, "full_name_score": self.full_name_score,
-                "lone_first_names": self.lone_first_names, "unknown_names": self.unknown_names,
+                "lone_first_names": self.lone_first_names, **new,
                 "vocabulary": {"pool": load_pool().describe(), "first_names": len(first_names()),
                                "sha256": _digest(first_names())}}
 
