@@ -49,6 +49,8 @@ _PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_
                  "IP_ADDRESS", "URL", "UK_NHS", "MEDICAL_LICENSE")
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
 _PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
+_PHI_PRESIDIO = ("DATE_TIME", "ORGANIZATION", "NRP")
+_PHI_IDS = ("DATE_TIME", "QUANTITY")
 _QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
 # a diagnosis after a clinical cue ("diagnosed with", "Diagnosis:", "Assessment:"), up to the clause's end
 _DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|(?<=diagnosis )|(?<=assessment: )"
@@ -249,12 +251,24 @@ def _pii_detectors(extra_presidio: tuple[str, ...] = (), extra_ids: tuple[str, .
             IdentifierDetector(entities=_PII_IDS + extra_ids), *model], fb
 
 
+def _phi_detectors() -> tuple[list[Detector], bool]:
+    """PII's detectors, plus dates, organisations, demographic attributes and amounts
+    (see :mod:`.presets` for why Safe Harbor's 18th identifier covers them)."""
+    pii, fb = _pii_detectors(_PHI_PRESIDIO, _PHI_IDS)
+    ner = [NerDetector(_QUANTITY)] if not fb else []
+    return [*pii, _demographic_tokens(), *ner], fb
+
+
+def _demographic_tokens() -> TokenDetector:
+    return TokenDetector(_read_list("demographic_terms.txt"), label="DEMOGRAPHIC", name="demographic:tokens")
+
+
 def _preset_detectors(name: str) -> tuple[list[Detector], bool]:
     """Detectors of the presets ``PII``, ``PHI`` and ``quasi`` (see :mod:`.presets`)."""
     if name == "PII":
         return _pii_detectors()
     if name == "PHI":
-        return _pii_detectors(("DATE_TIME",), ("DATE_TIME",))
+        return _phi_detectors()
     model, fb = _model_or_fallback(("DATE_TIME", "ORGANIZATION", "NRP"))
     ner = [NerDetector(_QUANTITY)] if not fb else []
     return [IdentifierDetector(entities=["DATE_TIME", "AGE"]),

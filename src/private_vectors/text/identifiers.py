@@ -20,12 +20,18 @@ Each rule is general rather than fitted to one corpus:
   Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party.
 * ``DATE_TIME`` (opt-in): any date more specific than a year, numeric or with a month name
   (Safe Harbor keeps the year only).
+* ``QUANTITY`` (opt-in): an amount of money, a number with an ISO 4217 currency code before or
+  after it ("EUR 4,000", "100,000,000 TRL"; the codes, historical ones too, from Babel's CLDR
+  data), a currency sign ("€ 80", "$5.2 million") or a currency word ("120,000 euros", "five
+  hundred euros", "4,000,000 Swedish kronor"). A bare number is no amount: the number needs
+  the currency next to it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from .spans import Span, check_labels, validate_texts
@@ -33,7 +39,8 @@ from .spans import Span, check_labels, validate_texts
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector"]
 
 IDENTIFIERS_VERSION = "1"
-IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON")
+IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
+                                      "QUANTITY")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -66,6 +73,31 @@ _INITIALS = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?[ \t]+(?:[^\W\d_a-z]\
                        r"(?:[ \t]*(?!(?:and|or|of|the|in)\b)[^\W\d_][\w'’-]+)?")
 
 
+_NUMBER_WORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
+                r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion)")
+_AMOUNT = (r"(?:\d{1,3}(?:[,.\u00a0 ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+           r"(?:[ \t]?(?:million|billion|thousand|m|bn)\b)?")
+_NOT_CURRENCY_WORDS = frozenset(["account", "gold", "silver", "palladium", "platinum", "rights", "units", "value",
+                                 "day", "currency", "cupon"])
+
+
+@lru_cache(maxsize=1)
+def _money() -> re.Pattern[str]:
+    """The money pattern: ISO 4217 codes and English currency words from Babel's CLDR data."""
+    from babel.numbers import get_currency_name, list_currencies
+
+    codes = sorted(list_currencies())
+    words = {w.lower() for c in codes for n in (get_currency_name(c, count=2, locale="en"),
+                                                get_currency_name(c, count=1, locale="en"))
+             for w in n.split()[-1:] if w.isalpha() and w.lower() not in _NOT_CURRENCY_WORDS}
+    code = rf"(?:{'|'.join(codes)})"
+    word = rf"(?:[A-Z][a-z]+[ \t])?(?i:{'|'.join(sorted(words, key=len, reverse=True))})"
+    after = rf"(?:[ \t]?{code}\b|[ \t]?[€$£¥]|[ \t]{word}\b)(?:[ \t]\({code}\))?"
+    return re.compile(rf"(?<![\w.,]){code}[ \t\u00a0]?{_AMOUNT}(?![\d,.]\d)|[€$£¥][ \t]?{_AMOUNT}(?![\d,.]\d)"
+                      rf"|(?<![\w.,]){_AMOUNT}{after}"
+                      rf"|\b(?i:{_NUMBER_WORD}(?:[ \t-](?:and[ \t])?{_NUMBER_WORD})*)[ \t]{word}\b")
+
+
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
@@ -84,6 +116,8 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                 for m in _INITIALS.finditer(text)]
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
+    if "QUANTITY" in wanted:
+        out += [Span(m.start(), m.end(), "QUANTITY", 0.8, "identifiers") for m in _money().finditer(text)]
     return out
 
 
