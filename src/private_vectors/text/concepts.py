@@ -50,7 +50,7 @@ _PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
 _PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 _PHI_PRESIDIO = ("DATE_TIME", "ORGANIZATION", "NRP")
-_PHI_IDS = ("DATE_TIME", "QUANTITY")
+_PHI_IDS = ("DATE_TIME", "QUANTITY", "ORGANIZATION")
 _QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
 # a diagnosis after a clinical cue ("diagnosed with", "Diagnosis:", "Assessment:"), up to the clause's end
 _DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|(?<=diagnosis )|(?<=assessment: )"
@@ -256,7 +256,17 @@ def _phi_detectors() -> tuple[list[Detector], bool]:
     (see :mod:`.presets` for why Safe Harbor's 18th identifier covers them)."""
     pii, fb = _pii_detectors(_PHI_PRESIDIO, _PHI_IDS)
     ner = [NerDetector(_QUANTITY)] if not fb else []
-    return [*pii, _demographic_tokens(), *ner], fb
+    return [*pii, _demographic_tokens(), TokenDetector(occupations(), label="DEMOGRAPHIC", name="occupation:tokens"),
+            *ner], fb
+
+
+@lru_cache(maxsize=1)
+def occupations() -> tuple[str, ...]:
+    """Occupations: Faker's English job titles (``faker.providers.job``), each title's part before
+    a comma ("Teacher, primary school" -> "teacher"), in lower case."""
+    from faker.providers.job.en_US import Provider
+
+    return tuple(sorted({j.split(",")[0].strip().lower() for j in Provider.jobs} - {"copy", "land", "make", "sub"}))
 
 
 def _demographic_tokens() -> TokenDetector:

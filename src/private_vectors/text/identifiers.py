@@ -25,6 +25,12 @@ Each rule is general rather than fitted to one corpus:
   data), a currency sign ("€ 80", "$5.2 million") or a currency word ("120,000 euros", "five
   hundred euros", "4,000,000 Swedish kronor"). A bare number is no amount: the number needs
   the currency next to it.
+* ``ORGANIZATION`` (opt-in): an institution named by its head noun — "Court", "Ministry",
+  "Office", "Authority", "Board", "Council", "Prosecutor", "University", "Hospital", "Bank",
+  "Police", "Party", "Association", ... — with at least one capitalised word before it or an
+  "of/for" complement after it: "the Istanbul State Security Court", "the Ministry of the
+  Interior", "Social Insurance Authority", "Court of Cassation", "Office for Veterans and
+  Persecuted Persons". The head alone ("the Court", "the Ministry") is no name.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector"]
 
 IDENTIFIERS_VERSION = "1"
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
-                                      "QUANTITY")
+                                      "QUANTITY", "ORGANIZATION")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -98,6 +104,33 @@ def _money() -> re.Pattern[str]:
                       rf"|\b(?i:{_NUMBER_WORD}(?:[ \t-](?:and[ \t])?{_NUMBER_WORD})*)[ \t]{word}\b")
 
 
+_HEADS = ("Court", "Courts", "Tribunal", "Ministry", "Minister", "Office", "Authority", "Agency", "Board", "Council",
+          "Commission", "Committee", "Department", "Directorate", "Prosecutor", "Prosecutor's Office",
+          "University", "Faculty", "School", "College", "Institute", "Hospital", "Hospitals", "Clinic", "Bank",
+          "Police", "Gendarmerie", "Prison", "Party", "Association", "Union", "Federation", "Foundation",
+          "Company", "Corporation", "Fund", "Service", "Services", "Staff", "Chamber", "Section", "Municipality",
+          "Parliament", "Assembly", "Consulate", "Embassy", "Inspectorate", "Registry", "Ensemble", "Centre",
+          "Center", "Society", "Church", "Army", "Navy", "Force", "Forces", "Division", "Headquarters")
+_UPPER = "".join(c for c in map(chr, range(0x2000)) if c.isupper())  # Latin, Greek, Cyrillic capitals
+_CAP = rf"(?:[{_UPPER}][\w’'.-]*)"  # a capitalised word
+_NOT_QUALIFIER = r"(?!(?:The|A|An|This|That|These|Its|His|Her|Their|Our|In|On|At|By|For|Of|And|Under|When|If)\b)"
+_INSTITUTION = re.compile(
+    rf"(?:{_NOT_QUALIFIER}{_CAP}[ \t]+(?:(?:and|of|for)[ \t]+{_CAP}[ \t]+)?){{0,5}}"
+    rf"\b(?:{'|'.join(_HEADS)})\b"
+    rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{_CAP}(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
+
+
+def _institutions(text: str) -> list[Span]:
+    """Institution names (see the module docstring): a head with a qualifier or a complement."""
+    out = []
+    for m in _INSTITUTION.finditer(text):
+        value = m.group(0).rstrip(" .,")
+        if " " not in value:
+            continue
+        out.append(Span(m.start(), m.start() + len(value), "ORGANIZATION", 0.8, "identifiers"))
+    return out
+
+
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
@@ -118,6 +151,8 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
     if "QUANTITY" in wanted:
         out += [Span(m.start(), m.end(), "QUANTITY", 0.8, "identifiers") for m in _money().finditer(text)]
+    if "ORGANIZATION" in wanted:
+        out += _institutions(text)
     return out
 
 
