@@ -193,6 +193,41 @@ class NerDetector:
         return {"type": "ner", "labels": dict(self.labels), "spacy_model": dict(self._meta), "model": self.model}
 
 
+_REFERENCE_BEFORE = re.compile(r"(?:article|art\.|§|paragraph|para\.|no\.|nos\.|rule|protocol|section|point|"
+                               r"page|pp?\.|chapter|table|figure|fig\.|item|annex|number|volume|vol\.)[ \t]*$",
+                               re.IGNORECASE)
+_BARE_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+
+
+class QuantityDetector(NerDetector):
+    """Amounts of money and measured quantities ("80 kg", "3 hectares") that can single a person
+    out, from spaCy's MONEY and QUANTITY entities, validated: a bare year is no quantity, nor is a
+    number after a reference word ("Article 6", "paragraph 12", "Table 2"). Plain counts
+    (CARDINAL: "two cases", "seven other persons") and percentages (scores, odds, rates) are
+    not taken: on TAB train, counts added 13 annotated tokens for about 100 unannotated ones."""
+
+    name = "quantity"
+
+    def __init__(self, *, model: str | None = None, batch_size: int = 32) -> None:
+        super().__init__({"MONEY": "QUANTITY", "QUANTITY": "QUANTITY"}, model=model, batch_size=batch_size)
+
+    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
+        texts = validate_texts(texts)
+        out = []
+        for text, doc in zip(texts, self._nlp.pipe(texts, batch_size=self.batch_size), strict=True):
+            out.append([Span(e.start_char, e.end_char, "QUANTITY", 0.8, self.name) for e in doc.ents
+                        if e.label_ in self.labels and _is_quantity(text, e.start_char, e.end_char)])
+        return out
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "type": "quantity"}
+
+
+def _is_quantity(text: str, a: int, b: int) -> bool:
+    """Not a bare year, not a number after a reference word."""
+    return not (_BARE_YEAR.fullmatch(text[a:b].strip()) or _REFERENCE_BEFORE.search(text, max(0, a - 12), a))
+
+
 def _check_label(label: Any) -> None:
     if not isinstance(label, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", label):
         raise InvalidParameterError("label", "an upper-case label such as 'PERSON' or 'PROJECT_CODE'", label)
@@ -255,7 +290,7 @@ def _phi_detectors() -> tuple[list[Detector], bool]:
     """PII's detectors, plus dates, organisations, demographic attributes and amounts
     (see :mod:`.presets` for why Safe Harbor's 18th identifier covers them)."""
     pii, fb = _pii_detectors(_PHI_PRESIDIO, _PHI_IDS)
-    ner = [NerDetector(_QUANTITY)] if not fb else []
+    ner = [QuantityDetector()] if not fb else []
     return [*pii, _demographic_tokens(), TokenDetector(occupations(), label="DEMOGRAPHIC", name="occupation:tokens"),
             *ner], fb
 
