@@ -112,3 +112,56 @@ def test_a_title_with_initials_is_a_person():
     assert ("Mr F.L.", "PERSON") in _found(det, "represented by Mr F.L., a lawyer")
     assert ("Ms A.-M. Mendiboure", "PERSON") in _found(det, "Ms A.-M. Mendiboure, Agent")
     assert not any(label == "PERSON" for _, label in _found(det, "Mr Smith and the board"))
+
+
+def test_money_needs_a_currency_next_to_the_number():
+    det = IdentifierDetector(entities=["QUANTITY"])
+    text = ("He was awarded EUR 4,000, then 100,000,000 TRL, 5,699.21 euros (EUR), five hundred euros, "
+            "approximately 4,000,000 Swedish kronor and $5.2 million.")
+    assert {v for v, _ in _found(det, text)} == {
+        "EUR 4,000", "100,000,000 TRL", "5,699.21 euros (EUR)", "five hundred euros", "4,000,000 Swedish kronor",
+        "$5.2 million"}
+    # numbers without a currency are no amounts: years, article numbers, scores, counts
+    assert _found(det, "In 1998, under Article 6 § 1, the score was 3 to 2 in 12 cases; NHS 123 456.") == set()
+
+
+def test_institutions_need_a_qualifier_or_a_complement():
+    det = IdentifierDetector(entities=["ORGANIZATION"])
+    text = ("He applied to the Istanbul State Security Court; the Ministry of the Interior and the Social "
+            "Insurance Authority replied, as did the Office for Veterans and Persecuted Persons.")
+    assert {v for v, _ in _found(det, text)} == {
+        "Istanbul State Security Court", "Ministry of the Interior", "Social Insurance Authority",
+        "Office for Veterans and Persecuted Persons"}
+    assert {lab for _, lab in _found(det, text)} == {"ORGANIZATION"}
+    # a head alone is no name; a sentence's first word is no qualifier
+    assert _found(det, "The Court held that the Ministry had erred. In Court, he said so.") == set()
+    assert ("Wrocław-Śródmieście District Court", "ORGANIZATION") in _found(det, "the Wrocław-Śródmieście District Court")
+
+
+def test_quantity_detector_validates_spacy_amounts():
+    from private_vectors.text.concepts import QuantityDetector
+
+    det = QuantityDetector()
+    found = {v for v, _ in _found(det, "He paid 5,000 dollars and weighed 80 kg; see paragraph 12 and 3 to 2.")}
+    assert {"5,000 dollars", "80 kg"} <= found
+    assert not {"12", "3", "2"} & found
+
+
+def test_occupations_come_from_fakers_job_titles():
+    from private_vectors.text.concepts import occupations
+
+    jobs = occupations()
+    assert {"accountant", "journalist", "pharmacist", "teacher"} <= set(jobs)
+    assert all(j == j.lower() and "," not in j for j in jobs)
+
+
+def test_phi_covers_safe_harbors_other_identifying_characteristics():
+    s = Sanitizer("PHI")
+    assert {"ORGANIZATION", "NRP", "DEMOGRAPHIC", "QUANTITY", "DATE_TIME"} <= set(PRESETS["PHI"].labels)
+    out = s.apply(["Amelia Okafor, a Nigerian journalist, was paid EUR 4,000 by the Lagos State Broadcasting "
+                   "Corporation on 3 May 2001."])[0]
+    for leaked in ("Okafor", "Nigerian", "journalist", "4,000", "Lagos State Broadcasting", "3 May"):
+        assert leaked not in out, out
+    pii = Sanitizer("PII").apply(["a Nigerian journalist was paid EUR 4,000 by the Lagos State Broadcasting "
+                                  "Corporation"])[0]
+    assert "journalist" in pii and "4,000" in pii  # PII is unchanged: organisations and amounts are PHI's
