@@ -212,6 +212,23 @@ def _not_a_name_or_place(text: str, span: Span) -> bool:
     return span.label in ("LOCATION", "NRP") and value[:1].islower() and not text.islower()
 
 
+_ARTICLE = re.compile(r"(?:the|The|THE)[ \t]+")
+
+
+def _without_article(text: str, span: Span) -> Span | None:
+    """An organisation span without a leading "the" and a trailing possessive: spaCy's small
+    model includes both ("the Ministry of Defence's"), the name is what follows."""
+    a, b = span.start, span.end
+    m = _ARTICLE.match(text, a, b)
+    if m:
+        a = m.end()
+    if text[a:b].endswith(("'s", "’s")):
+        b -= 2
+    if b <= a:
+        return None
+    return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
+
+
 def tidy_model_span(text: str, span: Span) -> Span | None:
     """A model span made plausible, or None. A PERSON (or NRP) span is cut to what a name can be:
     spaCy's small model runs names across line
@@ -219,9 +236,12 @@ def tidy_model_span(text: str, span: Span) -> Span | None:
     possessive ("Turcotte's"). The span keeps its first line, loses lower-case words at either end
     (unless the text is all lower case) and a trailing 's. None when nothing is left, and for
     PERSON, NRP and LOCATION spans that are no name or place at all (gene and drug names, see
-    ``_not_a_name_or_place``); other labels pass unchanged."""
+    ``_not_a_name_or_place``). An ORGANIZATION span loses a leading "the" and a trailing 's;
+    other labels pass unchanged."""
     if span.label == "LOCATION":
         return None if _not_a_name_or_place(text, span) else span
+    if span.label == "ORGANIZATION":
+        return _without_article(text, span)
     if span.label not in ("PERSON", "NRP"):
         return span
     a, b = span.start, span.end
