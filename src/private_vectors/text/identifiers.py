@@ -83,6 +83,7 @@ _NUMBER_WORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twe
                 r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion)")
 _AMOUNT = (r"(?:\d{1,3}(?:[,.\u00a0 ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
            r"(?:[ \t]?(?:million|billion|thousand|m|bn)\b)?")
+_ABOUT = r"(?:\b(?:approximately|approx\.|about|around|nearly|almost|some|over)[ \t]+)?"
 _NOT_CURRENCY_WORDS = frozenset(["account", "gold", "silver", "palladium", "platinum", "rights", "units", "value",
                                  "day", "currency", "cupon"])
 
@@ -97,10 +98,10 @@ def _money() -> re.Pattern[str]:
                                                 get_currency_name(c, count=1, locale="en"))
              for w in n.split()[-1:] if w.isalpha() and w.lower() not in _NOT_CURRENCY_WORDS}
     code = rf"(?:{'|'.join(codes)})"
-    word = rf"(?:[A-Z][a-z]+[ \t])?(?i:{'|'.join(sorted(words, key=len, reverse=True))})"
+    word = rf"(?:[A-Z][a-z]+[ \t]){{0,2}}(?i:{'|'.join(sorted(words, key=len, reverse=True))})(?:[ \t]sterling)?"
     after = rf"(?:[ \t]?{code}\b|[ \t]?[€$£¥]|[ \t]{word}\b)(?:[ \t]\({code}\))?"
-    return re.compile(rf"(?<![\w.,]){code}[ \t\u00a0]?{_AMOUNT}(?![\d,.]\d)|[€$£¥][ \t]?{_AMOUNT}(?![\d,.]\d)"
-                      rf"|(?<![\w.,]){_AMOUNT}{after}"
+    return re.compile(rf"{_ABOUT}(?:(?<![\w.,]){code}[ \t\u00a0]?{_AMOUNT}(?![\d,.]\d)|[€$£¥][ \t]?{_AMOUNT}(?![\d,.]\d)"
+                      rf"|(?<![\w.,]){_AMOUNT}{after})"
                       rf"|\b(?i:{_NUMBER_WORD}(?:[ \t-](?:and[ \t])?{_NUMBER_WORD})*)[ \t]{word}\b")
 
 
