@@ -166,3 +166,10 @@ def test_phi_covers_safe_harbors_other_identifying_characteristics():
     pii = Sanitizer("PII").apply(["a Nigerian journalist was paid EUR 4,000 by the Lagos State Broadcasting "
                                   "Corporation"])[0]
     assert "journalist" in pii and "4,000" in pii  # PII is unchanged: organisations and amounts are PHI's
+
+
+def test_a_range_of_dates_is_one_mention():
+    det = IdentifierDetector(entities=["DATE_TIME"])
+    found = {v for v, _ in _found(det, "held on 29 and 30 June 1992, then from 30 March 1983 to 30 September 1987")}
+    assert {"29 and 30 June 1992", "30 March 1983 to 30 September 1987"} <= found
+    assert _found(det, "Articles 6 and 13 of the Convention, 1998 to 2001") == set()

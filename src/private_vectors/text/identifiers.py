@@ -19,7 +19,8 @@ Each rule is general rather than fitted to one corpus:
 * ``PERSON``: a title followed by initials, with or without a surname ("Mr F.L.", "Mr K.H.
   Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party.
 * ``DATE_TIME`` (opt-in): any date more specific than a year, numeric or with a month name
-  (Safe Harbor keeps the year only).
+  (Safe Harbor keeps the year only), and a range or list of them as one mention ("29 and 30
+  June 1992", "1 March and 31 December 1998").
 * ``QUANTITY`` (opt-in): an amount of money, a number with an ISO 4217 currency code before or
   after it ("EUR 4,000", "100,000,000 TRL"; the codes, historical ones too, from Babel's CLDR
   data), a currency sign ("€ 80", "$5.2 million") or a currency word ("120,000 euros", "five
@@ -74,6 +75,9 @@ _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")
 _DATE = re.compile(rf"\b{_SPECIFIC_DATE}\b", re.IGNORECASE)
+# a range or list of dates is one mention: "29 and 30 June 1992", "1 March and 31 December 1998"
+_DATE_RANGE = re.compile(rf"\b(?:{_DAY}(?:(?:,[ \t]*|[ \t]+and[ \t]+){_DAY})*|{_SPECIFIC_DATE})"
+                         rf"[ \t]*(?:,[ \t]*)?(?:and|to|until|-|–)[ \t]*{_SPECIFIC_DATE}\b", re.IGNORECASE)
 # a title and initials, with or without a surname: "Mr F.L.", "Mr K.H. Christoph", "Ms A.-M. Mendiboure"
 _INITIALS = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?[ \t]+(?:[^\W\d_a-z]\.[ \t]?-?){1,3}"
                        r"(?:[ \t]*(?!(?:and|or|of|the|in)\b)[^\W\d_][\w'’-]+)?")
@@ -150,6 +154,7 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                 for m in _INITIALS.finditer(text)]
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
+        out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
     if "QUANTITY" in wanted:
         out += [Span(m.start(), m.end(), "QUANTITY", 0.8, "identifiers") for m in _money().finditer(text)]
     if "ORGANIZATION" in wanted:
