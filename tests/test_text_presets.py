@@ -173,3 +173,11 @@ def test_a_range_of_dates_is_one_mention():
     found = {v for v, _ in _found(det, "held on 29 and 30 June 1992, then from 30 March 1983 to 30 September 1987")}
     assert {"29 and 30 June 1992", "30 March 1983 to 30 September 1987"} <= found
     assert _found(det, "Articles 6 and 13 of the Convention, 1998 to 2001") == set()
+
+
+def test_an_acronym_defined_for_an_institution_is_the_institution():
+    det = IdentifierDetector(entities=["ORGANIZATION"])
+    text = "He joined the PKK (the Kurdistan Workers’ Party) in 1990. The PKK was banned."
+    spans = [text[s.start:s.end] for s in det.spans([text])[0]]
+    assert spans.count("PKK") == 2 and "Kurdistan Workers’ Party" in spans
+    assert _found(det, "Tumor Necrosis Factor (TNF) levels rose; TNF fell.") == set()  # no institution head

@@ -31,7 +31,9 @@ Each rule is general rather than fitted to one corpus:
   "Police", "Party", "Association", ... — with at least one capitalised word before it or an
   "of/for" complement after it: "the Istanbul State Security Court", "the Ministry of the
   Interior", "Social Insurance Authority", "Court of Cassation", "Office for Veterans and
-  Persecuted Persons". The head alone ("the Court", "the Ministry") is no name.
+  Persecuted Persons". The head alone ("the Court", "the Ministry") is no name. An acronym the
+  text defines for such a name, in parentheses after or before it, is the name wherever the
+  text uses it.
 """
 
 from __future__ import annotations
@@ -125,14 +127,27 @@ _INSTITUTION = re.compile(
     rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{_CAP}(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
 
 
+_ACRONYM = r"[A-Z]{2,6}(?:-[A-Z]{1,2})?"
+_ACRONYM_AFTER = re.compile(rf"[ \t]*\((?:the[ \t]+)?[\"“]?({_ACRONYM})[\"”]?\)")
+_ACRONYM_BEFORE = re.compile(rf"\b({_ACRONYM})[ \t]*\((?:the[ \t]+)?$")
+
+
 def _institutions(text: str) -> list[Span]:
-    """Institution names (see the module docstring): a head with a qualifier or a complement."""
-    out = []
+    """Institution names (see the module docstring): a head with a qualifier or a complement,
+    and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
+    "the PKK (the Kurdistan Workers' Party)")."""
+    out, acronyms = [], set()
     for m in _INSTITUTION.finditer(text):
         value = m.group(0).rstrip(" .,")
         if " " not in value:
             continue
         out.append(Span(m.start(), m.start() + len(value), "ORGANIZATION", 0.8, "identifiers"))
+        after = _ACRONYM_AFTER.match(text, m.start() + len(value))
+        before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
+        acronyms.update(x.group(1) for x in (after, before) if x is not None)
+    for acronym in acronyms:
+        out += [Span(a.start(), a.end(), "ORGANIZATION", 0.8, "identifiers")
+                for a in re.finditer(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)]
     return out
 
 
