@@ -181,3 +181,16 @@ def test_an_acronym_defined_for_an_institution_is_the_institution():
     spans = [text[s.start:s.end] for s in det.spans([text])[0]]
     assert spans.count("PKK") == 2 and "Kurdistan Workers’ Party" in spans
     assert _found(det, "Tumor Necrosis Factor (TNF) levels rose; TNF fell.") == set()  # no institution head
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("the Ministry of Defence's reply", "Ministry of Defence"),
+    ("The Istanbul State Security Court", "Istanbul State Security Court"),
+    ("the Chamber", None), ("The Government", None), ("the Fourth Section", None),
+])
+def test_organisation_model_spans_lose_the_article_and_bare_heads(text, want):
+    from private_vectors.text.presidio import tidy_model_span
+
+    end = len(text) - len(" reply") if text.endswith(" reply") else len(text)
+    got = tidy_model_span(text, Span(0, end, "ORGANIZATION", 0.85, "presidio"))
+    assert (None if got is None else text[got.start:got.end]) == want

@@ -45,7 +45,7 @@ from typing import Any
 
 from .spans import Span, check_labels, validate_texts
 
-__all__ = ["IDENTIFIER_LABELS", "IdentifierDetector"]
+__all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
 IDENTIFIERS_VERSION = "1"
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
@@ -115,9 +115,23 @@ _HEADS = ("Court", "Courts", "Tribunal", "Ministry", "Minister", "Office", "Auth
           "Commission", "Committee", "Department", "Directorate", "Prosecutor", "Prosecutor's Office",
           "University", "Faculty", "School", "College", "Institute", "Hospital", "Hospitals", "Clinic", "Bank",
           "Police", "Gendarmerie", "Prison", "Party", "Association", "Union", "Federation", "Foundation",
-          "Company", "Corporation", "Fund", "Service", "Services", "Staff", "Chamber", "Section", "Municipality",
+          "Company", "Corporation", "Fund", "Service", "Services", "Staff", "Municipality",
           "Parliament", "Assembly", "Consulate", "Embassy", "Inspectorate", "Registry", "Ensemble", "Centre",
-          "Center", "Society", "Church", "Army", "Navy", "Force", "Forces", "Division", "Headquarters")
+          "Center", "Society", "Church", "Army", "Navy", "Force", "Forces", "Headquarters")
+"""Head nouns of institution names (a court's sections, chambers and divisions are parts, not
+institutions: "the Fourth Section" names no one)."""
+_ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))",
+                      re.IGNORECASE)
+_PARTS = frozenset(["Section", "Chamber", "Division", "Government", "State"])
+
+
+def generic_institution(value: str) -> bool:
+    """Whether an organisation mention is a bare head or a numbered part, no name: "Chamber",
+    "Council", "Government", "Fourth Section", "the Second Chamber"."""
+    words = [w for w in value.split() if w.lower() != "the"]
+    if len(words) == 1:
+        return words[0] in _HEADS or words[0] in _PARTS
+    return len(words) == 2 and bool(_ORDINAL.fullmatch(words[0])) and (words[1] in _HEADS or words[1] in _PARTS)
 _UPPER = "".join(c for c in map(chr, range(0x2000)) if c.isupper())  # Latin, Greek, Cyrillic capitals
 _CAP = rf"(?:[{_UPPER}][\w’'.-]*)"  # a capitalised word
 _NOT_QUALIFIER = r"(?!(?:The|A|An|This|That|These|Its|His|Her|Their|Our|In|On|At|By|For|Of|And|Under|When|If)\b)"

@@ -28,6 +28,7 @@ from typing import Any
 
 from .._files import sha256_file
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from .identifiers import generic_institution
 from .spans import Span, check_labels, validate_texts
 
 __all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
@@ -217,14 +218,15 @@ _ARTICLE = re.compile(r"(?:the|The|THE)[ \t]+")
 
 def _without_article(text: str, span: Span) -> Span | None:
     """An organisation span without a leading "the" and a trailing possessive: spaCy's small
-    model includes both ("the Ministry of Defence's"), the name is what follows."""
+    model includes both ("the Ministry of Defence's"), the name is what follows. None for a bare
+    institution head or a numbered part ("Chamber", "Government", "Fourth Section"): no name."""
     a, b = span.start, span.end
     m = _ARTICLE.match(text, a, b)
     if m:
         a = m.end()
     if text[a:b].endswith(("'s", "’s")):
         b -= 2
-    if b <= a:
+    if b <= a or generic_institution(text[a:b]):
         return None
     return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
 
