@@ -9,6 +9,7 @@ from private_vectors.text import Sanitizer, Span
 from private_vectors.text.identifiers import IdentifierDetector
 from private_vectors.text.normalise import normalise
 from private_vectors.text.presets import PRESETS
+from private_vectors.text.sanitizer import SANITIZER_VERSION
 
 
 def _found(detector, text):
@@ -86,7 +87,7 @@ def test_second_pass_needs_strong_evidence_and_never_spreads_acronyms():
 def test_config_version_is_kept_and_a_newer_one_refused():
     s = Sanitizer("PII")
     cfg = s.get_config()
-    assert cfg["version"] == 3
+    assert cfg["version"] == SANITIZER_VERSION == 4
     old = dict(cfg, version=2)
     assert Sanitizer.from_config(old).version == 2
     with pytest.raises(ConfigMismatchError, match="newer"):

@@ -67,12 +67,12 @@ _ESCAPED = re.compile(r"‹[A-Z][A-Z0-9_]*›")
 _QUERY_WORD = re.compile(r"[\w@+][\w'’.@+-]*", re.UNICODE)
 _INDEX_VERSION = 1
 _RECORDING = threading.local()  # the Sanitizer whose apply_recorded runs in this thread, and its log
-SANITIZER_VERSION = 3
+SANITIZER_VERSION = 4
 """Version of the Sanitizer's own behaviour, recorded in configs; a Sanitizer rebuilt from a
 config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
 3: detection runs on normalised text (:mod:`.normalise`); placeholder-shaped input is detected;
 the second pass propagates only entities found on strong evidence and matches a person's name
-in lower case too."""
+in lower case too. 4: rules gated on ``version >= 4``."""
 _KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
     REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
 _WEAK = "~"  # index value prefix of an entity found on weak evidence: queries match it, documents do not
