@@ -195,3 +195,17 @@ def test_organisation_model_spans_lose_the_article_and_bare_heads(text, want):
     end = len(text) - len(" reply") if text.endswith(" reply") else len(text)
     got = tidy_model_span(text, Span(0, end, "ORGANIZATION", 0.85, "presidio"))
     assert (None if got is None else text[got.start:got.end]) == want
+
+
+def test_phi_config_round_trip_and_older_rules_kept():
+    s = Sanitizer("PHI")
+    cfg = s.get_config()
+    doc = ["Amelia Okafor was paid EUR 4,000 by the Lagos State Broadcasting Corporation on 29 and 30 May 2001."]
+    assert Sanitizer.from_config(cfg).apply(doc) == s.apply(doc)
+    assert "<QUANTITY>" in s.apply(doc)[0]
+    # a config written before date ranges and organisation tidying rebuilds without them
+    old = IdentifierDetector(entities=["DATE_TIME"], version="1")
+    assert "29 and 30 May 2001" not in {v for v, _ in _found(old, doc[0])}
+    assert "29 and 30 May 2001" in {v for v, _ in _found(IdentifierDetector(entities=["DATE_TIME"]), doc[0])}
+    with pytest.raises(InvalidParameterError, match="version"):
+        IdentifierDetector(version="9")

@@ -39,7 +39,7 @@ from .regex import REGEX_LABELS, RegexDetector
 from .spans import Detector, Span, validate_texts
 from .wordlist import WordListDetector
 
-__all__ = ["NerDetector", "PatternDetector", "TextConcept", "TokenDetector", "concept_detectors", "union_detectors"]
+__all__ = ["NerDetector", "PatternDetector", "QuantityDetector", "TextConcept", "TokenDetector", "concept_detectors", "union_detectors"]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "concepts"
 _SPACY_TO_LABEL = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION",

@@ -43,11 +43,15 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..errors import InvalidParameterError
 from .spans import Span, check_labels, validate_texts
 
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
-IDENTIFIERS_VERSION = "1"
+IDENTIFIERS_VERSION = "2"
+"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME); a
+detector rebuilt from a version "1" config runs without them."""
+_VERSIONS = ("1", "2")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
                                       "QUANTITY", "ORGANIZATION")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
@@ -165,7 +169,7 @@ def _institutions(text: str) -> list[Span]:
     return out
 
 
-def _find(text: str, wanted: frozenset[str]) -> list[Span]:
+def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
         out += [Span(m.start(), m.end(), "HANDLE", 0.8, "identifiers") for m in _HANDLE.finditer(text)]
@@ -183,9 +187,10 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                 for m in _INITIALS.finditer(text)]
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
-        out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
+        if version >= "2":
+            out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
     if "QUANTITY" in wanted:
-        out += [Span(m.start(), m.end(), "QUANTITY", 0.8, "identifiers") for m in _money().finditer(text)]
+        out += [Span(m.start(), m.end(), "QUANTITY", 0.9, "identifiers") for m in _money().finditer(text)]
     if "ORGANIZATION" in wanted:
         out += _institutions(text)
     return out
@@ -195,13 +200,19 @@ class IdentifierDetector:
     """Cue- and shape-based identifiers (see the module docstring for each rule).
 
     Args:
-        entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME).
+        entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME,
+            QUANTITY and ORGANIZATION).
+        version: the rules' version (:data:`IDENTIFIERS_VERSION`; an older one for a detector
+            rebuilt from an older config).
     """
 
     name = "identifiers"
 
-    def __init__(self, *, entities: Sequence[str] | None = None) -> None:
+    def __init__(self, *, entities: Sequence[str] | None = None, version: str = IDENTIFIERS_VERSION) -> None:
+        if version not in _VERSIONS:
+            raise InvalidParameterError("version", f"one of {list(_VERSIONS)}", version)
         self.entities = check_labels(entities, IDENTIFIER_LABELS, _DEFAULT)
+        self.version = version
         self._wanted = frozenset(self.entities)
 
     def __repr__(self) -> str:
@@ -209,7 +220,7 @@ class IdentifierDetector:
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """Spans per text (overlaps not resolved: the Sanitizer merges)."""
-        return [_find(t, self._wanted) for t in validate_texts(texts)]
+        return [_find(t, self._wanted, self.version) for t in validate_texts(texts)]
 
     def get_config(self) -> dict[str, Any]:
-        return {"type": "identifiers", "version": IDENTIFIERS_VERSION, "entities": list(self.entities)}
+        return {"type": "identifiers", "version": self.version, "entities": list(self.entities)}
