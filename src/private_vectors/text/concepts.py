@@ -5,7 +5,7 @@ Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func
 | concept | detectors (cheap first) |
 |---|---|
 | PII | regexes (e-mail, phone, card, IBAN, SSN, IP, URL, street) + cue/shape identifiers (handles, ID numbers, dates of birth, ages, postcodes) + name and place vocabularies + firm names made of surnames + presidio (PERSON, LOCATION, NRP, URL, identifiers) |
-| PHI | PII + dates more specific than a year (regex and presidio/spaCy DATE_TIME) |
+| PHI | PII + dates more specific than a year and ranges of them (regex and presidio/spaCy DATE_TIME), organisations (presidio ORGANIZATION, institution names by head noun and the acronyms defined for them), NRP, sex/gender and occupation terms (Faker's job titles), money (ISO 4217 codes, currency words) and spaCy MONEY/QUANTITY (:class:`QuantityDetector`) |
 | quasi | dates, age patterns, demographic terms, spaCy MONEY/QUANTITY/PERCENT, presidio DATE_TIME/ORGANIZATION/NRP |
 | person | first-name vocabulary (:class:`~private_vectors.text.names.NameDetector`) + presidio PERSON |
 | location | street regexes + place vocabulary + presidio LOCATION |
