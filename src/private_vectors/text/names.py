@@ -330,13 +330,16 @@ class PlaceDetector:
 
     name = "places"
 
-    def __init__(self, *, score: float = 0.55, street_score: float = 0.9, cue_score: float = 0.88) -> None:
+    def __init__(self, *, score: float = 0.55, street_score: float = 0.9, cue_score: float = 0.88,
+                 caps_score: float | None = None) -> None:
         self.score = _score("score", score)
         self.street_score = _score("street_score", street_score)
         self.cue_score = _score("cue_score", cue_score)
+        self.caps_score = self.score if caps_score is None else _score("caps_score", caps_score)
 
     def __repr__(self) -> str:
-        return f"PlaceDetector(score={self.score}, street_score={self.street_score}, cue_score={self.cue_score})"
+        return (f"PlaceDetector(score={self.score}, street_score={self.street_score}, cue_score={self.cue_score}, "
+                f"caps_score={self.caps_score})")
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """LOCATION spans per text."""
@@ -394,12 +397,13 @@ class PlaceDetector:
         return out
 
     def _cued(self, text: str) -> list[Span]:
-        """Places after a place cue ("moved here from Tjæreborg", "flew to LEPPEN")."""
-        found = [m for m in _PLACE_AFTER_CUE.finditer(text)]
+        """Places after a place cue ("moved here from Tjæreborg", "flew to LEPPEN"), and upper-case
+        words after "in", "to", "from", "near" (scored ``caps_score``: "in PURSUIT" is often an acronym)."""
+        found = [(m, self.cue_score) for m in _PLACE_AFTER_CUE.finditer(text)]
         if not text.isupper():
-            found += list(_CAPS_PLACE.finditer(text))
+            found += [(m, self.caps_score) for m in _CAPS_PLACE.finditer(text)]
         stop = _stop_words()  # "I'm in The ...", "flew to Monday": not a place; "moved to New York" is
-        return [Span(m.start(1), m.end(1), "LOCATION", self.cue_score, self.name) for m in found
+        return [Span(m.start(1), m.end(1), "LOCATION", score, self.name) for m, score in found
                 if _key(m.group(1).split()[0]) not in stop]
 
     def _streets(self, text: str, words: list[re.Match[str]]) -> list[Span]:
@@ -422,7 +426,8 @@ class PlaceDetector:
     def get_config(self) -> dict[str, Any]:
         from .surrogates import load_pool
 
-        return {"type": "places", "street_score": self.street_score, "score": self.score, "cue_score": self.cue_score,
+        caps = {} if self.caps_score == self.cue_score else {"caps_score": self.caps_score}  # before: = cue_score
+        return {"type": "places", "street_score": self.street_score, "score": self.score, "cue_score": self.cue_score, **caps,
                 "vocabulary": {"pool": load_pool().describe(), "places": len(places()), "sha256": _digest(places())}}
 
 

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..errors import InvalidTypeError
 from .spans import Span, check_labels, validate_texts
 
 __all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok", "luhn_ok", "structured_matches"]
@@ -24,7 +25,8 @@ REGEX_VERSION = "4"
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|info|biz|co|de|uk|fr|es|it|nl|hu|cz|gl|pt|br|ru|cn|jp)\b",
                   re.IGNORECASE)
-_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}(?![\w])"
+_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}"
+                    r"(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\w])"
                     r"|(?<![\w+])\+?\d{10,13}(?!\w)")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _SSN = re.compile(r"(?<!\d)(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}(?!\d)")
@@ -67,14 +69,17 @@ def iban_ok(text: str) -> bool:
     return number % 97 == 1
 
 
-def structured_matches(text: str, *, dates_are_not_phones: bool = False) -> Iterator[tuple[str, re.Match[str], float]]:
+def structured_matches(text: str, *, dates_are_not_phones: bool = False,
+                       validate_phones: bool = False) -> Iterator[tuple[str, re.Match[str], float]]:
     """(label, match, score) for every structured identifier the project's regexes find: e-mail,
     URL, card (Luhn-checked), US SSN, IBAN (mod-97 checked), IPv4/IPv6, date, phone.
 
     Args:
         text: the text to search.
         dates_are_not_phones: skip phone matches that are dates ("2020-01-02", "12/03/1980");
-            the text stage sets it; :class:`~private_vectors.text.light.LightDetector` keeps its original behaviour.
+            the text stage sets it and ``validate_phones``;
+        validate_phones: skip phone matches :func:`phone_ok` rejects (runs of years, impossible
+            lengths); :class:`~private_vectors.text.light.LightDetector` keeps its original behaviour.
     """
     for m in EMAIL.finditer(text):
         yield "EMAIL_ADDRESS", m, 1.0
@@ -99,8 +104,35 @@ def structured_matches(text: str, *, dates_are_not_phones: bool = False) -> Iter
         if dates_are_not_phones and (_DATE.fullmatch(m.group(0).strip())
                                      or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0))):
             continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
-        if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()):
+        if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()) \
+                and (not validate_phones or phone_ok(m.group(0))):
             yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
+
+
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")
+"""Regions a number without a country code may belong to (presidio's phone recognizer's defaults)."""
+_YEAR = re.compile(r"(?:18|19|20)\d\d")
+
+
+def phone_ok(candidate: str) -> bool:
+    """Whether a phone-shaped ``candidate`` can be a phone number: not a run of years ("2007-2008",
+    "1990 2000 2010": a range or list of years), and a possible number by ``phonenumbers`` (its
+    length fits the numbering plan of the country code it carries, or of one of
+    :data:`PHONE_REGIONS`). Possible, not valid: made-up numbers ("555-0142") are still numbers
+    a writer gave as a phone."""
+    import phonenumbers
+
+    groups = re.findall(r"\d+", candidate)
+    if len(groups) >= 2 and all(len(g) == 4 and _YEAR.fullmatch(g) for g in groups):
+        return False
+    regions = (None,) if candidate.lstrip().startswith("+") else PHONE_REGIONS
+    for region in regions:
+        try:
+            if phonenumbers.is_possible_number(phonenumbers.parse(candidate, region)):
+                return True
+        except phonenumbers.NumberParseException:
+            continue
+    return False
 
 
 
@@ -110,11 +142,22 @@ _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5
 UPPER_LETTERS = "A-ZÀ-ÖØ-ÞΆΈ-ΊΌΎ-ΏΑ-ΩЀ-Я"
 """Regex character-class body of the upper-case letters the address and place patterns accept
 (Latin with diacritics, Greek with its accented capitals "Ά", Cyrillic with "Ё")."""
-_TAIL_WORD = rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*+(?!:)(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|nan|\d{{2,6}})"
-_TAIL_LINE = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{_TAIL_WORD}(?:[ \t]+\d{{4,6}})?"
-# on the same line after "Suite 9" / "Apt. 615": up to four capitalised words ("Moosleerau Switzerland")
-_TAIL_SAME_LINE = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{0,4}}"
-_TAIL = re.compile(rf"(?:{_TAIL_LINE})+|{_TAIL_SAME_LINE}(?:{_TAIL_LINE})*")
+
+
+def _tail_pattern(*, nan: bool) -> re.Pattern[str]:
+    """The address tail after a street: more address lines (city, region, country, postcode) or,
+    after "Suite 9" / "Apt. 615", up to four capitalised words on the same line ("Moosleerau
+    Switzerland"). ``nan`` (text-stage version 3 only) also took a literal "nan" line, an artefact
+    of one data set's empty address fields."""
+    word = (rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*+(?!:)(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*"
+            rf"|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|{'nan|' if nan else ''}\d{{2,6}})")
+    line = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{word}(?:[ \t]+\d{{4,6}})?"
+    same_line = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{0,4}}"
+    return re.compile(rf"(?:{line})+|{same_line}(?:{line})*")
+
+
+_TAIL = _tail_pattern(nan=False)
+_TAIL_V3 = _tail_pattern(nan=True)
 _ENDS_WITH_UNIT = re.compile(r"(?:Suite|Apt|Unit)\.?\s*\d+$")
 _WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{1,4}}")
 # "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
@@ -140,17 +183,32 @@ _TYPE_FIRST = re.compile(rf"\b(?:Rue|Rua|Via|Viale|Calle|Avenida|Avda\.|Av\.|Ram
                          rf"Estrada|Carrer|Strada|Piazza|Corso|Boulevard|Chemin|Allée|Place)[ \t]+"
                          rf"(?:(?:{_PARTICLE}|des|degli|das)[ \t]+)?[{UPPER_LETTERS}][\w'’.-]*"
                          rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE}|des|das)){{0,3}}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?")
-_NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?|"
-                       r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
-                       r"[Dd]irected by|[Ss]tarring|[Ss]ongwriter|[Ss]ays)|"
-                       r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
-                       rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
+def _name_cue(*, credits: bool) -> re.Pattern[str]:
+    """Words after a name cue. ``credits`` (text-stage version 3 only) also took film and song
+    credits ("directed by", "starring", "songwriter"), cues fitted to one data set."""
+    extra = r"[Dd]irected by|[Ss]tarring|[Ss]ongwriter|" if credits else ""
+    return re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?|"
+                      r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
+                      rf"{extra}[Ss]ays)|"
+                      r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
+                      rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
+
+
+_NAME_CUE = _name_cue(credits=False)
+_NAME_CUE_V3 = _name_cue(credits=True)
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
-def cue_name_spans(text: str, *, detector: str = "regex") -> list[Span]:
-    """PERSON spans for the words after a name cue ("my name is", "Mr", "Dr", "Name:", ...)."""
-    return [Span(m.start(1), m.end(1), "PERSON", 0.75, detector) for m in _NAME_CUE.finditer(text)
-            if m.group(1).split()[0] not in _CUE_STOP]
+def cue_name_spans(text: str, *, detector: str = "regex", strict: bool = True) -> list[Span]:
+    """PERSON spans for the words after a name cue ("my name is", "Mr", "Dr", "Name:", ...).
+    ``strict`` (version 4): no film-credit cues, and the words must be shaped like a name: no
+    digit, not one word in capitals ("a protein called FIP-2", "a syndrome called APECED")."""
+    found = (_NAME_CUE if strict else _NAME_CUE_V3).finditer(text)
+    return [Span(m.start(1), m.end(1), "PERSON", 0.75, detector) for m in found
+            if m.group(1).split()[0] not in _CUE_STOP and (not strict or _cue_name_shaped(m.group(1)))]
+
+
+def _cue_name_shaped(value: str) -> bool:
+    return not any(c.isdigit() for c in value) and not (len(value.split()) == 1 and value.isupper())
 
 
 REGEX_LABELS: tuple[str, ...] = (
@@ -162,17 +220,17 @@ REGEX_LABELS: tuple[str, ...] = (
 _DEFAULT_LABELS = tuple(x for x in REGEX_LABELS if x not in ("URL", "DATE_TIME"))
 
 
-def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
+def _with_tail(text: str, start: int, end: int, strict: bool = True) -> tuple[int, int]:
     """Extend a street match over the following address lines (city, region code, country, postcode)."""
     if _ENDS_WITH_UNIT.search(text, start, end):
         words = _WORDS_AFTER_UNIT.match(text, end)
         end = words.end() if words else end
-    m = _TAIL.match(text, end)
+    m = (_TAIL if strict else _TAIL_V3).match(text, end)
     head = _HEAD.search(text, max(0, start - 24), start)
     return (head.start() if head else start, m.end() if m else end)
 
 
-def _find(text: str, wanted: frozenset[str]) -> list[Span]:
+def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
     found: list[Span] = []
     name = "regex"
 
@@ -180,21 +238,21 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
         if label in wanted:
             found.append(Span(m.start(), m.end(), label, score, name))
 
-    for label, m, score in structured_matches(text, dates_are_not_phones=True):
+    for label, m, score in structured_matches(text, dates_are_not_phones=True, validate_phones=strict):
         add(label, m, score)
     if "LOCATION" in wanted:
         for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
                                (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
             for m in pattern.finditer(text):
-                a, b = _with_tail(text, m.start(), m.end())
+                a, b = _with_tail(text, m.start(), m.end(), strict)
                 found.append(Span(a, b, "LOCATION", score, name))
         for m in _CORNER.finditer(text):
             found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):
-            a, b = _with_tail(text, m.start(1), m.end(1))
+            a, b = _with_tail(text, m.start(1), m.end(1), strict)
             found.append(Span(a, b, "LOCATION", 0.7, name))
     if "PERSON" in wanted:
-        found.extend(cue_name_spans(text))
+        found.extend(cue_name_spans(text, strict=strict))
     return found
 
 
@@ -204,21 +262,30 @@ class RegexDetector:
     Args:
         entities: labels to report, from :data:`REGEX_LABELS` (default: all but URL and
             DATE_TIME, which are common in ordinary text).
+        strict: phone numbers validated by :func:`phone_ok`, name cues without film credits and
+            shaped like a name, no literal "nan" address line (text-stage version 4; a stored
+            version-3 config rebuilds with ``strict=False``).
     """
 
     name = "regex"
 
-    def __init__(self, *, entities: Sequence[str] | None = None) -> None:
+    def __init__(self, *, entities: Sequence[str] | None = None, strict: bool = True) -> None:
         labels = check_labels(entities, REGEX_LABELS, _DEFAULT_LABELS)
         self.entities = labels
         self._wanted = frozenset(labels)
+        if not isinstance(strict, bool):
+            raise InvalidTypeError("strict", "a bool", strict)
+        self.strict = strict
 
     def __repr__(self) -> str:
-        return f"RegexDetector(entities={list(self.entities)})"
+        return f"RegexDetector(entities={list(self.entities)}, strict={self.strict})"
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """Spans per text (overlaps not resolved: the ensemble merges)."""
-        return [_find(t, self._wanted) for t in validate_texts(texts)]
+        return [_find(t, self._wanted, self.strict) for t in validate_texts(texts)]
 
     def get_config(self) -> dict[str, Any]:
-        return {"type": "regex", "version": REGEX_VERSION, "entities": list(self.entities)}
+        cfg: dict[str, Any] = {"type": "regex", "version": REGEX_VERSION, "entities": list(self.entities)}
+        if self.strict:  # absent in the configs of text-stage version 3 and before
+            cfg["strict"] = True
+        return cfg

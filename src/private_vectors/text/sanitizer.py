@@ -48,12 +48,12 @@ from ..errors import (
 from ..keys import SecretBytes, SecretKey
 from .concepts import NerDetector, PatternDetector, QuantityDetector, TextConcept, TokenDetector, concept_detectors
 from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
-from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words
+from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words, _countries
 from .normalise import normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presets import PRESETS
 from .presidio import PRESIDIO_LABELS, PresidioDetector
-from .regex import REGEX_LABELS, RegexDetector
+from .regex import REGEX_LABELS, RegexDetector, phone_ok
 from .spans import LABELS, Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
 from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
@@ -72,7 +72,11 @@ SANITIZER_VERSION = 4
 config behaves as that version did. 2: words a batch writes in lower case are ordinary words.
 3: detection runs on normalised text (:mod:`.normalise`); placeholder-shaped input is detected;
 the second pass propagates only entities found on strong evidence and matches a person's name
-in lower case too. 4: rules gated on ``version >= 4``."""
+in lower case too. 4: what
+identifies no one alone is kept in a document without personal context (:func:`_context_free`);
+phone numbers are validated with ``phonenumbers``; name cues must be shaped like a name; spans
+mixing words in capitals with other words and bare domains a letter continues are no
+identifiers; a single word propagates only on a pattern or two detectors."""
 _KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
     REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
 _WEAK = "~"  # index value prefix of an entity found on weak evidence: queries match it, documents do not
@@ -218,20 +222,23 @@ def _index_stop() -> frozenset[str]:
     return frozenset(stop)
 
 
-def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
+def _strong(text: str, span: Span, raw: Sequence[Span], version: int = 3) -> bool:
     """Strong evidence for propagating ``span`` across the batch: a validated pattern (regex,
     cue/shape identifier), a score of at least 0.9, or two independent detectors; never an
-    all-caps word of at most four letters ("RNA", "CI", "RT")."""
+    all-caps word of at most four letters ("RNA", "CI", "RT"). From version 4 a single word
+    needs a pattern or two detectors: one model's score says little about one word ("Kras")."""
     if _acronym(text[span.start:span.end]):
         return False
-    if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
-        return True
     value = text[span.start:span.end]
     words = value.split()
+    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
+    if version >= 4 and len(words) == 1 and span.detector not in _STRONG_DETECTORS:
+        return len(found_by) >= 2
+    if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
+        return True
     if span.label == "PERSON" and len(words) >= 2 and "\n" not in value \
             and all(w[:1].isupper() and not w.isupper() for w in words) and _looks_like_a_name(value):
         return True  # a full name on one line, each part capitalised (not all caps) and name-shaped
-    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
     return len(found_by) >= 2
 
 
@@ -267,15 +274,116 @@ def _looks_like_a_name(value: str) -> bool:
     return True
 
 
-def _name_shaped(text: str, spans: list[Span]) -> list[Span]:
+def _mixed_caps(value: str) -> bool:
+    """Words in capitals beside words that are not ("CONCLUSION Lobular", "Type III IFN", "Pol
+    IV"): a section heading or an acronym next to a word, not a name; a name is written either
+    way throughout ("Amelia Okafor", "AMELIA OKAFOR")."""
+    words = [w for w in value.split() if any(c.isalpha() for c in w)]
+    caps = [w.isupper() and sum(c.isalpha() for c in w) >= 2 for w in words]
+    return any(caps) and not all(caps)
+
+
+def _name_shaped(text: str, spans: list[Span], *, mixed_caps_only: bool = False) -> list[Span]:
     """Drop a model span (a name, place, group or organisation from one model or vocabulary
     detector alone) that is not shaped like a name: gene and protein symbols, cell lines and
-    abbreviations are what a small NER model mistakes for names in scientific text."""
+    abbreviations are what a small NER model mistakes for names in scientific text. With
+    ``mixed_caps_only`` (version 4, on the original text: detection title-cases words in
+    capitals), only a span mixing words in capitals with words that are not."""
     def alone(s: Span) -> bool:
         return not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end for o in spans)
 
+    def shaped(s: Span) -> bool:
+        value = text[s.start:s.end]
+        return not _mixed_caps(value) if mixed_caps_only else _looks_like_a_name(value)
+
     return [s for s in spans if s.label not in _MODEL_LABELS or s.detector in _STRONG_DETECTORS or not alone(s)
-            or _looks_like_a_name(text[s.start:s.end])]
+            or shaped(s)]
+
+
+_PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
+                      r"|[Ss]he|[Hh]er|[Hh]ers)\b")
+_CUED = 0.88
+_DECIMAL = re.compile(r"(?<![\d.])\d\.\d+(?![\d.])")  # "0.89": an odds ratio or a score, not a phone
+_ONE_WORD_DETECTORS = frozenset(["presidio", "ner", "places"])
+_PERSONAL = frozenset(["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "HANDLE", "ID_NUMBER", "US_SSN", "CREDIT_CARD",
+                       "IBAN_CODE", "DATE_OF_BIRTH", "MEDICAL_LICENSE", "UK_NHS"])
+
+
+def _valid_phones(text: str, spans: list[Span]) -> list[Span]:
+    """Drop a phone number a model found that :func:`~private_vectors.text.regex.phone_ok` rejects
+    or that has fewer than seven digits ("1683", "0.89-1.26"; the regexes validate their own)."""
+    def ok(s: Span) -> bool:
+        value = text[s.start:s.end]
+        return sum(c.isdigit() for c in value) >= 7 and not _DECIMAL.search(value) and phone_ok(value)
+
+    return [s for s in spans if s.label != "PHONE_NUMBER" or s.detector == "regex" or ok(s)]
+
+
+def _whole_domains(text: str, spans: list[Span]) -> list[Span]:
+    """Drop a bare domain a model found (no scheme, no "www.", no path) that a letter or digit
+    continues: "IL28B.rs12979860" is a gene variant, not the domain "IL28B.rs"."""
+    def cut(s: Span) -> bool:
+        value = text[s.start:s.end]
+        bare = "://" not in value and not value.casefold().startswith("www.") and "/" not in value
+        return bare and s.end < len(text) and text[s.end].isalnum()
+
+    return [s for s in spans if s.label != "URL" or s.detector == "regex" or not cut(s)]
+
+
+_BEFORE_WORD = re.compile(r"([^\W\d_][\w'’-]*)[ \t]$")
+_AFTER_WORD = re.compile(r"[ \t]([^\W\d_][\w'’-]*)")
+
+
+def _in_capitalised_run(text: str, span: Span) -> bool:
+    """Whether a capitalised word that is no common English word stands right before or after
+    ``span`` on its line: the model often takes a surname and leaves the given name ("Dzhamalay
+    [Batukayev]"); such a span is part of a name, not a lone word."""
+    common = _common_words()
+    before = _BEFORE_WORD.search(text, max(0, span.start - 40), span.start)
+    after = _AFTER_WORD.match(text, span.end)
+    return any(m is not None and m.group(1)[0].isupper() and not m.group(1).isupper()
+               and m.group(1).casefold() not in common for m in (before, after))
+
+
+def _context_free(text: str, spans: list[Span]) -> list[Span]:
+    """Without personal context, drop what identifies no one alone: a one-word name or place that
+    one model or vocabulary detector found (no title before it, no second detector on it, score
+    below 0.88) and a country. Personal context, anywhere in the document, is a singular personal
+    pronoun ("I'm", "my", "you", "she", "his"; not the authors' "we", nor a bare "I", also a
+    numeral: "type I diabetes"), a full name (two or more words, not all capitals, found by a
+    name list, a cue or two detectors: the model alone calls title words "Insulin Resistance" a
+    person) or contact or identity data. A place after a place cue, a street and a model's
+    boosted call (score at least 0.88) are always kept. In scientific abstracts the one-word
+    spans are gene, drug and species names ("Kras", "Concerta", "Xenopus") and the countries are
+    study sites. A surname alone is still replaced where the keyed index knows it from a full name
+    (index spans are not filtered here)."""
+    countries = _countries()
+
+    if _PRONOUN.search(text):
+        return spans
+
+    def lone(s: Span) -> bool:
+        value = text[s.start:s.end]
+        if s.score >= _CUED:  # a street, a place after a cue ("moved here from"), a model's strong call
+            return False
+        if s.label == "LOCATION" and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
+            return True
+        return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS and len(value.split()) == 1
+                and not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end
+                            for o in spans)
+                and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) and not _in_capitalised_run(text, s))
+
+    def personal(s: Span) -> bool:
+        value = text[s.start:s.end]
+        if s.label != "PERSON":
+            return s.label in _PERSONAL
+        found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
+        return len(value.split()) >= 2 and not value.isupper() and (len(found_by) >= 2 or s.detector != "presidio")
+
+    candidates = [s for s in spans if lone(s)]
+    if not candidates or any(personal(s) for s in spans if s not in candidates):
+        return spans
+    return [s for s in spans if s not in candidates]
 
 
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
@@ -313,7 +421,7 @@ def _add_entries(index: dict[str, str], entries: Mapping[str, str]) -> None:
 def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
     kind = cfg.get("type")
     if kind == "regex":
-        return RegexDetector(entities=cfg["entities"])
+        return RegexDetector(entities=cfg["entities"], strict=cfg.get("strict", False))
     if kind == "identifiers":
         return IdentifierDetector(entities=cfg["entities"], version=str(cfg.get("version", "1")))
     if kind == "presidio":
@@ -328,7 +436,8 @@ def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
                             lone_first_names=cfg.get("lone_first_names", True))
     if kind == "places":
         return PlaceDetector(score=cfg.get("score", 0.55), street_score=cfg.get("street_score", 0.9),
-                             cue_score=cfg.get("cue_score", cfg.get("score", 0.55)))  # before 0.88: cue = score
+                             cue_score=cfg.get("cue_score", cfg.get("score", 0.55)),  # before 0.88: cue = score
+                             caps_score=cfg.get("caps_score", cfg.get("cue_score", cfg.get("score", 0.55))))
     if kind == "firms":
         return FirmDetector(score=cfg.get("score", 0.9))
     if kind == "tokens":
@@ -514,6 +623,9 @@ class Sanitizer:
                 spans = _with_title(chunk, _name_shaped(chunk, spans))
             shifted = [s.shifted(off) for s in spans]
             found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
+        if self.version >= 4:
+            found = [_whole_domains(t, _valid_phones(t, _name_shaped(t, s, mixed_caps_only=True)))
+                     for t, s in zip(texts, found, strict=True)]
         return found
 
     @staticmethod
@@ -537,6 +649,8 @@ class Sanitizer:
                 and (self.entities is None or s.label in self.entities)
                 and not any(s.start < b and a < s.end for a, b in guarded)
                 and not _ordinary_words(text, s, lower)]
+        if self.version >= 4:
+            kept = _context_free(text, kept)
         merged = merge_spans(kept + list(extra), priority=_index_first)
         if extra and self.version >= 3:  # "keyed-index" names a span only the second pass found
             merged = [_credited(s, kept) for s in merged]
@@ -621,7 +735,7 @@ class Sanitizer:
         for t, s in zip(texts, found, strict=True):
             for span in self._select(t, s, lower=lower):
                 if not isinstance(self._operator(span.label), Keep):
-                    weak = self.version >= 3 and not _strong(t, span, s)
+                    weak = self.version >= 3 and not _strong(t, span, s, self.version)
                     _add_entries(batch, self._entries(span.label, t[span.start:span.end], lower, weak=weak))
         index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
         return [self._select(t, s, self._index_spans(t, index, any_case=False, ordinary=lower), index, lower)

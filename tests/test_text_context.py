@@ -1,0 +1,125 @@
+"""Text-stage version 4: validated phones, name cues shaped like names, no spread of one-word
+model guesses without personal context, headings and bare domains that are not identifiers."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from private_vectors.errors import InvalidTypeError
+from private_vectors.text import Sanitizer, Span
+from private_vectors.text.regex import RegexDetector, cue_name_spans, phone_ok
+from private_vectors.text.sanitizer import _context_free, _mixed_caps, _valid_phones, _whole_domains
+
+
+@pytest.mark.parametrize("value, ok", [
+    ("2007-2008", False), ("1984-2008", False), ("1990 2000 2010", False),  # years, not a phone
+    ("555-123-4567", True), ("(555) 123-4567", True), ("+44 20 7946 0958", True),
+    ("0490 123 456", True), ("+1-903-140-4508x769", True),
+    ("001 23", False),  # too short for any plan
+])
+def test_phone_ok(value, ok):
+    assert phone_ok(value) is ok
+
+
+def test_regex_detector_validates_phones_and_records_it():
+    text = "Data from 2007-2008 were pooled; call 555-123-4567 ext. 12 for the files."
+    strict = RegexDetector().spans([text])[0]
+    assert [text[s.start:s.end] for s in strict if s.label == "PHONE_NUMBER"] == ["555-123-4567 ext. 12"]
+    old = RegexDetector(strict=False).spans([text])[0]
+    assert "2007-2008" in [text[s.start:s.end] for s in old if s.label == "PHONE_NUMBER"]
+    assert RegexDetector().get_config()["strict"] is True
+    with pytest.raises(InvalidTypeError, match="strict"):
+        RegexDetector(strict="yes")
+
+
+def test_name_cues_are_name_shaped_and_film_credits_are_gone():
+    def names(text, **kw):
+        return [text[s.start:s.end] for s in cue_name_spans(text, **kw)]
+
+    assert names("My name is Amelia Okafor.") == ["Amelia Okafor"]
+    assert names("A protein called FIP-2 binds it; a syndrome called APECED.") == []
+    assert names("The film was directed by Amelia Okafor.") == []
+    assert names("The film was directed by Amelia Okafor.", strict=False) == ["Amelia Okafor"]
+
+
+def test_nan_address_line_only_in_version_3():
+    text = "He lives at 12 Seneca Street\nnan\n"
+    strict = RegexDetector().spans([text])[0]
+    old = RegexDetector(strict=False).spans([text])[0]
+    assert max(s.end for s in old if s.label == "LOCATION") > max(s.end for s in strict if s.label == "LOCATION")
+
+
+def _span(text, value, label, detector, score=0.85):
+    i = text.index(value)
+    return Span(i, i + len(value), label, score, detector)
+
+
+def test_one_word_model_guess_without_personal_context_is_dropped():
+    text = "Kras mutations were common in Tanzania and in Xenopus embryos."
+    spans = [_span(text, "Kras", "PERSON", "presidio"), _span(text, "Tanzania", "LOCATION", "places", 0.55),
+             _span(text, "Xenopus", "LOCATION", "presidio")]
+    assert _context_free(text, spans) == []
+
+
+@pytest.mark.parametrize("context", [
+    "She said Kras mutations were common in Tanzania and in Xenopus embryos.",  # a pronoun
+    "Kras mutations were common in Tanzania and in Xenopus embryos, wrote amelia@example.org.",  # contact data
+])
+def test_personal_context_keeps_them(context):
+    spans = [_span(context, "Kras", "PERSON", "presidio"), _span(context, "Tanzania", "LOCATION", "places", 0.55),
+             _span(context, "Xenopus", "LOCATION", "presidio")]
+    if "@" in context:
+        spans.append(_span(context, "amelia@example.org", "EMAIL_ADDRESS", "regex", 1.0))
+    assert _context_free(context, spans) == spans
+
+
+def test_full_name_title_cue_and_two_detectors_survive_without_context():
+    text = "The complaint filed by Nguyet Ruatapu reached Mr Okafor; Ankara replied. We moved here from ESPOO."
+    full = _span(text, "Nguyet Ruatapu", "PERSON", "presidio")
+    titled = _span(text, "Okafor", "PERSON", "presidio")
+    city_model, city_list = _span(text, "Ankara", "LOCATION", "presidio"), _span(text, "Ankara", "LOCATION", "places")
+    cued = _span(text, "ESPOO", "LOCATION", "places", 0.88)
+    kept = _context_free(text, [full, titled, city_model, city_list, cued])
+    assert kept == [full, titled, city_model, city_list, cued]
+
+
+def test_a_model_only_title_phrase_gives_no_context():
+    text = "Insulin Resistance in Kras mice"
+    spans = [_span(text, "Insulin Resistance", "PERSON", "presidio"), _span(text, "Kras", "PERSON", "presidio")]
+    assert _context_free(text, spans) == spans[:1]  # the phrase itself stays (it is no one-word guess)
+
+
+def test_mixed_caps_headings_are_not_names():
+    assert _mixed_caps("CONCLUSION Lobular") and _mixed_caps("Type III IFN") and _mixed_caps("Pol IV")
+    assert not _mixed_caps("Amelia Okafor") and not _mixed_caps("AMELIA OKAFOR") and not _mixed_caps("Okafor")
+
+
+def test_model_phones_and_bare_domains_are_checked():
+    text = "odds 0.89-1.26 (id 1683); the IL28B.rs12979860 variant; see example.org today"
+    spans = [_span(text, "0.89-1.26", "PHONE_NUMBER", "presidio", 0.4), _span(text, "1683", "PHONE_NUMBER", "presidio", 0.4),
+             _span(text, "IL28B.rs", "URL", "presidio", 0.5), _span(text, "example.org", "URL", "presidio", 0.5)]
+    assert _whole_domains(text, _valid_phones(text, spans)) == spans[3:]
+
+
+def test_version_3_config_rebuilds_the_old_rules():
+    s = Sanitizer("PII")
+    text = "Samples from 2007-2008 were pooled."
+    assert not [x for x in s.spans([text])[0] if x.label == "PHONE_NUMBER"]
+    cfg = copy.deepcopy(s.get_config())
+    cfg["version"] = 3
+    for d in cfg["detectors"]:
+        d.pop("strict", None)
+        d.pop("caps_score", None)
+    old = Sanitizer.from_config(cfg)
+    assert old.version == 3
+    assert [text[x.start:x.end] for x in old.spans([text])[0] if x.label == "PHONE_NUMBER"] == ["2007-2008"]
+
+
+def test_a_surname_the_model_split_from_its_given_name_is_not_lone():
+    text = "According to the nurse, Dzhamalay Batukayev was admitted after a fall."
+    surname = _span(text, "Batukayev", "PERSON", "presidio")
+    assert _context_free(text, [surname]) == [surname]
+    study = "Kras mutations were found in Xenopus embryos."
+    assert _context_free(study, [_span(study, "Xenopus", "LOCATION", "presidio")]) == []
