@@ -140,3 +140,99 @@ def test_a_title_with_initials_is_a_person():
     assert ("Mr F.L.", "PERSON") in _found(det, "represented by Mr F.L., a lawyer")
     assert ("Ms A.-M. Mendiboure", "PERSON") in _found(det, "Ms A.-M. Mendiboure, Agent")
     assert not any(label == "PERSON" for _, label in _found(det, "Mr Smith and the board"))
+
+
+def test_money_needs_a_currency_next_to_the_number():
+    det = IdentifierDetector(entities=["QUANTITY"])
+    text = ("He was awarded EUR 4,000, then 100,000,000 TRL, 5,699.21 euros (EUR), five hundred euros, "
+            "approximately 4,000,000 Swedish kronor and $5.2 million.")
+    assert {v for v, _ in _found(det, text)} == {
+        "EUR 4,000", "100,000,000 TRL", "5,699.21 euros (EUR)", "five hundred euros",
+        "approximately 4,000,000 Swedish kronor",
+        "$5.2 million"}
+    # numbers without a currency are no amounts: years, article numbers, scores, counts
+    assert _found(det, "In 1998, under Article 6 § 1, the score was 3 to 2 in 12 cases; NHS 123 456.") == set()
+
+
+def test_institutions_need_a_qualifier_or_a_complement():
+    det = IdentifierDetector(entities=["ORGANIZATION"])
+    text = ("He applied to the Istanbul State Security Court; the Ministry of the Interior and the Social "
+            "Insurance Authority replied, as did the Office for Veterans and Persecuted Persons.")
+    assert {v for v, _ in _found(det, text)} == {
+        "Istanbul State Security Court", "Ministry of the Interior", "Social Insurance Authority",
+        "Office for Veterans and Persecuted Persons"}
+    assert {lab for _, lab in _found(det, text)} == {"ORGANIZATION"}
+    # a head alone is no name; a sentence's first word is no qualifier
+    assert _found(det, "The Court held that the Ministry had erred. In Court, he said so.") == set()
+    assert ("Wrocław-Śródmieście District Court", "ORGANIZATION") in _found(det, "the Wrocław-Śródmieście District Court")
+
+
+def test_quantity_detector_validates_spacy_amounts():
+    from private_vectors.text.concepts import QuantityDetector
+
+    det = QuantityDetector()
+    found = {v for v, _ in _found(det, "He paid 5,000 dollars and weighed 80 kg; see paragraph 12 and 3 to 2.")}
+    assert {"5,000 dollars", "80 kg"} <= found
+    assert not {"12", "3", "2"} & found
+
+
+def test_occupations_come_from_fakers_job_titles():
+    from private_vectors.text.concepts import occupations
+
+    jobs = occupations()
+    assert {"accountant", "journalist", "pharmacist", "teacher"} <= set(jobs)
+    assert all(j == j.lower() and "," not in j for j in jobs)
+
+
+def test_phi_covers_safe_harbors_other_identifying_characteristics():
+    s = Sanitizer("PHI")
+    assert {"ORGANIZATION", "NRP", "DEMOGRAPHIC", "QUANTITY", "DATE_TIME"} <= set(PRESETS["PHI"].labels)
+    out = s.apply(["Amelia Okafor, a Nigerian journalist, was paid EUR 4,000 by the Lagos State Broadcasting "
+                   "Corporation on 3 May 2001."])[0]
+    for leaked in ("Okafor", "Nigerian", "journalist", "4,000", "Lagos State Broadcasting", "3 May"):
+        assert leaked not in out, out
+    pii = Sanitizer("PII").apply(["a Nigerian journalist was paid EUR 4,000 by the Lagos State Broadcasting "
+                                  "Corporation"])[0]
+    assert "journalist" in pii and "4,000" in pii  # PII is unchanged: organisations and amounts are PHI's
+
+
+def test_a_range_of_dates_is_one_mention():
+    det = IdentifierDetector(entities=["DATE_TIME"])
+    found = {v for v, _ in _found(det, "held on 29 and 30 June 1992, then from 30 March 1983 to 30 September 1987")}
+    assert {"29 and 30 June 1992", "30 March 1983 to 30 September 1987"} <= found
+    assert _found(det, "Articles 6 and 13 of the Convention, 1998 to 2001") == set()
+
+
+def test_an_acronym_defined_for_an_institution_is_the_institution():
+    det = IdentifierDetector(entities=["ORGANIZATION"])
+    text = "He joined the PKK (the Kurdistan Workers’ Party) in 1990. The PKK was banned."
+    spans = [text[s.start:s.end] for s in det.spans([text])[0]]
+    assert spans.count("PKK") == 2 and "Kurdistan Workers’ Party" in spans
+    assert _found(det, "Tumor Necrosis Factor (TNF) levels rose; TNF fell.") == set()  # no institution head
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("the Ministry of Defence's reply", "Ministry of Defence"),
+    ("The Istanbul State Security Court", "Istanbul State Security Court"),
+    ("the Chamber", None), ("The Government", None), ("the Fourth Section", None),
+])
+def test_organisation_model_spans_lose_the_article_and_bare_heads(text, want):
+    from private_vectors.text.presidio import tidy_model_span
+
+    end = len(text) - len(" reply") if text.endswith(" reply") else len(text)
+    got = tidy_model_span(text, Span(0, end, "ORGANIZATION", 0.85, "presidio"))
+    assert (None if got is None else text[got.start:got.end]) == want
+
+
+def test_phi_config_round_trip_and_older_rules_kept():
+    s = Sanitizer("PHI")
+    cfg = s.get_config()
+    doc = ["Amelia Okafor was paid EUR 4,000 by the Lagos State Broadcasting Corporation on 29 and 30 May 2001."]
+    assert Sanitizer.from_config(cfg).apply(doc) == s.apply(doc)
+    assert "<QUANTITY>" in s.apply(doc)[0]
+    # a config written before date ranges and organisation tidying rebuilds without them
+    old = IdentifierDetector(entities=["DATE_TIME"], version="1")
+    assert "29 and 30 May 2001" not in {v for v, _ in _found(old, doc[0])}
+    assert "29 and 30 May 2001" in {v for v, _ in _found(IdentifierDetector(entities=["DATE_TIME"]), doc[0])}
+    with pytest.raises(InvalidParameterError, match="version"):
+        IdentifierDetector(version="9")

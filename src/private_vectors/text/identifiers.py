@@ -19,21 +19,41 @@ Each rule is general rather than fitted to one corpus:
 * ``PERSON``: a title followed by initials, with or without a surname ("Mr F.L.", "Mr K.H.
   Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party.
 * ``DATE_TIME`` (opt-in): any date more specific than a year, numeric or with a month name
-  (Safe Harbor keeps the year only).
+  (Safe Harbor keeps the year only), and a range or list of them as one mention ("29 and 30
+  June 1992", "1 March and 31 December 1998").
+* ``QUANTITY`` (opt-in): an amount of money, a number with an ISO 4217 currency code before or
+  after it ("EUR 4,000", "100,000,000 TRL"; the codes, historical ones too, from Babel's CLDR
+  data), a currency sign ("€ 80", "$5.2 million") or a currency word ("120,000 euros", "five
+  hundred euros", "4,000,000 Swedish kronor"). A bare number is no amount: the number needs
+  the currency next to it.
+* ``ORGANIZATION`` (opt-in): an institution named by its head noun — "Court", "Ministry",
+  "Office", "Authority", "Board", "Council", "Prosecutor", "University", "Hospital", "Bank",
+  "Police", "Party", "Association", ... — with at least one capitalised word before it or an
+  "of/for" complement after it: "the Istanbul State Security Court", "the Ministry of the
+  Interior", "Social Insurance Authority", "Court of Cassation", "Office for Veterans and
+  Persecuted Persons". The head alone ("the Court", "the Ministry") is no name. An acronym the
+  text defines for such a name, in parentheses after or before it, is the name wherever the
+  text uses it.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
+from ..errors import InvalidParameterError
 from .spans import Span, check_labels, validate_texts
 
-__all__ = ["IDENTIFIER_LABELS", "IdentifierDetector"]
+__all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
-IDENTIFIERS_VERSION = "1"
-IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON")
+IDENTIFIERS_VERSION = "2"
+"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME); a
+detector rebuilt from a version "1" config runs without them."""
+_VERSIONS = ("1", "2")
+IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
+                                      "QUANTITY", "ORGANIZATION")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -61,12 +81,95 @@ _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")
 _DATE = re.compile(rf"\b{_SPECIFIC_DATE}\b", re.IGNORECASE)
+# a range or list of dates is one mention: "29 and 30 June 1992", "1 March and 31 December 1998"
+_DATE_RANGE = re.compile(rf"\b(?:{_DAY}(?:(?:,[ \t]*|[ \t]+and[ \t]+){_DAY})*|{_SPECIFIC_DATE})"
+                         rf"[ \t]*(?:,[ \t]*)?(?:and|to|until|-|–)[ \t]*{_SPECIFIC_DATE}\b", re.IGNORECASE)
 # a title and initials, with or without a surname: "Mr F.L.", "Mr K.H. Christoph", "Ms A.-M. Mendiboure"
 _INITIALS = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?[ \t]+(?:[^\W\d_a-z]\.[ \t]?-?){1,3}"
                        r"(?:[ \t]*(?!(?:and|or|of|the|in)\b)[^\W\d_][\w'’-]+)?")
 
 
-def _find(text: str, wanted: frozenset[str]) -> list[Span]:
+_NUMBER_WORD = (r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|"
+                r"fifty|sixty|seventy|eighty|ninety|hundred|thousand|million|billion)")
+_AMOUNT = (r"(?:\d{1,3}(?:[,.\u00a0 ]\d{3})+(?:[.,]\d{1,2})?|\d+(?:[.,]\d+)?)"
+           r"(?:[ \t]?(?:million|billion|thousand|m|bn)\b)?")
+_ABOUT = r"(?:\b(?:approximately|approx\.|about|around|nearly|almost|some|over)[ \t]+)?"
+_NOT_CURRENCY_WORDS = frozenset(["account", "gold", "silver", "palladium", "platinum", "rights", "units", "value",
+                                 "day", "currency", "cupon"])
+
+
+@lru_cache(maxsize=1)
+def _money() -> re.Pattern[str]:
+    """The money pattern: ISO 4217 codes and English currency words from Babel's CLDR data."""
+    from babel.numbers import get_currency_name, list_currencies
+
+    codes = sorted(list_currencies())
+    words = {w.lower() for c in codes for n in (get_currency_name(c, count=2, locale="en"),
+                                                get_currency_name(c, count=1, locale="en"))
+             for w in n.split()[-1:] if w.isalpha() and w.lower() not in _NOT_CURRENCY_WORDS}
+    code = rf"(?:{'|'.join(codes)})"
+    word = rf"(?:[A-Z][a-z]+[ \t]){{0,2}}(?i:{'|'.join(sorted(words, key=len, reverse=True))})(?:[ \t]sterling)?"
+    after = rf"(?:[ \t]?{code}\b|[ \t]?[€$£¥]|[ \t]{word}\b)(?:[ \t]\({code}\))?"
+    return re.compile(rf"{_ABOUT}(?:(?<![\w.,]){code}[ \t\u00a0]?{_AMOUNT}(?![\d,.]\d)|[€$£¥][ \t]?{_AMOUNT}(?![\d,.]\d)"
+                      rf"|(?<![\w.,]){_AMOUNT}{after})"
+                      rf"|\b(?i:{_NUMBER_WORD}(?:[ \t-](?:and[ \t])?{_NUMBER_WORD})*)[ \t]{word}\b")
+
+
+_HEADS = ("Court", "Courts", "Tribunal", "Ministry", "Minister", "Office", "Authority", "Agency", "Board", "Council",
+          "Commission", "Committee", "Department", "Directorate", "Prosecutor", "Prosecutor's Office",
+          "University", "Faculty", "School", "College", "Institute", "Hospital", "Hospitals", "Clinic", "Bank",
+          "Police", "Gendarmerie", "Prison", "Party", "Association", "Union", "Federation", "Foundation",
+          "Company", "Corporation", "Fund", "Service", "Services", "Staff", "Municipality",
+          "Parliament", "Assembly", "Consulate", "Embassy", "Inspectorate", "Registry", "Ensemble", "Centre",
+          "Center", "Society", "Church", "Army", "Navy", "Force", "Forces", "Headquarters")
+"""Head nouns of institution names (a court's sections, chambers and divisions are parts, not
+institutions: "the Fourth Section" names no one)."""
+_ORDINAL = re.compile(r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))",
+                      re.IGNORECASE)
+_PARTS = frozenset(["Section", "Chamber", "Division", "Government", "State"])
+
+
+def generic_institution(value: str) -> bool:
+    """Whether an organisation mention is a bare head or a numbered part, no name: "Chamber",
+    "Council", "Government", "Fourth Section", "the Second Chamber"."""
+    words = [w for w in value.split() if w.lower() != "the"]
+    if len(words) == 1:
+        return words[0] in _HEADS or words[0] in _PARTS
+    return len(words) == 2 and bool(_ORDINAL.fullmatch(words[0])) and (words[1] in _HEADS or words[1] in _PARTS)
+_UPPER = "".join(c for c in map(chr, range(0x2000)) if c.isupper())  # Latin, Greek, Cyrillic capitals
+_CAP = rf"(?:[{_UPPER}][\w’'.-]*)"  # a capitalised word
+_NOT_QUALIFIER = r"(?!(?:The|A|An|This|That|These|Its|His|Her|Their|Our|In|On|At|By|For|Of|And|Under|When|If)\b)"
+_INSTITUTION = re.compile(
+    rf"(?:{_NOT_QUALIFIER}{_CAP}[ \t]+(?:(?:and|of|for)[ \t]+{_CAP}[ \t]+)?){{0,5}}"
+    rf"\b(?:{'|'.join(_HEADS)})\b"
+    rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{_CAP}(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
+
+
+_ACRONYM = r"[A-Z]{2,6}(?:-[A-Z]{1,2})?"
+_ACRONYM_AFTER = re.compile(rf"[ \t]*\((?:the[ \t]+)?[\"“]?({_ACRONYM})[\"”]?\)")
+_ACRONYM_BEFORE = re.compile(rf"\b({_ACRONYM})[ \t]*\((?:the[ \t]+)?$")
+
+
+def _institutions(text: str) -> list[Span]:
+    """Institution names (see the module docstring): a head with a qualifier or a complement,
+    and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
+    "the PKK (the Kurdistan Workers' Party)")."""
+    out, acronyms = [], set()
+    for m in _INSTITUTION.finditer(text):
+        value = m.group(0).rstrip(" .,")
+        if " " not in value:
+            continue
+        out.append(Span(m.start(), m.start() + len(value), "ORGANIZATION", 0.8, "identifiers"))
+        after = _ACRONYM_AFTER.match(text, m.start() + len(value))
+        before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
+        acronyms.update(x.group(1) for x in (after, before) if x is not None)
+    for acronym in acronyms:
+        out += [Span(a.start(), a.end(), "ORGANIZATION", 0.8, "identifiers")
+                for a in re.finditer(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)]
+    return out
+
+
+def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
         out += [Span(m.start(), m.end(), "HANDLE", 0.8, "identifiers") for m in _HANDLE.finditer(text)]
@@ -84,6 +187,12 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                 for m in _INITIALS.finditer(text)]
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
+        if version >= "2":
+            out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
+    if "QUANTITY" in wanted:
+        out += [Span(m.start(), m.end(), "QUANTITY", 0.9, "identifiers") for m in _money().finditer(text)]
+    if "ORGANIZATION" in wanted:
+        out += _institutions(text)
     return out
 
 
@@ -91,13 +200,19 @@ class IdentifierDetector:
     """Cue- and shape-based identifiers (see the module docstring for each rule).
 
     Args:
-        entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME).
+        entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME,
+            QUANTITY and ORGANIZATION).
+        version: the rules' version (:data:`IDENTIFIERS_VERSION`; an older one for a detector
+            rebuilt from an older config).
     """
 
     name = "identifiers"
 
-    def __init__(self, *, entities: Sequence[str] | None = None) -> None:
+    def __init__(self, *, entities: Sequence[str] | None = None, version: str = IDENTIFIERS_VERSION) -> None:
+        if version not in _VERSIONS:
+            raise InvalidParameterError("version", f"one of {list(_VERSIONS)}", version)
         self.entities = check_labels(entities, IDENTIFIER_LABELS, _DEFAULT)
+        self.version = version
         self._wanted = frozenset(self.entities)
 
     def __repr__(self) -> str:
@@ -105,7 +220,7 @@ class IdentifierDetector:
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """Spans per text (overlaps not resolved: the Sanitizer merges)."""
-        return [_find(t, self._wanted) for t in validate_texts(texts)]
+        return [_find(t, self._wanted, self.version) for t in validate_texts(texts)]
 
     def get_config(self) -> dict[str, Any]:
-        return {"type": "identifiers", "version": IDENTIFIERS_VERSION, "entities": list(self.entities)}
+        return {"type": "identifiers", "version": self.version, "entities": list(self.entities)}

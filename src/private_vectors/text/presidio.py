@@ -28,6 +28,7 @@ from typing import Any
 
 from .._files import sha256_file
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from .identifiers import generic_institution
 from .spans import Span, check_labels, validate_texts
 
 __all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
@@ -212,16 +213,38 @@ def _not_a_name_or_place(text: str, span: Span) -> bool:
     return span.label in ("LOCATION", "NRP") and value[:1].islower() and not text.islower()
 
 
-def tidy_model_span(text: str, span: Span) -> Span | None:
+_ARTICLE = re.compile(r"(?:the|The|THE)[ \t]+")
+
+
+def _without_article(text: str, span: Span) -> Span | None:
+    """An organisation span without a leading "the" and a trailing possessive: spaCy's small
+    model includes both ("the Ministry of Defence's"), the name is what follows. None for a bare
+    institution head or a numbered part ("Chamber", "Government", "Fourth Section"): no name."""
+    a, b = span.start, span.end
+    m = _ARTICLE.match(text, a, b)
+    if m:
+        a = m.end()
+    if text[a:b].endswith(("'s", "’s")):
+        b -= 2
+    if b <= a or generic_institution(text[a:b]):
+        return None
+    return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
+
+
+def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
     """A model span made plausible, or None. A PERSON (or NRP) span is cut to what a name can be:
     spaCy's small model runs names across line
     breaks ("Hana Čechová\\nAddress") and over a preceding verb ("add Esa Uppa"), and includes the
     possessive ("Turcotte's"). The span keeps its first line, loses lower-case words at either end
     (unless the text is all lower case) and a trailing 's. None when nothing is left, and for
     PERSON, NRP and LOCATION spans that are no name or place at all (gene and drug names, see
-    ``_not_a_name_or_place``); other labels pass unchanged."""
+    ``_not_a_name_or_place``). An ORGANIZATION span loses a leading "the" and a trailing 's, and
+    a bare institution head is dropped (``version`` 2; version 1 left organisations as found);
+    other labels pass unchanged."""
     if span.label == "LOCATION":
         return None if _not_a_name_or_place(text, span) else span
+    if span.label == "ORGANIZATION" and version >= 2:
+        return _without_article(text, span)
     if span.label not in ("PERSON", "NRP"):
         return span
     a, b = span.start, span.end
@@ -259,16 +282,20 @@ class PresidioDetector:
             structured identifiers; DATE_TIME and ORGANIZATION are opt-in).
         model: a spaCy package name or folder; default: see :func:`resolve_spacy_model`.
         batch_size: texts per ``nlp.pipe`` batch.
-        ner_score: the score given to spaCy NER spans (presidio's default 0.85).
+        tidy_version: how model spans are tidied (:func:`tidy_model_span`; 1 for a detector
+            rebuilt from a config written before organisations were tidied).
     """
 
     name = "presidio"
 
     def __init__(self, *, entities: Sequence[str] | None = None, model: str | None = None,
-                 batch_size: int = 32) -> None:
+                 batch_size: int = 32, tidy_version: int = 2) -> None:
         ents = check_labels(entities, PRESIDIO_LABELS, _DEFAULT_ENTITIES, what="presidio entity names")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError("batch_size", "an int >= 1", batch_size)
+        if tidy_version not in (1, 2) or isinstance(tidy_version, bool):
+            raise InvalidParameterError("tidy_version", "1 or 2", tidy_version)
+        self.tidy_version = tidy_version
         self.entities = ents
         self.model = model
         self.batch_size = batch_size
@@ -292,10 +319,10 @@ class PresidioDetector:
             results = self._analyzer.analyze(text=text, language="en", entities=entities,
                                              nlp_artifacts=artefacts)
             found = [Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results]
-            out.append([t for t in (tidy_model_span(text, s) for s in found) if t is not None])
+            out.append([t for t in (tidy_model_span(text, s, self.tidy_version) for s in found) if t is not None])
         return out
 
     def get_config(self) -> dict[str, Any]:
         return {"type": "presidio", "entities": list(self.entities), "spacy_model": dict(self._meta),
                 "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(), "language": "en",
-                "batch_size": self.batch_size, "model": self.model}
+                "batch_size": self.batch_size, "model": self.model, "tidy_version": self.tidy_version}

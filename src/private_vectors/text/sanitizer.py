@@ -46,7 +46,7 @@ from ..errors import (
     PrivateVectorsError,
 )
 from ..keys import SecretBytes, SecretKey
-from .concepts import NerDetector, PatternDetector, TextConcept, TokenDetector, concept_detectors
+from .concepts import NerDetector, PatternDetector, QuantityDetector, TextConcept, TokenDetector, concept_detectors
 from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
 from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words, _countries
 from .normalise import normalise
@@ -425,9 +425,12 @@ def _detector_from_config(cfg: Mapping[str, Any]) -> Detector:
     if kind == "regex":
         return RegexDetector(entities=cfg["entities"], strict=cfg.get("strict", False))
     if kind == "identifiers":
-        return IdentifierDetector(entities=cfg["entities"])
+        return IdentifierDetector(entities=cfg["entities"], version=str(cfg.get("version", "1")))
     if kind == "presidio":
-        return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32))
+        return PresidioDetector(entities=cfg["entities"], model=cfg.get("model"), batch_size=cfg.get("batch_size", 32),
+                                tidy_version=cfg.get("tidy_version", 1))
+    if kind == "quantity":
+        return QuantityDetector(model=cfg.get("model"))
     if kind == "wordlist":
         return WordListDetector()
     if kind == "names":
