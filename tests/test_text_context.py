@@ -123,3 +123,11 @@ def test_a_surname_the_model_split_from_its_given_name_is_not_lone():
     assert _context_free(text, [surname]) == [surname]
     study = "Kras mutations were found in Xenopus embryos."
     assert _context_free(study, [_span(study, "Xenopus", "LOCATION", "presidio")]) == []
+
+
+def test_a_country_is_dropped_whatever_label_a_detector_gave_it():
+    text = "Trial sites in China and Malawi enrolled children."
+    spans = [_span(text, "China", "PERSON", "names", 0.6), _span(text, "Malawi", "LOCATION", "places", 0.55)]
+    assert _context_free(text, spans) == []
+    assert _context_free("My mother was born in China.", [_span("My mother was born in China.", "China", "LOCATION",
+                                                                  "places", 0.55)]) != []

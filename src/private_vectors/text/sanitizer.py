@@ -366,7 +366,7 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         value = text[s.start:s.end]
         if s.score >= _CUED:  # a street, a place after a cue ("moved here from"), a model's strong call
             return False
-        if s.label == "LOCATION" and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
+        if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
             return True
         # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
         return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS

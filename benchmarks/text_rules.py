@@ -1,0 +1,113 @@
+"""Each detection rule of the text stage's behaviour version 4, switched off one at a time.
+
+Shows every rule's effect on both tuning corpora and on the over-replacement corpus, as the
+project requires of a detection rule (no rule without two corpora): TAB court judgments
+(``train`` split: PERSON and LOC token recall, DIRECT+QUASI recall, precision), presidio's
+synthetic set (the tuning half, never the held-out one: PERSON, LOCATION, PHONE recall,
+precision) and SciFact documents 300-600 (share of documents changed; the first 300 are the
+measured set and are not used here). Scorers: ``benchmarks/text_tuning.py``.
+
+A rule is switched off by replacing the function that applies it (benchmark-only; the library
+has no switch for single rules: a stored configuration records the behaviour version).
+
+    .venv/bin/python benchmarks/text_rules.py --out benchmarks/results/text/rules_v4.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from text_tuning import DATA, score_scifact, score_synthetic, score_tab  # noqa: E402
+
+
+@contextlib.contextmanager
+def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
+    old = getattr(obj, name)
+    setattr(obj, name, value)
+    try:
+        yield
+    finally:
+        setattr(obj, name, old)
+
+
+def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]:
+    from private_vectors.text import regex
+    from private_vectors.text import sanitizer as S
+
+    strong = S._strong
+    return {
+        "context: one-word guesses and countries kept without personal context":
+            lambda: _patched(S, "_context_free", lambda text, spans: spans),
+        "context: a surname beside a capitalised word is not a lone word":
+            lambda: _patched(S, "_in_capitalised_run", lambda text, span: False),
+        "phones: phonenumbers validation (regex) and model phones checked":
+            lambda: _both(_patched(regex, "phone_ok", lambda v: True), _patched(S, "_valid_phones", lambda t, s: s)),
+        "headings: spans mixing capitals and other words are no names":
+            lambda: _patched(S, "_mixed_caps", lambda v: False),
+        "domains: a bare domain a letter continues is no URL":
+            lambda: _patched(S, "_whole_domains", lambda t, s: s),
+        "propagation: a single word needs a pattern or two detectors":
+            lambda: _patched(S, "_strong", lambda text, span, raw, version=3: strong(text, span, raw, 3)),
+        "cues: name cues shaped like names, no film credits":
+            lambda: _both(_patched(regex, "_NAME_CUE", regex._NAME_CUE_V3),
+                          _patched(regex, "_cue_name_shaped", lambda v: True)),
+        "addresses: no literal 'nan' address line":
+            lambda: _patched(regex, "_TAIL", regex._TAIL_V3),
+    }
+
+
+@contextlib.contextmanager
+def _both(a: contextlib.AbstractContextManager[None], b: contextlib.AbstractContextManager[None]) -> Iterator[None]:
+    with a, b:
+        yield
+
+
+def _row(name: str, data: Path) -> dict[str, Any]:
+    from private_vectors.text import Sanitizer
+
+    tab = score_tab(Sanitizer("PII"), "train", data)
+    syn = score_synthetic(Sanitizer("PII"), data, "tuning")
+    sci = score_scifact(Sanitizer("PII"), data, offset=300)
+    return {"rule off": name, "TAB PERSON": tab["recall"]["PERSON"], "TAB LOC": tab["recall"]["LOC"],
+            "TAB D+Q": tab["recall"]["DIRECT+QUASI"], "TAB precision": tab["precision"],
+            "synthetic PERSON": syn["recall"]["PERSON"], "synthetic LOCATION": syn["recall"]["LOCATION"],
+            "synthetic PHONE": syn["recall"]["PHONE"], "synthetic precision": syn["precision"],
+            "SciFact docs changed": sci["changed_documents"]}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data", default=str(DATA))
+    p.add_argument("--out", default=None)
+    args = p.parse_args()
+    data = Path(args.data)
+    t0 = time.perf_counter()
+    rows = [_row("(none: the version-4 text stage)", data)]
+    for name, off in _rules().items():
+        with off():
+            rows.append(_row(name, data))
+        print(rows[-1], flush=True)
+    keys = list(rows[0])
+    lines = ["# Text stage version 4: each rule switched off", "",
+             f"Command: `.venv/bin/python benchmarks/text_rules.py --out {args.out}`; "
+             f"wall {time.perf_counter() - t0:.0f} s. `Sanitizer(\"PII\")`; TAB train split, synthetic tuning half, "
+             "SciFact documents 300-600 (see the script's docstring). Each row switches one rule off; "
+             "compare it with the first row.", "",
+             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
