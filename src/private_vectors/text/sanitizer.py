@@ -76,7 +76,7 @@ in lower case too. 4: what
 identifies no one alone is kept in a document without personal context (:func:`_context_free`);
 phone numbers are validated with ``phonenumbers``; name cues must be shaped like a name; spans
 mixing words in capitals with other words and bare domains a letter continues are no
-identifiers; a single word propagates only on a pattern or two detectors."""
+identifiers."""
 _KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
     REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
 _WEAK = "~"  # index value prefix of an entity found on weak evidence: queries match it, documents do not
@@ -222,23 +222,20 @@ def _index_stop() -> frozenset[str]:
     return frozenset(stop)
 
 
-def _strong(text: str, span: Span, raw: Sequence[Span], version: int = 3) -> bool:
+def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
     """Strong evidence for propagating ``span`` across the batch: a validated pattern (regex,
     cue/shape identifier), a score of at least 0.9, or two independent detectors; never an
-    all-caps word of at most four letters ("RNA", "CI", "RT"). From version 4 a single word
-    needs a pattern or two detectors: one model's score says little about one word ("Kras")."""
+    all-caps word of at most four letters ("RNA", "CI", "RT")."""
     if _acronym(text[span.start:span.end]):
         return False
-    value = text[span.start:span.end]
-    words = value.split()
-    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
-    if version >= 4 and len(words) == 1 and span.detector not in _STRONG_DETECTORS:
-        return len(found_by) >= 2
     if span.detector in _STRONG_DETECTORS or span.score >= 0.9:
         return True
+    value = text[span.start:span.end]
+    words = value.split()
     if span.label == "PERSON" and len(words) >= 2 and "\n" not in value \
             and all(w[:1].isupper() and not w.isupper() for w in words) and _looks_like_a_name(value):
         return True  # a full name on one line, each part capitalised (not all caps) and name-shaped
+    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
     return len(found_by) >= 2
 
 
@@ -738,7 +735,7 @@ class Sanitizer:
         for t, s in zip(texts, found, strict=True):
             for span in self._select(t, s, lower=lower):
                 if not isinstance(self._operator(span.label), Keep):
-                    weak = self.version >= 3 and not _strong(t, span, s, self.version)
+                    weak = self.version >= 3 and not _strong(t, span, s)
                     _add_entries(batch, self._entries(span.label, t[span.start:span.end], lower, weak=weak))
         index = ChainMap(batch, self._index)  # a view: the whole index is not copied per batch
         return [self._select(t, s, self._index_spans(t, index, any_case=False, ordinary=lower), index, lower)
