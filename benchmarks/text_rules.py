@@ -30,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from text_tuning import DATA, score_scifact, score_synthetic, score_tab  # noqa: E402
+from text_tuning import DATA, score_scifact, score_synthetic, score_tab
 
 
 @contextlib.contextmanager
@@ -45,19 +45,19 @@ def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
 
 def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]:
     from private_vectors.text import regex
-    from private_vectors.text import sanitizer as S
+    from private_vectors.text import sanitizer as stage
 
     return {
         "context: one-word guesses and countries kept without personal context":
-            lambda: _patched(S, "_context_free", lambda text, spans: spans),
+            lambda: _patched(stage, "_context_free", lambda text, spans: spans),
         "context: a surname beside a capitalised word is not a lone word":
-            lambda: _patched(S, "_in_capitalised_run", lambda text, span: False),
+            lambda: _patched(stage, "_in_capitalised_run", lambda text, span: False),
         "phones: phonenumbers validation (regex) and model phones checked":
-            lambda: _both(_patched(regex, "phone_ok", lambda v: True), _patched(S, "_valid_phones", lambda t, s: s)),
+            lambda: _both(_patched(regex, "phone_ok", lambda v: True), _patched(stage, "_valid_phones", lambda t, s: s)),
         "headings: spans mixing capitals and other words are no names":
-            lambda: _patched(S, "_mixed_caps", lambda v: False),
+            lambda: _patched(stage, "_mixed_caps", lambda v: False),
         "domains: a bare domain a letter continues is no URL":
-            lambda: _patched(S, "_whole_domains", lambda t, s: s),
+            lambda: _patched(stage, "_whole_domains", lambda t, s: s),
         "cues: name cues shaped like names, no film credits":
             lambda: _both(_patched(regex, "_NAME_CUE", regex._NAME_CUE_V3),
                           _patched(regex, "_cue_name_shaped", lambda v: True)),

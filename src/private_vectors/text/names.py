@@ -140,7 +140,7 @@ def _spacy_words() -> frozenset[str]:
         from .presidio import resolve_spacy_model
 
         target, _ = resolve_spacy_model()
-    except Exception:  # noqa: BLE001 - no model: the rule that needs this list finds nothing
+    except Exception:
         return frozenset()
     root = Path(target)
     if not root.exists():  # an installed package name

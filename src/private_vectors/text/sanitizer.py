@@ -46,7 +46,14 @@ from ..errors import (
     PrivateVectorsError,
 )
 from ..keys import SecretBytes, SecretKey
-from .concepts import NerDetector, PatternDetector, QuantityDetector, TextConcept, TokenDetector, concept_detectors
+from .concepts import (
+    NerDetector,
+    PatternDetector,
+    QuantityDetector,
+    TextConcept,
+    TokenDetector,
+    concept_detectors,
+)
 from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
 from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words, _countries
 from .normalise import normalise
