@@ -136,6 +136,8 @@ def generic_institution(value: str) -> bool:
     if len(words) == 1:
         return words[0] in _HEADS or words[0] in _PARTS
     return len(words) == 2 and bool(_ORDINAL.fullmatch(words[0])) and (words[1] in _HEADS or words[1] in _PARTS)
+
+
 _UPPER = "".join(c for c in map(chr, range(0x2000)) if c.isupper())  # Latin, Greek, Cyrillic capitals
 _CAP = rf"(?:[{_UPPER}][\w’'.-]*)"  # a capitalised word
 _NOT_QUALIFIER = r"(?!(?:The|A|An|This|That|These|Its|His|Her|Their|Our|In|On|At|By|For|Of|And|Under|When|If)\b)"
