@@ -58,6 +58,8 @@ def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]
             lambda: _patched(stage, "_mixed_caps", lambda v: False),
         "domains: a bare domain a letter continues is no URL":
             lambda: _patched(stage, "_whole_domains", lambda t, s: s),
+        "index: an English word of a name (no known name) is not propagated alone":
+            lambda: _patched(stage, "_plain_word", lambda token: False),
         "cues: name cues shaped like names, no film credits":
             lambda: _both(_patched(regex, "_NAME_CUE", regex._NAME_CUE_V3),
                           _patched(regex, "_cue_name_shaped", lambda v: True)),

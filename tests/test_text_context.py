@@ -131,3 +131,13 @@ def test_a_country_is_dropped_whatever_label_a_detector_gave_it():
     assert _context_free(text, spans) == []
     assert _context_free("My mother was born in China.", [_span("My mother was born in China.", "China", "LOCATION",
                                                                   "places", 0.55)]) != []
+
+
+def test_an_english_word_of_a_name_is_not_propagated_alone():
+    s = Sanitizer("PII")
+    entries = s._entries("PERSON", "Amelia Phone")
+    assert s._mac("tok", "amelia") in entries and s._mac("tok", "phone") not in entries
+    assert s._mac("ent", "amelia phone") in entries  # the whole name still is
+    old = Sanitizer("PII")
+    old.version = 3
+    assert old._mac("tok", "phone") in old._entries("PERSON", "Amelia Phone")

@@ -55,7 +55,15 @@ from .concepts import (
     concept_detectors,
 )
 from .identifiers import IDENTIFIER_LABELS, IdentifierDetector
-from .names import _PARTICLES, FirmDetector, NameDetector, PlaceDetector, _common_words, _countries
+from .names import (
+    _PARTICLES,
+    FirmDetector,
+    NameDetector,
+    PlaceDetector,
+    _common_words,
+    _countries,
+    english_words,
+)
 from .normalise import normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presets import PRESETS
@@ -403,6 +411,12 @@ def _with_title(text: str, spans: list[Span]) -> list[Span]:
         m = _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) if s.label == "PERSON" else None
         out.append(Span(m.start(), s.end, s.label, s.score, s.detector) if m else s)
     return out
+
+
+def _plain_word(token: str) -> bool:
+    """An English word that is no known name ("phone", "producer", "corporation"): a word of a
+    person span that is not propagated alone (the whole span still is). Version 4."""
+    return token in english_words() and token not in name_words()[0]
 
 
 def _acronym(value: str) -> bool:
@@ -818,7 +832,8 @@ class Sanitizer:
     def _entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset(), *,
                  weak: bool = False) -> dict[str, str]:
         """Keyed index entries of one replaced entity (its whole text, and a person's name words);
-        none for a word in ``ordinary`` (written in lower case elsewhere in the batch). ``weak``
+        none for a word in ``ordinary`` (written in lower case elsewhere in the batch) and, from
+        version 4, none for an English word that is no known name (:func:`_plain_word`). ``weak``
         entries (found on weak evidence) serve queries only, not the second pass in documents."""
         entries = {}
         value = _WEAK + label if weak else label
@@ -828,7 +843,8 @@ class Sanitizer:
             for m in _QUERY_WORD.finditer(original):
                 tok = normalise_token(m.group(0))
                 # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
-                if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()):
+                if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()) \
+                        and not (self.version >= 4 and _plain_word(tok)):
                     entries[self._mac("tok", tok)] = value
         norm = normalise_token(original)
         if norm and norm not in _index_stop() and not all(w in ordinary for w in norm.split()):
