@@ -295,21 +295,24 @@ def _mixed_caps(value: str) -> bool:
     return any(caps) and not all(caps)
 
 
-def _name_shaped(text: str, spans: list[Span], *, mixed_caps_only: bool = False) -> list[Span]:
+def _alone(span: Span, spans: Sequence[Span]) -> bool:
+    """Whether no other detector reported a span overlapping ``span``."""
+    return not any(o is not span and o.detector != span.detector and o.start < span.end and span.start < o.end
+                   for o in spans)
+
+
+def _name_shaped(text: str, spans: list[Span], shaped: Callable[[str], bool] = _looks_like_a_name) -> list[Span]:
     """Drop a model span (a name, place, group or organisation from one model or vocabulary
-    detector alone) that is not shaped like a name: gene and protein symbols, cell lines and
-    abbreviations are what a small NER model mistakes for names in scientific text. With
-    ``mixed_caps_only`` (version 4, on the original text: detection title-cases words in
-    capitals), only a span mixing words in capitals with words that are not."""
-    def alone(s: Span) -> bool:
-        return not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end for o in spans)
+    detector alone) that is not ``shaped`` like a name: gene and protein symbols, cell lines and
+    abbreviations are what a small NER model mistakes for names in scientific text. Version 4
+    also runs it on the original text (detection title-cases words in capitals) with
+    ``shaped`` = not :func:`_mixed_caps`."""
+    return [s for s in spans if s.label not in _MODEL_LABELS or s.detector in _STRONG_DETECTORS
+            or not _alone(s, spans) or shaped(text[s.start:s.end])]
 
-    def shaped(s: Span) -> bool:
-        value = text[s.start:s.end]
-        return not _mixed_caps(value) if mixed_caps_only else _looks_like_a_name(value)
 
-    return [s for s in spans if s.label not in _MODEL_LABELS or s.detector in _STRONG_DETECTORS or not alone(s)
-            or shaped(s)]
+def _not_mixed_caps(value: str) -> bool:
+    return not _mixed_caps(value)
 
 
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
@@ -383,9 +386,8 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
         return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS
                 and len(value.replace("_", " ").split()) == 1
-                and not any(o is not s and o.detector != s.detector and o.start < s.end and s.start < o.end
-                            for o in spans)
-                and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start) and not _in_capitalised_run(text, s))
+                and _alone(s, spans) and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
+                and not _in_capitalised_run(text, s))
 
     def personal(s: Span) -> bool:
         value = text[s.start:s.end]
@@ -645,7 +647,7 @@ class Sanitizer:
             shifted = [s.shifted(off) for s in spans]
             found[i].extend(forms[i].spans_back(shifted) if forms else shifted)
         if self.version >= 4:
-            found = [_whole_domains(t, _valid_phones(t, _name_shaped(t, s, mixed_caps_only=True)))
+            found = [_whole_domains(t, _valid_phones(t, _name_shaped(t, s, _not_mixed_caps)))
                      for t, s in zip(texts, found, strict=True)]
         return found
 
