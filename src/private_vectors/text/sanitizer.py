@@ -32,6 +32,7 @@ import hmac
 import re
 import secrets
 import threading
+import unicodedata
 import warnings
 from collections import ChainMap, Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -63,12 +64,13 @@ from .names import (
     _common_words,
     _countries,
     english_words,
+    plain_nouns,
 )
 from .normalise import normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presets import PRESETS
 from .presidio import PRESIDIO_LABELS, PresidioDetector
-from .regex import REGEX_LABELS, RegexDetector, phone_ok
+from .regex import REGEX_LABELS, RegexDetector, in_code, phone_ok
 from .spans import LABELS, Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
 from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
@@ -329,7 +331,8 @@ def _valid_phones(text: str, spans: list[Span]) -> list[Span]:
     or that has fewer than seven digits ("1683", "0.89-1.26"; the regexes validate their own)."""
     def ok(s: Span) -> bool:
         value = text[s.start:s.end]
-        return sum(c.isdigit() for c in value) >= 7 and not _DECIMAL.search(value) and phone_ok(value)
+        return sum(c.isdigit() for c in value) >= 7 and not _DECIMAL.search(value) and phone_ok(value) \
+            and not in_code(text, s.start, s.end)
 
     return [s for s in spans if s.label != "PHONE_NUMBER" or s.detector == "regex" or ok(s)]
 
@@ -363,11 +366,13 @@ def _in_capitalised_run(text: str, span: Span) -> bool:
 def _context_free(text: str, spans: list[Span]) -> list[Span]:
     """Without personal context, drop what identifies no one alone: a one-word name or place that
     one model or vocabulary detector found (no title before it, no second detector on it, score
-    below 0.88) and a country. Personal context, anywhere in the document, is a singular personal
-    pronoun ("I'm", "my", "you", "she", "his"; not the authors' "we", nor a bare "I", also a
-    numeral: "type I diabetes"), a full name (two or more words, not all capitals, found by a
-    name list, a cue or two detectors: the model alone calls title words "Insulin Resistance" a
-    person) or contact or identity data. A place after a place cue, a street and a model's
+    below 0.88), a phrase the NER model alone calls a person (:func:`_model_phrase`), a country
+    and an age (in a document about no one, "aged 20-60" is a group's). Personal context,
+    anywhere in the document, is a singular personal pronoun ("I'm", "my", "you", "she", "his";
+    not the authors' "we", nor a bare "I", also a numeral: "type I diabetes"), a full name (two
+    or more words, neither all capitals nor all lower case, found by a name list, a cue or two
+    detectors: the model alone calls title words "Insulin Resistance" a person) or contact or
+    identity data, or a name after a title ("Mr Okafor"). A place after a place cue, a street and a model's
     boosted call (score at least 0.88) are always kept. In scientific abstracts the one-word
     spans are gene, drug and species names ("Kras", "Concerta", "Xenopus") and the countries are
     study sites. A surname alone is still replaced where the keyed index knows it from a full name
@@ -383,9 +388,11 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
             return False
         if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
             return True
+        if _group_age(s):
+            return True
         # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
         return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS
-                and len(value.replace("_", " ").split()) == 1
+                and (len(value.replace("_", " ").split()) == 1 or _model_phrase(s, value))
                 and _alone(s, spans) and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
                 and not _in_capitalised_run(text, s))
 
@@ -393,13 +400,47 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         value = text[s.start:s.end]
         if s.label != "PERSON":
             return s.label in _PERSONAL
+        if _titled_context(text, s):
+            return True
         found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
-        return len(value.split()) >= 2 and not value.isupper() and (len(found_by) >= 2 or s.detector != "presidio")
+        return len(value.split()) >= 2 and not value.isupper() and not _weak_name(value) \
+            and (len(found_by) >= 2 or s.detector != "presidio")
 
     candidates = [s for s in spans if lone(s)]
     if not candidates or any(personal(s) for s in spans if s not in candidates):
         return spans
     return [s for s in spans if s not in candidates]
+
+
+def _group_age(s: Span) -> bool:
+    """An age, in a document about no one: "men and women aged 20-60", "10-year-old children"."""
+    return s.label == "AGE"
+
+
+def _titled_context(text: str, s: Span) -> bool:
+    """A name after a title ("Mr Okafor"): personal context."""
+    return bool(_TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
+
+
+def _weak_name(value: str) -> bool:
+    """A full name in lower case ("ventricular arrhythmias" is one to the lower-case rule): weak
+    evidence, replaced where found but no personal context."""
+    return value.islower()
+
+
+_INITIAL = re.compile(r"(?<!\S)[^\W\d_]\.(?!\S)")
+
+
+def _model_phrase(s: Span, value: str) -> bool:
+    """A phrase the NER model alone calls a person that holds a plain noun
+    (:func:`~private_vectors.text.names.plain_nouns`: "MRP RNA", "Mammographic Breast", "Monocyte
+    Toll"), with no initial ("Hanne I. Kreutzmann") and not in lower case (a lower-case name is
+    kept for the evasion rules)."""
+    if s.label != "PERSON" or s.detector not in ("presidio", "ner") or value.islower() or _INITIAL.search(value):
+        return False
+    nouns = plain_nouns()
+    visible = "".join(c for c in value if unicodedata.category(c) != "Cf")  # "Os\u2060kal" is one word
+    return any(w.casefold() in nouns for w in re.findall(r"[^\W\d_]+", visible))
 
 
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
