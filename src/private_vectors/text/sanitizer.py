@@ -367,10 +367,12 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
     """Without personal context, drop what identifies no one alone: a one-word name or place that
     one model or vocabulary detector found (no title before it, no second detector on it, score
     below 0.88), a phrase the NER model alone calls a person (:func:`_model_phrase`), a country
-    and an age (in a document about no one, "aged 20-60" is a group's). Personal context,
+    and an age (in a document about no one, "aged 20-60" is a group's); in a text of 100 words
+    or more (:func:`_long_text`) also a one-word name that several model and vocabulary
+    detectors agree on and a name-list phrase ending in a plain noun. Personal context,
     anywhere in the document, is a singular personal pronoun ("I'm", "my", "you", "she", "his";
     not the authors' "we", nor a bare "I", also a numeral: "type I diabetes"), a full name (two
-    or more words, neither all capitals nor all lower case, found by a name list, a cue or two
+    or more words, not all capitals, found by a name list, a cue or two
     detectors: the model alone calls title words "Insulin Resistance" a person) or contact or
     identity data, or a name after a title ("Mr Okafor"). A place after a place cue, a street and a model's
     boosted call (score at least 0.88) are always kept. In scientific abstracts the one-word
@@ -382,6 +384,8 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
     if _PRONOUN.search(text):
         return spans
 
+    long_text = _long_text(text)
+
     def lone(s: Span) -> bool:
         value = text[s.start:s.end]
         if s.score >= _CUED:  # a street, a place after a cue ("moved here from"), a model's strong call
@@ -391,9 +395,17 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         if _group_age(s):
             return True
         # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
-        return (s.label in ("PERSON", "LOCATION") and s.detector in _ONE_WORD_DETECTORS
+        if long_text and s.label == "PERSON" and s.detector in _LONG_TEXT_DETECTORS and _term_shaped(value):
+            return True
+        if long_text and s.label in ("PERSON", "LOCATION") and s.detector in _LONG_TEXT_DETECTORS \
+                and len(value.replace("_", " ").split()) == 1:
+            alone = not any(o is not s and o.detector not in _LONG_TEXT_DETECTORS and o.start < s.end
+                            and s.start < o.end for o in spans)
+        else:
+            alone = s.detector in _ONE_WORD_DETECTORS and _alone(s, spans)
+        return (s.label in ("PERSON", "LOCATION") and alone
                 and (len(value.replace("_", " ").split()) == 1 or _model_phrase(s, value))
-                and _alone(s, spans) and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
+                and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
                 and not _in_capitalised_run(text, s))
 
     def personal(s: Span) -> bool:
@@ -403,13 +415,32 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         if _titled_context(text, s):
             return True
         found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
-        return len(value.split()) >= 2 and not value.isupper() and not _weak_name(value) \
-            and (len(found_by) >= 2 or s.detector != "presidio")
+        return len(value.split()) >= 2 and not value.isupper() and (len(found_by) >= 2 or s.detector != "presidio")
 
     candidates = [s for s in spans if lone(s)]
     if not candidates or any(personal(s) for s in spans if s not in candidates):
         return spans
     return [s for s in spans if s not in candidates]
+
+
+_LONG_TEXT = 100
+_LONG_TEXT_DETECTORS = frozenset([*_ONE_WORD_DETECTORS, "names"])
+
+
+def _long_text(text: str) -> bool:
+    """A text of at least 100 words. Without personal context such a text is about no one (a
+    text about a person names them in full, or says "he", "her", "my" within a hundred words), so
+    there a one-word name that the model and a name list agree on ("Cohen's kappa", "Werner
+    syndrome", "Borg scale") and a name-list phrase ending in a plain noun ("Berg Balance Scale",
+    "Mayo Clinic") are terms. A short message ("Scott is a very sympathetic person") keeps them."""
+    return len(_WORD.findall(text)) >= _LONG_TEXT
+
+
+def _term_shaped(value: str) -> bool:
+    """Two or more words, the last a plain noun (:func:`~private_vectors.text.names.plain_nouns`):
+    "Hamilton Depression Rating Scale", "NHGRI GWAS Catalog"."""
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+", value)]
+    return len(value.split()) >= 2 and bool(words) and words[-1] in plain_nouns()
 
 
 def _group_age(s: Span) -> bool:
@@ -422,25 +453,28 @@ def _titled_context(text: str, s: Span) -> bool:
     return bool(_TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
 
 
-def _weak_name(value: str) -> bool:
-    """A full name in lower case ("ventricular arrhythmias" is one to the lower-case rule): weak
-    evidence, replaced where found but no personal context."""
-    return value.islower()
-
-
+_WORD = re.compile(r"\w+")
 _INITIAL = re.compile(r"(?<!\S)[^\W\d_]\.(?!\S)")
 
 
 def _model_phrase(s: Span, value: str) -> bool:
     """A phrase the NER model alone calls a person that holds a plain noun
-    (:func:`~private_vectors.text.names.plain_nouns`: "MRP RNA", "Mammographic Breast", "Monocyte
-    Toll"), with no initial ("Hanne I. Kreutzmann") and not in lower case (a lower-case name is
-    kept for the evasion rules)."""
+    (:func:`~private_vectors.text.names.plain_nouns`) and is shaped like no name: all its words
+    are vocabulary words ("Mammographic Breast" is not, "Insulin Resistance" is), it runs over a
+    line break (a title and the next line: "Neurons\nAmyotrophic"), or it is in capitals with a
+    short acronym ("MRP RNA", "KEGG PATHWAY"). No phrase with an initial ("Hanne I. Kreutzmann")
+    and none in lower case (kept for the evasion rules). A name outside the vocabularies
+    ("Dmitry Zotov", "Jildau Bouts") is none of these."""
     if s.label != "PERSON" or s.detector not in ("presidio", "ner") or value.islower() or _INITIAL.search(value):
         return False
     nouns = plain_nouns()
     visible = "".join(c for c in value if unicodedata.category(c) != "Cf")  # "Os\u2060kal" is one word
-    return any(w.casefold() in nouns for w in re.findall(r"[^\W\d_]+", visible))
+    words = [w.casefold() for w in re.findall(r"[^\W\d_]+", visible)]
+    if not any(w in nouns for w in words):
+        return False
+    known = english_words()
+    acronym = visible.isupper() and any(len(w) <= 4 and (w in nouns or w not in known) for w in words)
+    return "\n" in visible or acronym or all(w in known for w in words)
 
 
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
