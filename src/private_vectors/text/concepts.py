@@ -50,7 +50,7 @@ _PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
 _PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 _PHI_PRESIDIO = ("DATE_TIME", "ORGANIZATION", "NRP")
-_PHI_IDS = ("DATE_TIME", "QUANTITY", "ORGANIZATION")
+_PHI_IDS = ("DATE_TIME", "QUANTITY", "ORGANIZATION", "REFERENCE")
 _QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
 # a diagnosis after a clinical cue ("diagnosed with", "Diagnosis:", "Assessment:"), up to the clause's end
 _DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|(?<=diagnosis )|(?<=assessment: )"

@@ -48,12 +48,12 @@ from .spans import Span, check_labels, validate_texts
 
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
-IDENTIFIERS_VERSION = "2"
+IDENTIFIERS_VERSION = "3"
 """Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME); a
 detector rebuilt from a version "1" config runs without them."""
-_VERSIONS = ("1", "2")
+_VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
-                                      "QUANTITY", "ORGANIZATION")
+                                      "QUANTITY", "ORGANIZATION", "REFERENCE")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -72,6 +72,22 @@ _ID_WORD = (r"(?:no\.|nos\.|number|num\.|n[°º]|#|id|identifier|account|acct\.?
 _ID_NUMBER = re.compile(
     rf"\b{_ID_WORD}(?:[ \t]+(?:is|was|no\.|nos\.|number))?[ \t:#]*"
     r"(?P<id>(?=[A-Za-z0-9./-]*\d[A-Za-z0-9./-]*\d[A-Za-z0-9./-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.-]*[A-Za-z0-9])?)", re.IGNORECASE)
+# a reference number (PHI): a cue word, then a code of one to four parts, at least one digit
+_REF_CUE = (r"(?:nos?\.|n[°º]\.?|numbers?|file|files|ref\.|reference|references|case|cases|docket|register|"
+            r"registration|registry|record|application|applications|dossier|decision|judgment|ruling|order|"
+            r"complaint|petition|plot|plots|parcel|sheet|title|deed|entry|folio|az\.|rg|r\.g\.|"
+            r"s\.|sig\.|akt\.|file[ \t]+no\.)")
+_REF_PART = r"(?:[A-Z][A-Za-z]{0,3}\.?|[IVX]{1,4}|\d{1,4})"  # "2 C", "4 Ob", "II SA", "I ACa"
+_REF_CODE = (r"(?:(?:" + _REF_PART + r"[ \t]){0,3}"
+             r"(?=[A-Za-z0-9./:-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.:-]*[A-Za-z0-9])?)")
+_REFERENCE = re.compile(
+    rf"(?<![\w.])(?i:{_REF_CUE})(?:[ \t]+(?i:no\.|nos\.|number|numbers))?[ \t:#]*"
+    rf"(?P<ref>{_REF_CODE}(?:(?:,[ \t]*|[ \t]+and[ \t]+|[ \t]*;[ \t]*)(?=\S*\d){_REF_CODE})*)"
+    r"(?![\w/-])")
+_NOT_REF_BEFORE = re.compile(r"(?:protocol|article|articles|rule|rules|section|paragraph|§|chapter|law|act|"
+                             r"regulation|decree|directive|convention|resolution|recommendation)[ \t]*$", re.IGNORECASE)
+# a domestic register/case number without a cue: "1996/276", "18403/91", "1971:437", "2004-12345"
+_SLASH_CODE = re.compile(r"(?<![\w/.:-])(?:\d{3,6}[/:]\d{1,6}|\d{1,2}/\d{3,6})(?:[/-]\d{1,6})?(?![\w/:]|[.,-]\d)")
 _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
@@ -152,7 +168,18 @@ _ACRONYM_AFTER = re.compile(rf"[ \t]*\((?:the[ \t]+)?[\"“]?({_ACRONYM})[\"”]
 _ACRONYM_BEFORE = re.compile(rf"\b({_ACRONYM})[ \t]*\((?:the[ \t]+)?$")
 
 
-def _institutions(text: str) -> list[Span]:
+# a name's gloss in parentheses: its name in the original language or its acronym, no digits,
+# starting with a capital ("(Amtsgericht)", "(Sąd Rejonowy w Lubaniu)", "(Halkın Emek Partisi, HEP)")
+_GLOSS = re.compile(rf"[ \t]*\([ \t]*[{_UPPER}][^()\d\n]{{0,100}}\)")
+
+
+def _glossed(text: str, end: int) -> int:
+    """The end of the gloss in parentheses right after ``end`` (``end`` when there is none)."""
+    g = _GLOSS.match(text, end)
+    return g.end() if g is not None and len(g.group(0).split()) <= 10 else end
+
+
+def _institutions(text: str, version: str = IDENTIFIERS_VERSION) -> list[Span]:
     """Institution names (see the module docstring): a head with a qualifier or a complement,
     and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
     "the PKK (the Kurdistan Workers' Party)")."""
@@ -161,14 +188,33 @@ def _institutions(text: str) -> list[Span]:
         value = m.group(0).rstrip(" .,")
         if " " not in value:
             continue
-        out.append(Span(m.start(), m.start() + len(value), "ORGANIZATION", 0.8, "identifiers"))
-        after = _ACRONYM_AFTER.match(text, m.start() + len(value))
+        end = m.start() + len(value)
+        out.append(Span(m.start(), _glossed(text, end) if version >= "3" else end, "ORGANIZATION", 0.8, "identifiers"))
+        after = _ACRONYM_AFTER.match(text, end)
         before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
         acronyms.update(x.group(1) for x in (after, before) if x is not None)
     for acronym in acronyms:
         out += [Span(a.start(), a.end(), "ORGANIZATION", 0.8, "identifiers")
                 for a in re.finditer(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)]
     return out
+
+
+def _references(text: str) -> list[Span]:
+    """Reference numbers (see the module docstring), labelled ID_NUMBER; a list after one cue
+    ("nos. 260, 268 and 119/5") is one span per code."""
+    out = []
+    for m in _REFERENCE.finditer(text):
+        if _NOT_REF_BEFORE.search(text, max(0, m.start() - 16), m.start()):
+            continue
+        for c in re.finditer(_REF_CODE, m.group("ref")):
+            a, b = m.start("ref") + c.start(), m.start("ref") + c.end()
+            if any(ch.isdigit() for ch in text[a:b]) and not _YEAR_ONLY.fullmatch(text[a:b]):
+                out.append(Span(a, b, "ID_NUMBER", 0.8, "identifiers"))
+    out += [Span(m.start(), m.end(), "ID_NUMBER", 0.8, "identifiers") for m in _SLASH_CODE.finditer(text)]
+    return out
+
+
+_YEAR_ONLY = re.compile(r"(?:1[89]|20)\d\d")
 
 
 def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION) -> list[Span]:
@@ -178,6 +224,8 @@ def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION)
     if "ID_NUMBER" in wanted:
         out += [Span(m.start("id"), m.end("id"), "ID_NUMBER", 0.85, "identifiers")
                 for m in _ID_NUMBER.finditer(text)]
+    if "REFERENCE" in wanted:
+        out += _references(text)
     if "DATE_OF_BIRTH" in wanted:
         out += [Span(m.start("date"), m.end("date"), "DATE_OF_BIRTH", 0.9, "identifiers") for m in _DOB.finditer(text)]
     if "AGE" in wanted:
@@ -194,7 +242,7 @@ def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION)
     if "QUANTITY" in wanted:
         out += [Span(m.start(), m.end(), "QUANTITY", 0.9, "identifiers") for m in _money().finditer(text)]
     if "ORGANIZATION" in wanted:
-        out += _institutions(text)
+        out += _institutions(text, version)
     return out
 
 
