@@ -33,7 +33,22 @@ Each rule is general rather than fitted to one corpus:
   Interior", "Social Insurance Authority", "Court of Cassation", "Office for Veterans and
   Persecuted Persons". The head alone ("the Court", "the Ministry") is no name. An acronym the
   text defines for such a name, in parentheses after or before it, is the name wherever the
-  text uses it.
+  text uses it. From version "3", the name's gloss in parentheses right after it (its name in
+  the original language or its acronym: "Moers District Court (Amtsgericht)") is part of it.
+* ``REFERENCE`` (opt-in, labelled ``ID_NUMBER``): a reference number of a record, case, file or
+  register, as court judgments and administrative records write them in many national
+  formats. After a cue word ("no.", "nos.", "number", "file", "reference", "case", "docket",
+  "register", "registration", "application", "decision", "plot", "title", "Az.", ...): a code
+  of one to four parts (short letter groups, Roman numerals or digit groups before a part
+  with a digit: "4 Ob 123/99", "II SA 1234/01", "2-345/2004", "D-4840"), and every code of a
+  list after one cue ("nos. 260, 268 and 119/5"); not after "Article", "Protocol", "Law",
+  "section", ... (a provision is no record), and not a bare year. Without a cue, only the
+  shapes of register numbers: digits, a slash or colon, digits ("1996/276", "18403/91",
+  "1971:437"), not a date.
+* ``OCCUPATION`` (opt-in, labelled ``DEMOGRAPHIC``): an occupation named by its cue, one to
+  three lower-case words after "worked/employed/practised/served as (a)", "who is/was a(n)",
+  "the applicant, a(n)", up to a preposition or a stop: "worked as a ballet dancer for",
+  "the applicant, a lorry driver,", "who was an advocate".
 """
 
 from __future__ import annotations
@@ -49,11 +64,12 @@ from .spans import Span, check_labels, validate_texts
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
 IDENTIFIERS_VERSION = "3"
-"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME); a
-detector rebuilt from a version "1" config runs without them."""
+"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME), "3"
+an institution name's gloss in parentheses (under ORGANIZATION); a detector rebuilt from an
+older config runs without them."""
 _VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
-                                      "QUANTITY", "ORGANIZATION", "REFERENCE")
+                                      "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -88,6 +104,17 @@ _NOT_REF_BEFORE = re.compile(r"(?:protocol|article|articles|rule|rules|section|p
                              r"regulation|decree|directive|convention|resolution|recommendation)[ \t]*$", re.IGNORECASE)
 # a domestic register/case number without a cue: "1996/276", "18403/91", "1971:437", "2004-12345"
 _SLASH_CODE = re.compile(r"(?<![\w/.:-])(?:\d{3,6}[/:]\d{1,6}|\d{1,2}/\d{3,6})(?:[/-]\d{1,6})?(?![\w/:]|[.,-]\d)")
+# an occupation by its cue (PHI): "worked as a ballet dancer", "the applicant, a lorry driver,",
+# "who was an advocate"; one to three lower-case words, up to a preposition, conjunction or stop
+_OCC_WORD = r"(?!the\b|an?\b)[a-z][a-z’'-]*"
+_OCCUPATION = re.compile(
+    r"(?:\b(?:work(?:ed|ing|s)?|employed|practi[sc](?:e|ed|es|ing)|serv(?:e|ed|ing|es)|career|appointed|"
+    r"recruited|hired|engaged|trained|qualified)[ \t]+as[ \t]+(?:an?[ \t]+)?"
+    r"|\b(?:who|applicant|he|she)[ \t]+(?:is|was|had[ \t]+been|has[ \t]+been)[ \t]+an?[ \t]+"
+    r"|\bapplicant,[ \t]+an?[ \t]+)"
+    rf"(?P<occ>(?:{_OCC_WORD}[ \t]+){{0,2}}?{_OCC_WORD})"
+    r"(?=[ \t]*(?:[,.;:()]|\b(?:of|at|in|for|with|and|who|from|to|on|by|until|since|when|between|employed|"
+    r"working|attached|under|during|whose|which|that)\b))")
 _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
@@ -210,7 +237,9 @@ def _references(text: str) -> list[Span]:
             a, b = m.start("ref") + c.start(), m.start("ref") + c.end()
             if any(ch.isdigit() for ch in text[a:b]) and not _YEAR_ONLY.fullmatch(text[a:b]):
                 out.append(Span(a, b, "ID_NUMBER", 0.8, "identifiers"))
-    out += [Span(m.start(), m.end(), "ID_NUMBER", 0.8, "identifiers") for m in _SLASH_CODE.finditer(text)]
+    cued = list(out)
+    out += [Span(m.start(), m.end(), "ID_NUMBER", 0.8, "identifiers") for m in _SLASH_CODE.finditer(text)
+            if not any(c.start < m.end() and m.start() < c.end for c in cued)]
     return out
 
 
@@ -226,6 +255,8 @@ def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION)
                 for m in _ID_NUMBER.finditer(text)]
     if "REFERENCE" in wanted:
         out += _references(text)
+    if "OCCUPATION" in wanted:
+        out += [Span(m.start("occ"), m.end("occ"), "DEMOGRAPHIC", 0.8, "identifiers") for m in _OCCUPATION.finditer(text)]
     if "DATE_OF_BIRTH" in wanted:
         out += [Span(m.start("date"), m.end("date"), "DATE_OF_BIRTH", 0.9, "identifiers") for m in _DOB.finditer(text)]
     if "AGE" in wanted:
@@ -251,7 +282,7 @@ class IdentifierDetector:
 
     Args:
         entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME,
-            QUANTITY and ORGANIZATION).
+            QUANTITY, ORGANIZATION, REFERENCE and OCCUPATION).
         version: the rules' version (:data:`IDENTIFIERS_VERSION`; an older one for a detector
             rebuilt from an older config).
     """
