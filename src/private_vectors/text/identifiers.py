@@ -46,9 +46,10 @@ Each rule is general rather than fitted to one corpus:
   shapes of register numbers: digits, a slash or colon, digits ("1996/276", "18403/91",
   "1971:437"), not a date.
 * ``OCCUPATION`` (opt-in, labelled ``DEMOGRAPHIC``): an occupation named by its cue, one to
-  three lower-case words after "worked/employed/practised/served as (a)", "who is/was a(n)",
+  three lower-case words after "worked/employed/practised as (a)", "who is/was a(n)",
   "the applicant, a(n)", up to a preposition or a stop: "worked as a ballet dancer for",
-  "the applicant, a lorry driver,", "who was an advocate".
+  "the applicant, a lorry driver,", "who was an advocate" ("serves as a marker" and "can be
+  employed as a biomarker" name no one).
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ _ID_NUMBER = re.compile(
 _REF_CUE = (r"(?:nos?\.|n[°º]\.?|numbers?|file|files|ref\.|reference|references|case|cases|docket|register|"
             r"registration|registry|record|application|applications|dossier|decision|judgment|ruling|order|"
             r"complaint|petition|plot|plots|parcel|sheet|title|deed|entry|folio|az\.|rg|r\.g\.|"
-            r"s\.|sig\.|akt\.|file[ \t]+no\.)")
+            r"s\.|sig\.|akt\.|plate|invoice|receipt|certificate|permit|warrant|ticket)")
 _REF_PART = r"(?:[A-Z][A-Za-z]{0,3}\.?|[IVX]{1,4}|\d{1,4})"  # "2 C", "4 Ob", "II SA", "I ACa"
 _REF_CODE = (r"(?:(?:" + _REF_PART + r"[ \t]){0,3}"
              r"(?=[A-Za-z0-9./:-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.:-]*[A-Za-z0-9])?)")
@@ -101,14 +102,16 @@ _REFERENCE = re.compile(
     rf"(?P<ref>{_REF_CODE}(?:(?:,[ \t]*|[ \t]+and[ \t]+|[ \t]*;[ \t]*)(?=\S*\d){_REF_CODE})*)"
     r"(?![\w/-])")
 _NOT_REF_BEFORE = re.compile(r"(?:protocol|article|articles|rule|rules|section|paragraph|§|chapter|law|act|"
-                             r"regulation|decree|directive|convention|resolution|recommendation)[ \t]*$", re.IGNORECASE)
+                             r"regulation|decree|directive|convention|resolution|recommendation|item|point|page|"
+                             r"pp?\.|annex|footnote|volume|vol\.|table|figure|fig\.)[ \t]*$", re.IGNORECASE)
 # a domestic register/case number without a cue: "1996/276", "18403/91", "1971:437", "2004-12345"
-_SLASH_CODE = re.compile(r"(?<![\w/.:-])(?:\d{3,6}[/:]\d{1,6}|\d{1,2}/\d{3,6})(?:[/-]\d{1,6})?(?![\w/:]|[.,-]\d)")
+_SLASH_CODE = re.compile(r"(?<![\w/.:-])(?:[A-Z][A-Za-z]{0,3}-(?:[IVX]{1,4}-)?)?(?:\d{3,6}[/:]\d{1,6}|\d{1,2}/\d{3,6})"
+                         r"(?:[/-]\d{1,6})?(?![\w/:]|[.,-]\d)")
 # an occupation by its cue (PHI): "worked as a ballet dancer", "the applicant, a lorry driver,",
 # "who was an advocate"; one to three lower-case words, up to a preposition, conjunction or stop
 _OCC_WORD = r"(?!the\b|an?\b)[a-z][a-z’'-]*"
 _OCCUPATION = re.compile(
-    r"(?:\b(?:work(?:ed|ing|s)?|employed|practi[sc](?:e|ed|es|ing)|serv(?:e|ed|ing|es)|career|appointed|"
+    r"(?:(?<!\bbe[ \t])\b(?:work(?:ed|ing|s)?|employed|practi[sc](?:e|ed|es|ing)|career|appointed|"
     r"recruited|hired|engaged|trained|qualified)[ \t]+as[ \t]+(?:an?[ \t]+)?"
     r"|\b(?:who|applicant|he|she)[ \t]+(?:is|was|had[ \t]+been|has[ \t]+been)[ \t]+an?[ \t]+"
     r"|\bapplicant,[ \t]+an?[ \t]+)"
