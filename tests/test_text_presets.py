@@ -287,3 +287,11 @@ def test_an_institution_name_keeps_its_gloss_from_rules_version_3():
     assert new == {"Moers District Court (Amtsgericht)"} and old == {"Moers District Court"}
     assert _found(IdentifierDetector(entities=["ORGANIZATION"]), "the Supreme Court (see paragraph 12)") == {
         ("Supreme Court", "ORGANIZATION")}
+
+
+def test_an_institution_name_takes_the_part_named_before_it():
+    det = IdentifierDetector(entities=["ORGANIZATION"])
+    text = "transferred to the Fourteenth Chamber of the Istanbul Assize Court; the Fourth Section of the Court"
+    assert {v for v, _ in _found(det, text)} == {"Fourteenth Chamber of the Istanbul Assize Court"}
+    old = IdentifierDetector(entities=["ORGANIZATION"], version="2")
+    assert {v for v, _ in _found(old, text)} == {"Istanbul Assize Court"}

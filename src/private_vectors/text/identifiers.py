@@ -34,7 +34,9 @@ Each rule is general rather than fitted to one corpus:
   Persecuted Persons". The head alone ("the Court", "the Ministry") is no name. An acronym the
   text defines for such a name, in parentheses after or before it, is the name wherever the
   text uses it. From version "3", the name's gloss in parentheses right after it (its name in
-  the original language or its acronym: "Moers District Court (Amtsgericht)") is part of it.
+  the original language or its acronym: "Moers District Court (Amtsgericht)") is part of it, and
+  so is a part of the institution named before it ("the Fourteenth Chamber of the Istanbul
+  Assize Court", "the 8th Section of the Supreme Administrative Court").
 * ``REFERENCE`` (opt-in, labelled ``ID_NUMBER``): a reference number of a record, case, file or
   register, as court judgments and administrative records write them in many national
   formats. After a cue word ("no.", "nos.", "number", "file", "reference", "case", "docket",
@@ -66,7 +68,7 @@ __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
 IDENTIFIERS_VERSION = "3"
 """Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME), "3"
-an institution name's gloss in parentheses (under ORGANIZATION); a detector rebuilt from an
+an institution name's gloss in parentheses and the part named before it (under ORGANIZATION); a detector rebuilt from an
 older config runs without them."""
 _VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
@@ -203,6 +205,18 @@ _ACRONYM_BEFORE = re.compile(rf"\b({_ACRONYM})[ \t]*\((?:the[ \t]+)?$")
 _GLOSS = re.compile(rf"[ \t]*\([ \t]*[{_UPPER}][^()\d\n]{{0,100}}\)")
 
 
+# a numbered or named part of an institution before its name: "the Fourteenth Chamber of the
+# Istanbul Assize Court", "the 8th Section of the Supreme Administrative Court"
+_PART_OF = re.compile(rf"\b(?:(?:{_ORDINAL.pattern}|[IVX]{{1,5}}|{_NOT_QUALIFIER}{_CAP})[ \t]+){{1,2}}"
+                      r"(?:Chamber|Section|Division|Department|Panel|Bench|Branch|Senate)[ \t]+of[ \t]+(?:the[ \t]+)?$")
+
+
+def _with_part(text: str, start: int) -> int:
+    """The start of the part named right before an institution's name (``start`` when none)."""
+    p = _PART_OF.search(text, max(0, start - 60), start)
+    return p.start() if p is not None else start
+
+
 def _glossed(text: str, end: int) -> int:
     """The end of the gloss in parentheses right after ``end`` (``end`` when there is none)."""
     g = _GLOSS.match(text, end)
@@ -219,7 +233,10 @@ def _institutions(text: str, version: str = IDENTIFIERS_VERSION) -> list[Span]:
         if " " not in value:
             continue
         end = m.start() + len(value)
-        out.append(Span(m.start(), _glossed(text, end) if version >= "3" else end, "ORGANIZATION", 0.8, "identifiers"))
+        if version >= "3":
+            out.append(Span(_with_part(text, m.start()), _glossed(text, end), "ORGANIZATION", 0.8, "identifiers"))
+        else:
+            out.append(Span(m.start(), end, "ORGANIZATION", 0.8, "identifiers"))
         after = _ACRONYM_AFTER.match(text, end)
         before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
         acronyms.update(x.group(1) for x in (after, before) if x is not None)
