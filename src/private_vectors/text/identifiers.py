@@ -68,8 +68,8 @@ __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
 IDENTIFIERS_VERSION = "3"
 """Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME), "3"
-an institution name's gloss in parentheses and the part named before it (under ORGANIZATION); a detector rebuilt from an
-older config runs without them."""
+an institution name's gloss in parentheses and the part named before it (under
+ORGANIZATION); a detector rebuilt from an older config runs without them."""
 _VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
                                       "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
