@@ -295,3 +295,10 @@ def test_an_institution_name_takes_the_part_named_before_it():
     assert {v for v, _ in _found(det, text)} == {"Fourteenth Chamber of the Istanbul Assize Court"}
     old = IdentifierDetector(entities=["ORGANIZATION"], version="2")
     assert {v for v, _ in _found(old, text)} == {"Istanbul Assize Court"}
+
+
+def test_an_institution_name_ends_at_its_sentence_from_rules_version_3():
+    text = "a letter from the Ministry of Foreign Affairs. The Government replied"
+    new = {v for v, _ in _found(IdentifierDetector(entities=["ORGANIZATION"]), text)}
+    old = {v for v, _ in _found(IdentifierDetector(entities=["ORGANIZATION"], version="2"), text)}
+    assert new == {"Ministry of Foreign Affairs"} and old == {"Ministry of Foreign Affairs. The Government"}

@@ -68,8 +68,8 @@ __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
 IDENTIFIERS_VERSION = "3"
 """Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME), "3"
-an institution name's gloss in parentheses and the part named before it (under
-ORGANIZATION); a detector rebuilt from an older config runs without them."""
+an institution name's gloss in parentheses and the part named before it, and ends a name
+at its sentence's end (under ORGANIZATION); a detector rebuilt from an older config runs without them."""
 _VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
                                       "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
@@ -189,10 +189,20 @@ def generic_institution(value: str) -> bool:
 _UPPER = "".join(c for c in map(chr, range(0x2000)) if c.isupper())  # Latin, Greek, Cyrillic capitals
 _CAP = rf"(?:[{_UPPER}][\w’'.-]*)"  # a capitalised word
 _NOT_QUALIFIER = r"(?!(?:The|A|An|This|That|These|Its|His|Her|Their|Our|In|On|At|By|For|Of|And|Under|When|If)\b)"
-_INSTITUTION = re.compile(
-    rf"(?:{_NOT_QUALIFIER}{_CAP}[ \t]+(?:(?:and|of|for)[ \t]+{_CAP}[ \t]+)?){{0,5}}"
-    rf"\b(?:{'|'.join(_HEADS)})\b"
-    rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{_CAP}(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
+
+
+def _institution(cap: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?:{_NOT_QUALIFIER}{cap}[ \t]+(?:(?:and|of|for)[ \t]+{cap}[ \t]+)?){{0,5}}"
+        rf"\b(?:{'|'.join(_HEADS)})\b"
+        rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{cap}"
+        rf"(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
+
+
+_INSTITUTION = _institution(_CAP)
+# version 3: a word of the name ends without a full stop, so a name stops at its sentence's end
+# ("the Ministry of Foreign Affairs. The ..."); dots inside a word stay ("S.A")
+_INSTITUTION_3 = _institution(rf"(?:[{_UPPER}][\w’'-]*(?:\.[\w’'-]+)*)")
 
 
 _ACRONYM = r"[A-Z]{2,6}(?:-[A-Z]{1,2})?"
@@ -228,7 +238,7 @@ def _institutions(text: str, version: str = IDENTIFIERS_VERSION) -> list[Span]:
     and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
     "the PKK (the Kurdistan Workers' Party)")."""
     out, acronyms = [], set()
-    for m in _INSTITUTION.finditer(text):
+    for m in (_INSTITUTION_3 if version >= "3" else _INSTITUTION).finditer(text):
         value = m.group(0).rstrip(" .,")
         if " " not in value:
             continue
