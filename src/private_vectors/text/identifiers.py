@@ -40,7 +40,7 @@ Each rule is general rather than fitted to one corpus:
 * ``REFERENCE`` (opt-in, labelled ``ID_NUMBER``): a reference number of a record, case, file or
   register, as court judgments and administrative records write them in many national
   formats. After a cue word ("no.", "nos.", "number", "file", "reference", "case", "docket",
-  "register", "registration", "application", "decision", "plot", "title", "Az.", ...): a code
+  "register", "registration", "application", "decision", "plot", "deed", "Az.", ...): a code
   of one to four parts (short letter groups, Roman numerals or digit groups before a part
   with a digit: "4 Ob 123/99", "II SA 1234/01", "2-345/2004", "D-4840"), and every code of a
   list after one cue ("nos. 260, 268 and 119/5"); not after "Article", "Protocol", "Law",
@@ -94,8 +94,8 @@ _ID_NUMBER = re.compile(
 # a reference number (PHI): a cue word, then a code of one to four parts, at least one digit
 _REF_CUE = (r"(?:nos?\.|n[°º]\.?|numbers?|file|files|ref\.|reference|references|case|cases|docket|register|"
             r"registration|registry|record|application|applications|dossier|decision|judgment|ruling|order|"
-            r"complaint|petition|plot|plots|parcel|sheet|title|deed|entry|folio|az\.|rg|r\.g\.|"
-            r"s\.|sig\.|akt\.|plate|invoice|receipt|certificate|permit|warrant|ticket)")
+            r"complaint|petition|plot|plots|parcel|sheet|deed|folio|az\.|rg|r\.g\.|sygn\.|"
+            r"plate|invoice|receipt|certificate|permit|warrant|ticket)")
 _REF_PART = r"(?:[A-Z][A-Za-z]{0,3}\.?|[IVX]{1,4}|\d{1,4})"  # "2 C", "4 Ob", "II SA", "I ACa"
 _REF_CODE = (r"(?:(?:" + _REF_PART + r"[ \t]){0,3}"
              r"(?=[A-Za-z0-9./:-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.:-]*[A-Za-z0-9])?)")
