@@ -44,7 +44,7 @@ def _steps() -> list[tuple[str, Any]]:
         ("+ spaCy MONEY/QUANTITY (validated)", build(("DATE_TIME", "NRP"), ("DATE_TIME", "QUANTITY"), [tokens, jobs, qty])),
         ("+ presidio ORGANIZATION (spaCy ORG)",
          build(("DATE_TIME", "NRP", "ORGANIZATION"), ("DATE_TIME", "QUANTITY"), [tokens, jobs, qty])),
-        ("+ institution names by head noun, with their gloss in parentheses",
+        ("+ institution names by head noun (with a part named before them and their gloss in parentheses)",
          build(("DATE_TIME", "NRP", "ORGANIZATION"), ("DATE_TIME", "QUANTITY", "ORGANIZATION"), [tokens, jobs, qty])),
         ("+ reference numbers (cue word or register-number shape)",
          build(("DATE_TIME", "NRP", "ORGANIZATION"), ("DATE_TIME", "QUANTITY", "ORGANIZATION", "REFERENCE"),
