@@ -237,7 +237,8 @@ def _institutions(text: str, version: str = IDENTIFIERS_VERSION) -> list[Span]:
     """Institution names (see the module docstring): a head with a qualifier or a complement,
     and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
     "the PKK (the Kurdistan Workers' Party)")."""
-    out, acronyms = [], set()
+    out: list[Span] = []
+    acronyms: set[str] = set()
     for m in (_INSTITUTION_3 if version >= "3" else _INSTITUTION).finditer(text):
         value = m.group(0).rstrip(" .,")
         if " " not in value:
