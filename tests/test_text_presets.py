@@ -236,3 +236,69 @@ def test_phi_config_round_trip_and_older_rules_kept():
     assert "29 and 30 May 2001" in {v for v, _ in _found(IdentifierDetector(entities=["DATE_TIME"]), doc[0])}
     with pytest.raises(InvalidParameterError, match="version"):
         IdentifierDetector(version="9")
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("under case no. 4 Ob 123/99 of the Supreme Court", {"4 Ob 123/99"}),
+    ("the file (no. II SA 1234/01) was closed", {"II SA 1234/01"}),
+    ("registered under the plots nos. 260, 268 and 119/5.", {"260", "268", "119/5"}),
+    ("accused of membership (case no. 1996/276) and E. 1997/45", {"1996/276", "1997/45"}),
+    ("the Reindeer Husbandry Act (Rennäringslagen, 1971:437)", {"1971:437"}),
+    ("registration no. D-4840 in the land register", {"D-4840"}),
+])
+def test_phi_reference_numbers_by_cue_or_register_shape(text, want):
+    det = IdentifierDetector(entities=["REFERENCE"])
+    assert {v for v, label in _found(det, text) if label == "ID_NUMBER"} == want
+
+
+def test_reference_numbers_skip_provisions_years_dates_and_times():
+    det = IdentifierDetector(entities=["REFERENCE"])
+    text = ("Article 6 § 1, Protocol No. 11, Law no. 3713 and section 7(2) of the Act; in 2004, "
+            "on 12/05/2004 at 12:30, half (1/2) of 3,000 euros, Directive 95/46/EC")
+    assert _found(det, text) == set()
+    # PII does not take them: reference numbers without an identifier word are PHI's
+    doc = ["the decision (Az. 1996/276) on plot 260"]
+    pii, phi = Sanitizer("PII").apply(doc)[0], Sanitizer("PHI").apply(doc)[0]
+    assert "1996/276" in pii and "260" in pii
+    assert "1996/276" not in phi and "260" not in phi and "<ID_NUMBER>" in phi
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ("From 1960 she worked as a ballet dancer for the ensemble.", "ballet dancer"),
+    ("In 1989 the applicant, a lorry driver, was injured.", "lorry driver"),
+    ("The applicant, who was an advocate, declared that", "advocate"),
+    ("he was practising as a physician under the public scheme", "physician"),
+])
+def test_phi_occupation_named_after_a_cue(text, want):
+    det = IdentifierDetector(entities=["OCCUPATION"])
+    assert _found(det, text) == {(want, "DEMOGRAPHIC")}
+
+
+def test_occupation_cue_takes_no_article_or_clause():
+    det = IdentifierDetector(entities=["OCCUPATION"])
+    assert _found(det, "The report worked as the basis for the decision. He was a.") == set()
+    assert _found(det, "miR-196 may serve as a marker and can be employed as a biomarker of risk.") == set()
+
+
+def test_an_institution_name_keeps_its_gloss_from_rules_version_3():
+    text = "proceedings before the Moers District Court (Amtsgericht) against the applicant (the “Company”)"
+    new = {v for v, _ in _found(IdentifierDetector(entities=["ORGANIZATION"]), text)}
+    old = {v for v, _ in _found(IdentifierDetector(entities=["ORGANIZATION"], version="2"), text)}
+    assert new == {"Moers District Court (Amtsgericht)"} and old == {"Moers District Court"}
+    assert _found(IdentifierDetector(entities=["ORGANIZATION"]), "the Supreme Court (see paragraph 12)") == {
+        ("Supreme Court", "ORGANIZATION")}
+
+
+def test_an_institution_name_takes_the_part_named_before_it():
+    det = IdentifierDetector(entities=["ORGANIZATION"])
+    text = "transferred to the Fourteenth Chamber of the Istanbul Assize Court; the Fourth Section of the Court"
+    assert {v for v, _ in _found(det, text)} == {"Fourteenth Chamber of the Istanbul Assize Court"}
+    old = IdentifierDetector(entities=["ORGANIZATION"], version="2")
+    assert {v for v, _ in _found(old, text)} == {"Istanbul Assize Court"}
+
+
+def test_an_institution_name_ends_at_its_sentence_from_rules_version_3():
+    text = "a letter from the Ministry of Foreign Affairs. The Government replied"
+    new = {v for v, _ in _found(IdentifierDetector(entities=["ORGANIZATION"]), text)}
+    old = {v for v, _ in _found(IdentifierDetector(entities=["ORGANIZATION"], version="2"), text)}
+    assert new == {"Ministry of Foreign Affairs"} and old == {"Ministry of Foreign Affairs. The Government"}

@@ -5,7 +5,7 @@ Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func
 | concept | detectors (cheap first) |
 |---|---|
 | PII | regexes (e-mail, phone, card, IBAN, SSN, IP, URL, street) + cue/shape identifiers (handles, ID numbers, dates of birth, ages, postcodes) + name and place vocabularies + firm names made of surnames + presidio (PERSON, LOCATION, NRP, URL, identifiers) |
-| PHI | PII + dates more specific than a year and ranges of them (regex and presidio/spaCy DATE_TIME), organisations (presidio ORGANIZATION, institution names by head noun and the acronyms defined for them), NRP, sex/gender and occupation terms (Faker's job titles), money (ISO 4217 codes, currency words) and spaCy MONEY/QUANTITY (:class:`QuantityDetector`) |
+| PHI | PII + dates more specific than a year and ranges of them (regex and presidio/spaCy DATE_TIME), organisations (presidio ORGANIZATION, institution names by head noun with their gloss in parentheses and the acronyms defined for them), reference numbers of records, cases and registers (cue word or register-number shape), NRP, sex/gender and occupation terms (Faker's job titles and occupations named after a cue: "worked as a ..."), money (ISO 4217 codes, currency words) and spaCy MONEY/QUANTITY (:class:`QuantityDetector`) |
 | quasi | dates, age patterns, demographic terms, spaCy MONEY/QUANTITY/PERCENT, presidio DATE_TIME/ORGANIZATION/NRP |
 | person | first-name vocabulary (:class:`~private_vectors.text.names.NameDetector`) + presidio PERSON |
 | location | street regexes + place vocabulary + presidio LOCATION |
@@ -50,7 +50,7 @@ _PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
 _PII_IDS = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 _PHI_PRESIDIO = ("DATE_TIME", "ORGANIZATION", "NRP")
-_PHI_IDS = ("DATE_TIME", "QUANTITY", "ORGANIZATION")
+_PHI_IDS = ("DATE_TIME", "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
 _QUANTITY = {"MONEY": "QUANTITY", "QUANTITY": "QUANTITY", "PERCENT": "QUANTITY"}
 # a diagnosis after a clinical cue ("diagnosed with", "Diagnosis:", "Assessment:"), up to the clause's end
 _DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|(?<=diagnosis )|(?<=assessment: )"

@@ -33,7 +33,25 @@ Each rule is general rather than fitted to one corpus:
   Interior", "Social Insurance Authority", "Court of Cassation", "Office for Veterans and
   Persecuted Persons". The head alone ("the Court", "the Ministry") is no name. An acronym the
   text defines for such a name, in parentheses after or before it, is the name wherever the
-  text uses it.
+  text uses it. From version "3", the name's gloss in parentheses right after it (its name in
+  the original language or its acronym: "Moers District Court (Amtsgericht)") is part of it, and
+  so is a part of the institution named before it ("the Fourteenth Chamber of the Istanbul
+  Assize Court", "the 8th Section of the Supreme Administrative Court").
+* ``REFERENCE`` (opt-in, labelled ``ID_NUMBER``): a reference number of a record, case, file or
+  register, as court judgments and administrative records write them in many national
+  formats. After a cue word ("no.", "nos.", "number", "file", "reference", "case", "docket",
+  "register", "registration", "application", "decision", "plot", "deed", "Az.", ...): a code
+  of one to four parts (short letter groups, Roman numerals or digit groups before a part
+  with a digit: "4 Ob 123/99", "II SA 1234/01", "2-345/2004", "D-4840"), and every code of a
+  list after one cue ("nos. 260, 268 and 119/5"); not after "Article", "Protocol", "Law",
+  "section", ... (a provision is no record), and not a bare year. Without a cue, only the
+  shapes of register numbers: digits, a slash or colon, digits ("1996/276", "18403/91",
+  "1971:437"), not a date.
+* ``OCCUPATION`` (opt-in, labelled ``DEMOGRAPHIC``): an occupation named by its cue, one to
+  three lower-case words after "worked/employed/practised as (a)", "who is/was a(n)",
+  "the applicant, a(n)", up to a preposition or a stop: "worked as a ballet dancer for",
+  "the applicant, a lorry driver,", "who was an advocate" ("serves as a marker" and "can be
+  employed as a biomarker" name no one).
 """
 
 from __future__ import annotations
@@ -48,12 +66,13 @@ from .spans import Span, check_labels, validate_texts
 
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
-IDENTIFIERS_VERSION = "2"
-"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME); a
-detector rebuilt from a version "1" config runs without them."""
-_VERSIONS = ("1", "2")
+IDENTIFIERS_VERSION = "3"
+"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME), "3"
+an institution name's gloss in parentheses and the part named before it, and ends a name
+at its sentence's end (under ORGANIZATION); a detector rebuilt from an older config runs without them."""
+_VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
-                                      "QUANTITY", "ORGANIZATION")
+                                      "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
 _MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
@@ -72,6 +91,35 @@ _ID_WORD = (r"(?:no\.|nos\.|number|num\.|n[°º]|#|id|identifier|account|acct\.?
 _ID_NUMBER = re.compile(
     rf"\b{_ID_WORD}(?:[ \t]+(?:is|was|no\.|nos\.|number))?[ \t:#]*"
     r"(?P<id>(?=[A-Za-z0-9./-]*\d[A-Za-z0-9./-]*\d[A-Za-z0-9./-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.-]*[A-Za-z0-9])?)", re.IGNORECASE)
+# a reference number (PHI): a cue word, then a code of one to four parts, at least one digit
+_REF_CUE = (r"(?:nos?\.|n[°º]\.?|numbers?|file|files|ref\.|reference|references|case|cases|docket|register|"
+            r"registration|registry|record|application|applications|dossier|decision|judgment|ruling|order|"
+            r"complaint|petition|plot|plots|parcel|sheet|deed|folio|az\.|rg|r\.g\.|sygn\.|"
+            r"plate|invoice|receipt|certificate|permit|warrant|ticket)")
+_REF_PART = r"(?:[A-Z][A-Za-z]{0,3}\.?|[IVX]{1,4}|\d{1,4})"  # "2 C", "4 Ob", "II SA", "I ACa"
+_REF_CODE = (r"(?:(?:" + _REF_PART + r"[ \t]){0,3}"
+             r"(?=[A-Za-z0-9./:-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/.:-]*[A-Za-z0-9])?)")
+_REFERENCE = re.compile(
+    rf"(?<![\w.])(?i:{_REF_CUE})(?:[ \t]+(?i:no\.|nos\.|number|numbers))?[ \t:#]*"
+    rf"(?P<ref>{_REF_CODE}(?:(?:,[ \t]*|[ \t]+and[ \t]+|[ \t]*;[ \t]*)(?=\S*\d){_REF_CODE})*)"
+    r"(?![\w/-])")
+_NOT_REF_BEFORE = re.compile(r"(?:protocol|article|articles|rule|rules|section|paragraph|§|chapter|law|act|"
+                             r"regulation|decree|directive|convention|resolution|recommendation|item|point|page|"
+                             r"pp?\.|annex|footnote|volume|vol\.|table|figure|fig\.)[ \t]*$", re.IGNORECASE)
+# a domestic register/case number without a cue: "1996/276", "18403/91", "1971:437", "2004-12345"
+_SLASH_CODE = re.compile(r"(?<![\w/.:-])(?:[A-Z][A-Za-z]{0,3}-(?:[IVX]{1,4}-)?)?(?:\d{3,6}[/:]\d{1,6}|\d{1,2}/\d{3,6})"
+                         r"(?:[/-]\d{1,6})?(?![\w/:]|[.,-]\d)")
+# an occupation by its cue (PHI): "worked as a ballet dancer", "the applicant, a lorry driver,",
+# "who was an advocate"; one to three lower-case words, up to a preposition, conjunction or stop
+_OCC_WORD = r"(?!the\b|an?\b)[a-z][a-z’'-]*"
+_OCCUPATION = re.compile(
+    r"(?:(?<!\bbe[ \t])\b(?:work(?:ed|ing|s)?|employed|practi[sc](?:e|ed|es|ing)|career|appointed|"
+    r"recruited|hired|engaged|trained|qualified)[ \t]+as[ \t]+(?:an?[ \t]+)?"
+    r"|\b(?:who|applicant|he|she)[ \t]+(?:is|was|had[ \t]+been|has[ \t]+been)[ \t]+an?[ \t]+"
+    r"|\bapplicant,[ \t]+an?[ \t]+)"
+    rf"(?P<occ>(?:{_OCC_WORD}[ \t]+){{0,2}}?{_OCC_WORD})"
+    r"(?=[ \t]*(?:[,.;:()]|\b(?:of|at|in|for|with|and|who|from|to|on|by|until|since|when|between|employed|"
+    r"working|attached|under|during|whose|which|that)\b))")
 _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
@@ -141,10 +189,20 @@ def generic_institution(value: str) -> bool:
 _UPPER = "".join(c for c in map(chr, range(0x2000)) if c.isupper())  # Latin, Greek, Cyrillic capitals
 _CAP = rf"(?:[{_UPPER}][\w’'.-]*)"  # a capitalised word
 _NOT_QUALIFIER = r"(?!(?:The|A|An|This|That|These|Its|His|Her|Their|Our|In|On|At|By|For|Of|And|Under|When|If)\b)"
-_INSTITUTION = re.compile(
-    rf"(?:{_NOT_QUALIFIER}{_CAP}[ \t]+(?:(?:and|of|for)[ \t]+{_CAP}[ \t]+)?){{0,5}}"
-    rf"\b(?:{'|'.join(_HEADS)})\b"
-    rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{_CAP}(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
+
+
+def _institution(cap: str) -> re.Pattern[str]:
+    return re.compile(
+        rf"(?:{_NOT_QUALIFIER}{cap}[ \t]+(?:(?:and|of|for)[ \t]+{cap}[ \t]+)?){{0,5}}"
+        rf"\b(?:{'|'.join(_HEADS)})\b"
+        rf"(?:[ \t]+(?:of|for|on|in)(?:[ \t]+the)?(?:[ \t]+(?:and[ \t]+)?{cap}"
+        rf"(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
+
+
+_INSTITUTION = _institution(_CAP)
+# version 3: a word of the name ends without a full stop, so a name stops at its sentence's end
+# ("the Ministry of Foreign Affairs. The ..."); dots inside a word stay ("S.A")
+_INSTITUTION_3 = _institution(rf"(?:[{_UPPER}][\w’'-]*(?:\.[\w’'-]+)*)")
 
 
 _ACRONYM = r"[A-Z]{2,6}(?:-[A-Z]{1,2})?"
@@ -152,23 +210,71 @@ _ACRONYM_AFTER = re.compile(rf"[ \t]*\((?:the[ \t]+)?[\"“]?({_ACRONYM})[\"”]
 _ACRONYM_BEFORE = re.compile(rf"\b({_ACRONYM})[ \t]*\((?:the[ \t]+)?$")
 
 
-def _institutions(text: str) -> list[Span]:
+# a name's gloss in parentheses: its name in the original language or its acronym, no digits,
+# starting with a capital ("(Amtsgericht)", "(Sąd Rejonowy w Lubaniu)", "(Halkın Emek Partisi, HEP)")
+_GLOSS = re.compile(rf"[ \t]*\([ \t]*[{_UPPER}][^()\d\n]{{0,100}}\)")
+
+
+# a numbered or named part of an institution before its name: "the Fourteenth Chamber of the
+# Istanbul Assize Court", "the 8th Section of the Supreme Administrative Court"
+_PART_OF = re.compile(rf"\b(?:(?:{_ORDINAL.pattern}|[IVX]{{1,5}}|{_NOT_QUALIFIER}{_CAP})[ \t]+){{1,2}}"
+                      r"(?:Chamber|Section|Division|Department|Panel|Bench|Branch|Senate)[ \t]+of[ \t]+(?:the[ \t]+)?$")
+
+
+def _with_part(text: str, start: int) -> int:
+    """The start of the part named right before an institution's name (``start`` when none)."""
+    p = _PART_OF.search(text, max(0, start - 60), start)
+    return p.start() if p is not None else start
+
+
+def _glossed(text: str, end: int) -> int:
+    """The end of the gloss in parentheses right after ``end`` (``end`` when there is none)."""
+    g = _GLOSS.match(text, end)
+    return g.end() if g is not None and len(g.group(0).split()) <= 10 else end
+
+
+def _institutions(text: str, version: str = IDENTIFIERS_VERSION) -> list[Span]:
     """Institution names (see the module docstring): a head with a qualifier or a complement,
     and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
     "the PKK (the Kurdistan Workers' Party)")."""
-    out, acronyms = [], set()
-    for m in _INSTITUTION.finditer(text):
+    out: list[Span] = []
+    acronyms: set[str] = set()
+    for m in (_INSTITUTION_3 if version >= "3" else _INSTITUTION).finditer(text):
         value = m.group(0).rstrip(" .,")
         if " " not in value:
             continue
-        out.append(Span(m.start(), m.start() + len(value), "ORGANIZATION", 0.8, "identifiers"))
-        after = _ACRONYM_AFTER.match(text, m.start() + len(value))
+        end = m.start() + len(value)
+        if version >= "3":
+            out.append(Span(_with_part(text, m.start()), _glossed(text, end), "ORGANIZATION", 0.8, "identifiers"))
+        else:
+            out.append(Span(m.start(), end, "ORGANIZATION", 0.8, "identifiers"))
+        after = _ACRONYM_AFTER.match(text, end)
         before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
         acronyms.update(x.group(1) for x in (after, before) if x is not None)
     for acronym in acronyms:
         out += [Span(a.start(), a.end(), "ORGANIZATION", 0.8, "identifiers")
                 for a in re.finditer(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)]
     return out
+
+
+def _references(text: str) -> list[Span]:
+    """Reference numbers (see the module docstring), labelled ID_NUMBER; a list after one cue
+    ("nos. 260, 268 and 119/5") is one span per code."""
+    out = []
+    for m in _REFERENCE.finditer(text):
+        if _NOT_REF_BEFORE.search(text, max(0, m.start() - 16), m.start()):
+            continue
+        for c in re.finditer(_REF_CODE, m.group("ref")):
+            a, b = m.start("ref") + c.start(), m.start("ref") + c.end()
+            if any(ch.isdigit() for ch in text[a:b]) and not _YEAR_ONLY.fullmatch(text[a:b]):
+                out.append(Span(a, b, "ID_NUMBER", 0.8, "identifiers"))
+    cued = list(out)
+    out += [Span(m.start(), m.end(), "ID_NUMBER", 0.8, "identifiers") for m in _SLASH_CODE.finditer(text)
+            if not any(c.start < m.end() and m.start() < c.end for c in cued)]
+    return out
+
+
+_YEAR_ONLY = re.compile(r"(?:1[89]|20)\d\d")
 
 
 def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION) -> list[Span]:
@@ -178,6 +284,10 @@ def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION)
     if "ID_NUMBER" in wanted:
         out += [Span(m.start("id"), m.end("id"), "ID_NUMBER", 0.85, "identifiers")
                 for m in _ID_NUMBER.finditer(text)]
+    if "REFERENCE" in wanted:
+        out += _references(text)
+    if "OCCUPATION" in wanted:
+        out += [Span(m.start("occ"), m.end("occ"), "DEMOGRAPHIC", 0.8, "identifiers") for m in _OCCUPATION.finditer(text)]
     if "DATE_OF_BIRTH" in wanted:
         out += [Span(m.start("date"), m.end("date"), "DATE_OF_BIRTH", 0.9, "identifiers") for m in _DOB.finditer(text)]
     if "AGE" in wanted:
@@ -194,7 +304,7 @@ def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION)
     if "QUANTITY" in wanted:
         out += [Span(m.start(), m.end(), "QUANTITY", 0.9, "identifiers") for m in _money().finditer(text)]
     if "ORGANIZATION" in wanted:
-        out += _institutions(text)
+        out += _institutions(text, version)
     return out
 
 
@@ -203,7 +313,7 @@ class IdentifierDetector:
 
     Args:
         entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME,
-            QUANTITY and ORGANIZATION).
+            QUANTITY, ORGANIZATION, REFERENCE and OCCUPATION).
         version: the rules' version (:data:`IDENTIFIERS_VERSION`; an older one for a detector
             rebuilt from an older config).
     """

@@ -3,7 +3,7 @@
 | preset | replaces | source |
 |---|---|---|
 | ``PII`` | direct identifiers: names, contact data (e-mail, phone, URL, handle), government, account, licence and record numbers, card/IBAN/SSN/IP, street addresses and postcodes, places, dates of birth, ages | GDPR Art. 4(1) ("an identification number, location data, an online identifier"); NIST SP 800-122 §2.1 |
-| ``PHI`` | ``PII`` plus every date more specific than a year, device, vehicle and certificate numbers, organisations, demographic attributes (nationality, ethnicity, religion, political group, occupation, sex/gender terms), amounts of money and measured quantities | HIPAA Safe Harbor, 45 CFR 164.514(b)(2)(i), its 18 identifiers |
+| ``PHI`` | ``PII`` plus every date more specific than a year, device, vehicle and certificate numbers, reference numbers of records, cases and registers, organisations, demographic attributes (nationality, ethnicity, religion, political group, occupation, sex/gender terms), amounts of money and measured quantities | HIPAA Safe Harbor, 45 CFR 164.514(b)(2)(i), its 18 identifiers |
 | ``quasi`` | dates (years too), organisations, demographic attributes, quantities | TAB's quasi-identifier categories (Pilán et al. 2022, "The Text Anonymization Benchmark", §3) |
 
 Why ``PHI`` covers more than names, contacts and dates: Safe Harbor's 18th identifier is "any
@@ -13,7 +13,9 @@ nationality, ethnic or religious group and occupation (spaCy's NORP, presidio's 
 paid or a measurement are such characteristics: together with the other quasi-identifiers they
 single a person out (Sweeney 2000, "Simple Demographics Often Identify People Uniquely"). The
 18th identifier is read this way for text: organisations (presidio/spaCy ORG and institution
-names by their head noun), NRP, demographic and occupation terms, money (ISO 4217 codes and
+names by their head noun), reference numbers of records, cases and registers (a cue word such
+as "file no." or a register-number shape such as "1996/276"), NRP, demographic and occupation
+terms (listed, or named after a cue: "worked as a ..."), money (ISO 4217 codes and
 currency words) and spaCy MONEY/QUANTITY; plain counts and percentages are not taken (scores,
 rates and odds identify nobody). Figures: ``benchmarks/results/text/phi_train.json``.
 
