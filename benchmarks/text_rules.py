@@ -66,14 +66,10 @@ def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]
                           _patched(regex, "_cue_name_shaped", lambda v: True)),
         "addresses: no literal 'nan' address line":
             lambda: _patched(regex, "_TAIL", regex._TAIL_V3),
-        "context: a phrase only the model calls a person, holding a plain noun, is a guess":
-            lambda: _patched(stage, "_model_phrase", lambda s, v: False),
         "context: no rule for long texts (agreed one-word names, name-list phrases ending in a plain noun)":
             lambda: _patched(stage, "_long_text", lambda text: False),
         "context: an age is kept without personal context":
             lambda: _patched(stage, "_group_age", lambda s: False),
-        "context: a name after a title gives no personal context":
-            lambda: _patched(stage, "_titled_context", lambda t, s: False),
         "phones: numbers joined to a longer code by - or / are phones":
             lambda: _both(_patched(regex, "in_code", lambda t, a, b: False),
                           _patched(stage, "in_code", lambda t, a, b: False)),

@@ -85,31 +85,10 @@ def test_full_name_title_cue_and_two_detectors_survive_without_context():
     assert kept == [full, titled, city_model, city_list, cued]
 
 
-def test_a_model_only_title_phrase_gives_no_context_and_is_dropped():
+def test_a_model_only_title_phrase_gives_no_context():
     text = "Insulin Resistance in Kras mice"
     spans = [_span(text, "Insulin Resistance", "PERSON", "presidio"), _span(text, "Kras", "PERSON", "presidio")]
-    assert _context_free(text, spans) == []
-
-
-@pytest.mark.parametrize("name", ["Hanne I. Kreutzmann", "hyuuma t. maida", "ruth okafor"])
-def test_a_model_only_name_with_an_initial_or_in_lower_case_stays(name):
-    text = f"The keynote speaker is {name} from Can Capital."
-    span = _span(text, name, "PERSON", "presidio")
-    assert _context_free(text, [span]) == [span]
-
-
-@pytest.mark.parametrize("phrase, dropped", [
-    ("Insulin Resistance", True), ("MRP RNA", True), ("Neurons\nAmyotrophic", True),
-    ("Dmitry Zotov", False), ("Jildau Bouts", False), ("Amelia Okafor", False), ("AMELIA OKAFOR", False),
-])
-def test_a_model_phrase_shaped_like_no_name_is_dropped_without_context(phrase, dropped):
-    from private_vectors.text.names import plain_nouns
-
-    if not plain_nouns():
-        pytest.skip("the packaged encoder's vocabulary is not installed")
-    text = f"Results for {phrase} were reported at the meeting."
-    span = _span(text, phrase, "PERSON", "presidio")
-    assert (_context_free(text, [span]) == []) is dropped
+    assert _context_free(text, spans) == spans[:1]  # the phrase itself stays (it is no one-word guess)
 
 
 def test_an_age_without_personal_context_is_a_groups():
@@ -195,16 +174,13 @@ def test_an_english_word_of_a_name_is_not_propagated_alone():
     assert old._mac("tok", "phone") in old._entries("PERSON", "Amelia Phone")
 
 
-def test_a_name_split_by_invisible_characters_is_no_plain_noun_phrase():
+def test_plain_nouns_are_vocabulary_words_no_name_list_knows():
     from private_vectors.text.names import plain_nouns
 
     if not plain_nouns():
         pytest.skip("the packaged encoder's vocabulary is not installed")
-    text = "The report was written by Pach\ufeffa O\u2060uk and reviewed by two colleagues."
-    a = text.index("Pach")
-    span = Span(a, text.index(" and"), "PERSON", 0.85, "presidio")
-    assert _context_free(text, [span]) == [span]  # "Pacha Ouk", not "o" + "uk"
-    assert "breast" in plain_nouns() and "mark" not in plain_nouns() and "amelia" not in plain_nouns()
+    assert {"breast", "scale", "clinic"} <= plain_nouns()
+    assert not {"mark", "white", "amelia"} & plain_nouns()
 
 
 _ABSTRACT = ("Agreement between raters was measured with Cohen's kappa and the Berg Balance Scale was scored "

@@ -32,7 +32,6 @@ import hmac
 import re
 import secrets
 import threading
-import unicodedata
 import warnings
 from collections import ChainMap, Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -366,19 +365,18 @@ def _in_capitalised_run(text: str, span: Span) -> bool:
 def _context_free(text: str, spans: list[Span]) -> list[Span]:
     """Without personal context, drop what identifies no one alone: a one-word name or place that
     one model or vocabulary detector found (no title before it, no second detector on it, score
-    below 0.88), a phrase the NER model alone calls a person (:func:`_model_phrase`), a country
-    and an age (in a document about no one, "aged 20-60" is a group's); in a text of 100 words
-    or more (:func:`_long_text`) also a one-word name that several model and vocabulary
-    detectors agree on and a name-list phrase ending in a plain noun. Personal context,
-    anywhere in the document, is a singular personal pronoun ("I'm", "my", "you", "she", "his";
-    not the authors' "we", nor a bare "I", also a numeral: "type I diabetes"), a full name (two
-    or more words, not all capitals, found by a name list, a cue or two
+    below 0.88), a country and an age (in a document about no one, "aged 20-60" is a group's);
+    in a text of 100 words or more (:func:`_long_text`) also a one-word name that several model
+    and vocabulary detectors agree on and a name-list phrase ending in a plain noun. Personal
+    context, anywhere in the document, is a singular personal pronoun ("I'm", "my", "you",
+    "she", "his"; not the authors' "we", nor a bare "I", also a numeral: "type I diabetes"), a
+    full name (two or more words, not all capitals, found by a name list, a cue or two
     detectors: the model alone calls title words "Insulin Resistance" a person) or contact or
-    identity data, or a name after a title ("Mr Okafor"). A place after a place cue, a street and a model's
-    boosted call (score at least 0.88) are always kept. In scientific abstracts the one-word
-    spans are gene, drug and species names ("Kras", "Concerta", "Xenopus") and the countries are
-    study sites. A surname alone is still replaced where the keyed index knows it from a full name
-    (index spans are not filtered here)."""
+    identity data. A place after a place cue, a street and a model's boosted call (score at
+    least 0.88) are always kept. In scientific abstracts the one-word spans are gene, drug and
+    species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa") and the countries
+    are study sites. A surname alone is still replaced where the keyed index knows it from a
+    full name (index spans are not filtered here)."""
     countries = _countries()
 
     if _PRONOUN.search(text):
@@ -404,7 +402,7 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         else:
             alone = s.detector in _ONE_WORD_DETECTORS and _alone(s, spans)
         return (s.label in ("PERSON", "LOCATION") and alone
-                and (len(value.replace("_", " ").split()) == 1 or _model_phrase(s, value))
+                and len(value.replace("_", " ").split()) == 1
                 and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
                 and not _in_capitalised_run(text, s))
 
@@ -412,8 +410,6 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
         value = text[s.start:s.end]
         if s.label != "PERSON":
             return s.label in _PERSONAL
-        if _titled_context(text, s):
-            return True
         found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
         return len(value.split()) >= 2 and not value.isupper() and (len(found_by) >= 2 or s.detector != "presidio")
 
@@ -448,35 +444,7 @@ def _group_age(s: Span) -> bool:
     return s.label == "AGE"
 
 
-def _titled_context(text: str, s: Span) -> bool:
-    """A name after a title ("Mr Okafor"): personal context."""
-    return bool(_TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
-
-
 _WORD = re.compile(r"\w+")
-_INITIAL = re.compile(r"(?<!\S)[^\W\d_]\.(?!\S)")
-
-
-def _model_phrase(s: Span, value: str) -> bool:
-    """A phrase the NER model alone calls a person that holds a plain noun
-    (:func:`~private_vectors.text.names.plain_nouns`) and is shaped like no name: all its words
-    are vocabulary words ("Mammographic Breast" is not, "Insulin Resistance" is), it runs over a
-    line break (a title and the next line: "Neurons\nAmyotrophic"), or it is in capitals with a
-    short acronym ("MRP RNA", "KEGG PATHWAY"). No phrase with an initial ("Hanne I. Kreutzmann")
-    and none in lower case (kept for the evasion rules). A name outside the vocabularies
-    ("Dmitry Zotov", "Jildau Bouts") is none of these."""
-    if s.label != "PERSON" or s.detector not in ("presidio", "ner") or value.islower() or _INITIAL.search(value):
-        return False
-    nouns = plain_nouns()
-    visible = "".join(c for c in value if unicodedata.category(c) != "Cf")  # "Os\u2060kal" is one word
-    words = [w.casefold() for w in re.findall(r"[^\W\d_]+", visible)]
-    if not any(w in nouns for w in words):
-        return False
-    known = english_words()
-    acronym = visible.isupper() and any(len(w) <= 4 and (w in nouns or w not in known) for w in words)
-    return "\n" in visible or acronym or all(w in known for w in words)
-
-
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof|Mme|Mlle|Herr|Frau|Sr|Sra)\.?[ \t]+$")
 
 
