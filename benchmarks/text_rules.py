@@ -45,7 +45,7 @@ def _patched(obj: Any, name: str, value: Any) -> Iterator[None]:
 
 
 def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]:
-    from private_vectors.text import regex
+    from private_vectors.text import normalise, regex
     from private_vectors.text import sanitizer as stage
 
     return {
@@ -68,6 +68,9 @@ def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]
             lambda: _patched(regex, "_TAIL", regex._TAIL_V3),
         "context: no rule for long texts (agreed one-word names, name-list phrases ending in a plain noun)":
             lambda: _patched(stage, "_long_text", lambda text: False),
+        "addresses: a town line above a country line is joined to it and gives no personal context":
+            lambda: _both(_patched(normalise, "_country_line", lambda chars, start: False),
+                          _patched(stage, "_town_line", lambda text, s: False)),
         "context: an age is kept without personal context":
             lambda: _patched(stage, "_group_age", lambda s: False),
         "phones: numbers joined to a longer code by - or / are phones":

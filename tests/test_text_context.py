@@ -202,3 +202,20 @@ def test_a_long_text_about_no_one_keeps_agreed_one_word_names_and_instrument_phr
     personal = "She " + _ABSTRACT
     cohen = [_span(personal, "Cohen", "PERSON", "names", 0.6), _span(personal, "Cohen", "PERSON", "presidio")]
     assert _context_free(personal, cohen) == cohen
+
+
+def test_an_address_block_keeps_its_lines_and_is_personal_context():
+    from private_vectors.text.normalise import normalise
+
+    block = "Przemek Kucharski\n\nALFRICK\nUnited Kingdom"
+    assert "ALFRICK\nUnited" in normalise(block).text  # the break before a country line stays
+    assert "ALFRICK United" in normalise(block, version=3).text
+    assert normalise("Amelia\nOkafor sent it.").text == "Amelia Okafor sent it."
+    town, country = _span(block, "ALFRICK", "LOCATION", "places", 0.55), _span(block, "United Kingdom", "LOCATION",
+                                                                               "places", 0.55)
+    assert _context_free(block, [town, country]) == [town, country]
+    study = "Trial sites in ALFRICK and the United Kingdom enrolled children."
+    spans = [_span(study, "ALFRICK", "LOCATION", "places", 0.55), _span(study, "United Kingdom", "LOCATION", "places")]
+    assert _context_free(study, spans) == []
+    found = {block[s.start:s.end] for s in Sanitizer("PII").spans([block])[0]}
+    assert {"ALFRICK", "United Kingdom"} <= found

@@ -10,7 +10,8 @@ character a detector flagged survives in any written form. Per character, in thi
 * Latin look-alikes in Cyrillic and Greek (``а`` → ``a``, ``ο`` → ``o``) are folded when the
   word around them also has Latin letters (a word written wholly in Cyrillic stays Cyrillic);
 * a line break between two capitalised words, on a line without digits, becomes a space
-  ("Amelia\\nOkafor"; an address line "12 Main Street\\nSpringfield" keeps its break);
+  ("Amelia\\nOkafor"; an address line "12 Main Street\\nSpringfield" keeps its break, and
+  from version 4 so does a line above a country's line: "ALFRICK\\nUnited Kingdom");
 * a placeholder-shaped token (``<AMELIA_OKAFOR>``, ``[JOHN-DOE]``) and an ALL-CAPS run of two or
   more words are title-cased, a placeholder's ``_``/``-`` joints and brackets become spaces, so a
   name written that way reads as a name in running text.
@@ -96,6 +97,21 @@ def _title_case(chars: list[str], a: int, b: int, joints: str) -> None:
             start = c.isspace()
 
 
+_POSTCODE_TAIL = re.compile(r"[ \t]+[\d -]{3,10}$")
+
+
+def _country_line(chars: list[str], start: int) -> bool:
+    """Whether the line starting at ``start`` is a country, with or without a postcode: the last
+    line of an address block ("ALFRICK\nUnited Kingdom"), whose break stays (version 4)."""
+    from .names import _countries
+
+    end = start
+    while end < len(chars) and chars[end] != "\n":
+        end += 1
+    line = _POSTCODE_TAIL.sub("", "".join(chars[start:end]).strip())
+    return " ".join(line.casefold().split()) in _countries()
+
+
 def _shape(chars: list[str], version: int) -> None:
     """Placeholder-shaped names and ALL-CAPS runs title-cased; a line break inside a name a space."""
     text = "".join(chars)
@@ -116,7 +132,8 @@ def _shape(chars: list[str], version: int) -> None:
         line_start = i + 1
         # "Amelia\nOkafor": a break between two capitalised words on a line without digits
         # (an address line "12 Main Street\nSpringfield" keeps its break)
-        if chars[i - 1].isalpha() and chars[i + 1].isupper() and not any(c.isdigit() for c in line):
+        if chars[i - 1].isalpha() and chars[i + 1].isupper() and not any(c.isdigit() for c in line) \
+                and not (version >= 4 and _country_line(chars, i + 1)):
             j = i - 1
             while j > 0 and chars[j - 1].isalpha():
                 j -= 1

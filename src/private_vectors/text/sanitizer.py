@@ -372,8 +372,8 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
     "she", "his"; not the authors' "we", nor a bare "I", also a numeral: "type I diabetes"), a
     full name (two or more words, not all capitals, found by a name list, a cue or two
     detectors: the model alone calls title words "Insulin Resistance" a person) or contact or
-    identity data. A place after a place cue, a street and a model's boosted call (score at
-    least 0.88) are always kept. In scientific abstracts the one-word spans are gene, drug and
+    identity data, or the town line of an address block (:func:`_town_line`). A place after a
+    place cue, a street and a model's boosted call (score at least 0.88) are always kept. In scientific abstracts the one-word spans are gene, drug and
     species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa") and the countries
     are study sites. A surname alone is still replaced where the keyed index knows it from a
     full name (index spans are not filtered here)."""
@@ -387,6 +387,8 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
     def lone(s: Span) -> bool:
         value = text[s.start:s.end]
         if s.score >= _CUED:  # a street, a place after a cue ("moved here from"), a model's strong call
+            return False
+        if s.label == "LOCATION" and _town_line(text, s):  # an address block: contact data
             return False
         if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
             return True
@@ -408,6 +410,8 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
 
     def personal(s: Span) -> bool:
         value = text[s.start:s.end]
+        if s.label == "LOCATION":
+            return _town_line(text, s)
         if s.label != "PERSON":
             return s.label in _PERSONAL
         found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
@@ -437,6 +441,21 @@ def _term_shaped(value: str) -> bool:
     "Hamilton Depression Rating Scale", "NHGRI GWAS Catalog"."""
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+", value)]
     return len(value.split()) >= 2 and bool(words) and words[-1] in plain_nouns()
+
+
+_NEXT_LINE = re.compile(r"[ \t]*\n[ \t]*([^\n]*?)(?:[ \t]+[\d -]{3,10})?[ \t]*(?:\n|$)")
+
+
+def _town_line(text: str, s: Span) -> bool:
+    """The town line of a postal address, which is contact data: a place alone on its line
+    right above a country's line ("ALFRICK\nUnited Kingdom", "Chiclana de la Frontera\nSpain")."""
+    line_start = text.rfind("\n", 0, s.start) + 1
+    line_end = text.find("\n", s.end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:s.start].strip(" \t>|*•") or text[s.end:line_end].strip():
+        return False
+    m = _NEXT_LINE.match(text, s.end)
+    return m is not None and " ".join(m.group(1).casefold().split()) in _countries()
 
 
 def _group_age(s: Span) -> bool:
