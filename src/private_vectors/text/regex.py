@@ -10,7 +10,6 @@ LOCATION.
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -245,17 +244,10 @@ def _in_sentence(value: str) -> bool:
     """Whether a continental-style address match has an English function word between its numbers
     ("115 PAD patients and 116"): a count in a sentence, not a postcode, street and number
     (version 4; particles of street names, "do", "de", "van", do not count)."""
+    from .names import _stop_words  # names imports this module
+
     particles = {"de", "del", "dei", "della", "da", "do", "dos", "la", "le", "di", "du", "van", "von", "der", "den"}
     return any(w.casefold() in _stop_words() and w.casefold() not in particles for w in value.split()[1:-1])
-
-
-@functools.cache
-def _stop_words() -> frozenset[str]:
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-    except ImportError:  # pragma: no cover - spaCy absent
-        return frozenset({"and", "or", "of", "with", "in", "to", "for", "the", "a", "an", "vs"})
-    return frozenset(STOP_WORDS)
 
 
 def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
@@ -269,8 +261,7 @@ def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
     for label, m, score in structured_matches(text, dates_are_not_phones=True, validate_phones=strict):
         add(label, m, score)
     if "LOCATION" in wanted:
-        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9),
-                               (_NUM_STREET, 0.6),
+        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
                                (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
             for m in pattern.finditer(text):
                 if strict and pattern is _STREET_EU and _in_sentence(m.group(0)):

@@ -373,10 +373,11 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
     full name (two or more words, not all capitals, found by a name list, a cue or two
     detectors: the model alone calls title words "Insulin Resistance" a person) or contact or
     identity data, or the town line of an address block (:func:`_town_line`). A place after a
-    place cue, a street and a model's boosted call (score at least 0.88) are always kept. In scientific abstracts the one-word spans are gene, drug and
-    species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa") and the countries
-    are study sites. A surname alone is still replaced where the keyed index knows it from a
-    full name (index spans are not filtered here)."""
+    place cue, a street and a model's boosted call (score at least 0.88) are always kept. In
+    scientific abstracts the one-word spans are gene, drug and species names ("Kras",
+    "Concerta", "Xenopus"), eponyms ("Cohen's kappa") and the countries are study sites. A
+    surname alone is still replaced where the keyed index knows it from a full name (index spans
+    are not filtered here)."""
     countries = _countries()
 
     if _PRONOUN.search(text):
@@ -394,7 +395,6 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
             return True
         if _group_age(s):
             return True
-        # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
         if long_text and s.label == "PERSON" and s.detector in _LONG_TEXT_DETECTORS and _term_shaped(value):
             return True
         if long_text and s.label in ("PERSON", "LOCATION") and s.detector in _LONG_TEXT_DETECTORS \
@@ -403,6 +403,7 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
                             and s.start < o.end for o in spans)
         else:
             alone = s.detector in _ONE_WORD_DETECTORS and _alone(s, spans)
+        # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
         return (s.label in ("PERSON", "LOCATION") and alone
                 and len(value.replace("_", " ").split()) == 1
                 and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
