@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidParameterError
-from .regex import UPPER_LETTERS
+from .regex import UPPER_LETTERS, stop_words
 from .spans import Span, validate_texts
 
 __all__ = ["FirmDetector", "NameDetector", "PlaceDetector", "first_names", "places"]
@@ -110,11 +110,7 @@ def _common_words() -> frozenset[str]:
 @lru_cache(maxsize=1)
 def _stop_words() -> frozenset[str]:
     """Casefolded function words (spaCy's English stop words), weekdays and months."""
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-    except ImportError:  # pragma: no cover - spaCy absent
-        return _CALENDAR
-    return frozenset({w.casefold() for w in STOP_WORDS} | _CALENDAR)
+    return stop_words() | _CALENDAR
 
 
 @lru_cache(maxsize=1)

@@ -10,6 +10,7 @@ LOCATION.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -244,10 +245,18 @@ def _in_sentence(value: str) -> bool:
     """Whether a continental-style address match has an English function word between its numbers
     ("115 PAD patients and 116"): a count in a sentence, not a postcode, street and number
     (version 4; particles of street names, "do", "de", "van", do not count)."""
-    from .names import _stop_words  # names imports this module
-
     particles = {"de", "del", "dei", "della", "da", "do", "dos", "la", "le", "di", "du", "van", "von", "der", "den"}
-    return any(w.casefold() in _stop_words() and w.casefold() not in particles for w in value.split()[1:-1])
+    return any(w.casefold() in stop_words() and w.casefold() not in particles for w in value.split()[1:-1])
+
+
+@functools.lru_cache(maxsize=1)
+def stop_words() -> frozenset[str]:
+    """Casefolded English function words (spaCy's stop words); empty without spaCy."""
+    try:
+        from spacy.lang.en.stop_words import STOP_WORDS
+    except ImportError:  # pragma: no cover - spaCy absent
+        return frozenset()
+    return frozenset(w.casefold() for w in STOP_WORDS)
 
 
 def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
