@@ -35,7 +35,7 @@ from .identifiers import IdentifierDetector
 from .names import FirmDetector, NameDetector, PlaceDetector
 from .presets import PRESETS
 from .presidio import PresidioDetector, presidio_available
-from .regex import REGEX_LABELS, RegexDetector
+from .regex import _YEAR, REGEX_LABELS, RegexDetector
 from .spans import Detector, Span, validate_texts
 from .wordlist import WordListDetector
 
@@ -196,7 +196,6 @@ class NerDetector:
 _REFERENCE_BEFORE = re.compile(r"(?:article|art\.|§|paragraph|para\.|no\.|nos\.|rule|protocol|section|point|"
                                r"page|pp?\.|chapter|table|figure|fig\.|item|annex|number|volume|vol\.)[ \t]*$",
                                re.IGNORECASE)
-_BARE_YEAR = re.compile(r"(?:1[89]|20)\d\d")
 
 
 class QuantityDetector(NerDetector):
@@ -225,7 +224,7 @@ class QuantityDetector(NerDetector):
 
 def _is_quantity(text: str, a: int, b: int) -> bool:
     """Not a bare year, not a number after a reference word."""
-    return not (_BARE_YEAR.fullmatch(text[a:b].strip()) or _REFERENCE_BEFORE.search(text, max(0, a - 12), a))
+    return not (_YEAR.fullmatch(text[a:b].strip()) or _REFERENCE_BEFORE.search(text, max(0, a - 12), a))
 
 
 def _check_label(label: Any) -> None:

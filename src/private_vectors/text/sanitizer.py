@@ -65,11 +65,11 @@ from .names import (
     english_words,
     plain_nouns,
 )
-from .normalise import normalise
+from .normalise import country_line, normalise
 from .operators import POLICIES, Keep, Operator, Redact, Surrogate
 from .presets import PRESETS
 from .presidio import PRESIDIO_LABELS, PresidioDetector
-from .regex import REGEX_LABELS, RegexDetector, in_code, phone_ok
+from .regex import REGEX_LABELS, RegexDetector, in_code, phone_ok, stop_words
 from .spans import LABELS, Detector, Span, chunk_text, merge_spans, validate_texts
 from .surrogates import TITLES, SurrogateGenerator, _surrogate_subkey, load_pool, normalise_token
 from .wordlist import COMMON_CAPITALISED, WordListDetector, name_words, truecase
@@ -229,13 +229,7 @@ def _has_hidden(obj: Any) -> bool:
 @lru_cache(maxsize=1)
 def _index_stop() -> frozenset[str]:
     stop = {w.casefold() for w in COMMON_CAPITALISED} | set(TITLES) | {"i", "i'm", "i’m", "i've", "i'd", "i'll"}
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-
-        stop |= {w.casefold() for w in STOP_WORDS}
-    except ImportError:  # pragma: no cover
-        pass
-    return frozenset(stop)
+    return frozenset(stop) | stop_words()
 
 
 def _strong(text: str, span: Span, raw: Sequence[Span]) -> bool:
@@ -296,10 +290,11 @@ def _mixed_caps(value: str) -> bool:
     return any(caps) and not all(caps)
 
 
-def _alone(span: Span, spans: Sequence[Span]) -> bool:
-    """Whether no other detector reported a span overlapping ``span``."""
-    return not any(o is not span and o.detector != span.detector and o.start < span.end and span.start < o.end
-                   for o in spans)
+def _alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset()) -> bool:
+    """Whether no other detector reported a span overlapping ``span`` (detectors in ``agreeing``
+    aside)."""
+    return not any(o is not span and o.detector != span.detector and o.detector not in agreeing
+                   and o.start < span.end and span.start < o.end for o in spans)
 
 
 def _name_shaped(text: str, spans: list[Span], shaped: Callable[[str], bool] = _looks_like_a_name) -> list[Span]:
@@ -380,16 +375,16 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
     are not filtered here)."""
     countries = _countries()
 
-    if _PRONOUN.search(text):
+    if _PRONOUN.search(text) or any(s.label == "LOCATION" and _town_line(text, s) for s in spans):
         return spans
 
     long_text = _long_text(text)
+    # in a long text, spans of these detectors agreeing on a word leave it a lone word
+    detectors, agreeing = (_LONG_TEXT_DETECTORS, _LONG_TEXT_DETECTORS) if long_text else (_ONE_WORD_DETECTORS, frozenset())
 
     def lone(s: Span) -> bool:
         value = text[s.start:s.end]
         if s.score >= _CUED:  # a street, a place after a cue ("moved here from"), a model's strong call
-            return False
-        if s.label == "LOCATION" and _town_line(text, s):  # an address block: contact data
             return False
         if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in countries:
             return True
@@ -397,22 +392,14 @@ def _context_free(text: str, spans: list[Span]) -> list[Span]:
             return True
         if long_text and s.label == "PERSON" and s.detector in _LONG_TEXT_DETECTORS and _term_shaped(value):
             return True
-        if long_text and s.label in ("PERSON", "LOCATION") and s.detector in _LONG_TEXT_DETECTORS \
-                and len(value.replace("_", " ").split()) == 1:
-            alone = not any(o is not s and o.detector not in _LONG_TEXT_DETECTORS and o.start < s.end
-                            and s.start < o.end for o in spans)
-        else:
-            alone = s.detector in _ONE_WORD_DETECTORS and _alone(s, spans)
         # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
-        return (s.label in ("PERSON", "LOCATION") and alone
-                and len(value.replace("_", " ").split()) == 1
+        return (s.label in ("PERSON", "LOCATION") and s.detector in detectors
+                and len(value.replace("_", " ").split()) == 1 and _alone(s, spans, agreeing)
                 and not _TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
                 and not _in_capitalised_run(text, s))
 
     def personal(s: Span) -> bool:
         value = text[s.start:s.end]
-        if s.label == "LOCATION":
-            return _town_line(text, s)
         if s.label != "PERSON":
             return s.label in _PERSONAL
         found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
@@ -444,19 +431,15 @@ def _term_shaped(value: str) -> bool:
     return len(value.split()) >= 2 and bool(words) and words[-1] in plain_nouns()
 
 
-_NEXT_LINE = re.compile(r"[ \t]*\n[ \t]*([^\n]*?)(?:[ \t]+[\d -]{3,10})?[ \t]*(?:\n|$)")
-
-
 def _town_line(text: str, s: Span) -> bool:
     """The town line of a postal address, which is contact data: a place alone on its line
-    right above a country's line ("ALFRICK\nUnited Kingdom", "Chiclana de la Frontera\nSpain")."""
+    right above a country's line ("ALFRICK\nUnited Kingdom", "Chiclana de la Frontera\nSpain";
+    :func:`~private_vectors.text.normalise.country_line`)."""
     line_start = text.rfind("\n", 0, s.start) + 1
     line_end = text.find("\n", s.end)
-    line_end = len(text) if line_end < 0 else line_end
-    if text[line_start:s.start].strip(" \t>|*•") or text[s.end:line_end].strip():
+    if line_end < 0 or text[line_start:s.start].strip(" \t>|*•") or text[s.end:line_end].strip():
         return False
-    m = _NEXT_LINE.match(text, s.end)
-    return m is not None and " ".join(m.group(1).casefold().split()) in _countries()
+    return country_line(text, line_end + 1)
 
 
 def _group_age(s: Span) -> bool:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from .regex import cue_name_spans
+from .regex import cue_name_spans, stop_words
 from .spans import Span, validate_texts
 
 __all__ = ["COMMON_CAPITALISED", "WordListDetector", "name_spans", "name_words", "truecase", "word_lists"]
@@ -145,13 +145,7 @@ def _at_sentence_start(text: str, pos: int) -> bool:
 def name_words() -> tuple[frozenset[str], frozenset[str]]:
     """(casefolded first/last names, casefolded places) minus common English words."""
     first, last, places = word_lists()
-    stop = {w.casefold() for w in COMMON_CAPITALISED}
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-
-        stop |= {w.casefold() for w in STOP_WORDS}
-    except ImportError:  # pragma: no cover - spaCy absent
-        pass
+    stop = {w.casefold() for w in COMMON_CAPITALISED} | stop_words()
     names = frozenset(w.casefold() for w in first | last) - stop
     return names, frozenset(w.casefold() for w in places) - stop
 
