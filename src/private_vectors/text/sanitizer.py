@@ -191,14 +191,6 @@ def _listed(detector_configs: Any) -> list[Any]:
             if isinstance(d, Mapping) and ("tokens" in d or "patterns" in d)]
 
 
-def _builtin_names(concept: Any) -> bool:
-    """Whether ``concept`` names built-in concepts only (a name or a list of names), whose
-    detectors list nothing of the user's."""
-    if isinstance(concept, str):
-        return True
-    return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(c, str) for c in concept)
-
-
 def _builtin_detector_configs(concept: Any) -> list[Any]:
     """The detector configs of built-in concept ``concept`` (empty when it is none)."""
     try:
@@ -210,8 +202,9 @@ def _builtin_detector_configs(concept: Any) -> list[Any]:
 def _builtin_names(concept: Any) -> bool:
     """Whether ``concept`` is a built-in concept name or a list of them (their detectors are
     shipped, not a user's secret: recorded in clear and rebuilt from the names)."""
-    names = [concept] if isinstance(concept, str) else concept if isinstance(concept, (list, tuple)) else None
-    return bool(names) and all(isinstance(n, str) for n in names)
+    if isinstance(concept, str):
+        return True
+    return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(n, str) for n in concept)
 
 
 def _is_hidden(value: Any) -> bool:
