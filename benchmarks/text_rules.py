@@ -69,7 +69,7 @@ def _rules() -> dict[str, Callable[[], contextlib.AbstractContextManager[None]]]
         "context: no rule for long texts (agreed one-word names, name-list phrases ending in a plain noun)":
             lambda: _patched(stage, "_long_text", lambda text: False),
         "addresses: a town line above a country line is joined to it and gives no personal context":
-            lambda: _both(_patched(normalise, "_country_line", lambda chars, start: False),
+            lambda: _both(_patched(normalise, "country_line", lambda chars, start: False),
                           _patched(stage, "_town_line", lambda text, s: False)),
         "context: an age is kept without personal context":
             lambda: _patched(stage, "_group_age", lambda s: False),
