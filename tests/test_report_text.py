@@ -40,11 +40,13 @@ def test_measured_rows_with_redaction_are_the_committed_benchmark():
         r = json.loads(line)
         if r["mechanism"] == "redact+laplace":
             cells[float(r["eps"])].append(r)
+    def mean(rows: list[dict], k: str) -> float:
+        return sum(r[k] for r in rows) / len(rows)
+
     for eps, (kept, leak) in _MEASURED[True].items():
         rows = cells[eps]
-        mean = lambda k: sum(r[k] for r in rows) / len(rows)  # noqa: E731
-        assert kept == pytest.approx(mean("utility") / 0.6786, abs=0.006)
-        assert leak == pytest.approx(100 * max(mean(f"leakage_{a}") for a in ("mlc", "mlc-enc", "nn")), abs=0.051)
+        assert kept == pytest.approx(mean(rows, "utility") / 0.6786, abs=0.006)
+        assert leak == pytest.approx(100 * max(mean(rows, f"leakage_{a}") for a in ("mlc", "mlc-enc", "nn")), abs=0.051)
 
 
 def test_measured_table_is_monotone_in_epsilon():
