@@ -65,6 +65,7 @@ __all__ = ["ChromaDatasink", "FaissShardDatasink", "FaissShards", "ParquetDatasi
            "SecretRef", "merge_index_changes"]
 
 INDEX_COLUMN = "pv_index"
+_UPSERT_ROWS = 1000
 _WEAK = "~"  # the text stage's prefix of an index entry found on weak evidence
 
 
@@ -318,13 +319,15 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
             if not rows.get("id"):
                 continue
             metas = [json.loads(m) if m else None for m in rows["metadata"]]
-            kwargs: dict[str, Any] = {"ids": list(rows["id"]),
-                                      "embeddings": np.asarray(rows["embedding"], dtype=np.float32)}
-            if any(rows["document"]):
-                kwargs["documents"] = list(rows["document"])
-            if any(m is not None for m in metas):
-                kwargs["metadatas"] = metas
-            col.upsert(**kwargs)
+            vectors = np.asarray(rows["embedding"], dtype=np.float32)
+            for a in range(0, len(rows["id"]), _UPSERT_ROWS):  # under the server's batch limit
+                b = a + _UPSERT_ROWS
+                kwargs: dict[str, Any] = {"ids": list(rows["id"][a:b]), "embeddings": vectors[a:b]}
+                if any(rows["document"][a:b]):
+                    kwargs["documents"] = list(rows["document"][a:b])
+                if any(m is not None for m in metas[a:b]):
+                    kwargs["metadatas"] = metas[a:b]
+                col.upsert(**kwargs)
             parts.append(_batch_index(rows.get(INDEX_COLUMN, [])))
         return merge_index_changes(parts)
 
