@@ -181,32 +181,37 @@ def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndar
         if name == "leace":
             out.append(Setting("LEACE", leace.transform, leace.transform, f"rank {leace.rank_}"))
         elif name.startswith("cluster-leace"):
-            k = int(name.split(":")[1]) if ":" in name else 16
-            er = make_erasure("cluster-leace", n_clusters=k, n_iter=2, random_state=seed).fit(Xf, zf)
-            out.append(Setting(f"cluster-LEACE (K={k}, ×2)", er.transform, er.transform, f"rank {er.rank_}"))
+            parts = name.split(":")
+            k = int(parts[1]) if len(parts) > 1 else 16
+            it = int(parts[2]) if len(parts) > 2 else 2
+            er = make_erasure("cluster-leace", n_clusters=k, n_iter=it, random_state=seed).fit(Xf, zf)
+            out.append(Setting(f"cluster-LEACE (K={k}, ×{it})", er.transform, er.transform, f"rank {er.rank_}"))
         elif name.startswith("adversarial"):
             r = int(name.split(":")[1]) if ":" in name else 16
             er = make_erasure("adversarial", rank=r, hidden=256, epochs=60, random_state=seed).fit(Xf, zf)
             out.append(Setting(f"LEACE + adversarial projection (r={r}, MLP adversary)", er.transform, er.transform,
                                f"rank {er.rank_}"))
         elif name.startswith("attr-noise"):
-            k = int(name.split(":")[1]) if ":" in name else 16
+            parts = name.split(":")
+            k = int(parts[1]) if len(parts) > 1 else 16
+            eps = float(parts[2]) if len(parts) > 2 else EPS
             E = leace.transform(Xf).astype(np.float64)
             basis = attribute_basis(E, zf, k, seed=seed)
-            mech = MahalanobisMechanism.from_subspace(epsilon=EPS, basis=basis, share=0.9, unit=unit,
+            mech = MahalanobisMechanism.from_subspace(epsilon=eps, basis=basis, share=0.9, unit=unit,
                                                       random_state=seed)
-            out.append(Setting(f"LEACE + noise on {k} attribute directions (ε={EPS:g})",
+            out.append(Setting(f"LEACE + noise on {k} attribute directions (ε={eps:g})",
                                lambda X, m=mech: m.perturb(leace.transform(X)), leace.transform,
                                "90% of the noise on the basis; erased clean queries"))
         elif name == "task-leace":
             er = RegionLeace().fit(Xf, zf, yf)
             out.append(Setting("LEACE inside each task label (regions = diagnoses)", er.transform, er.transform,
                                f"rank {er.rank_}"))
-        elif name == "laplace":
+        elif name.startswith("laplace"):
             from private_vectors.mechanisms import LaplaceMechanism
 
-            lap = LaplaceMechanism(epsilon=EPS, unit=unit, random_state=seed)
-            out.append(Setting(f"LEACE + Laplace (ε={EPS:g})", lambda X: lap.perturb(leace.transform(X)),
+            eps = float(name.split(":")[1]) if ":" in name else EPS
+            lap = LaplaceMechanism(epsilon=eps, unit=unit, random_state=seed)
+            out.append(Setting(f"LEACE + Laplace (ε={eps:g})", lambda X, m=lap: m.perturb(leace.transform(X)),
                                leace.transform, "erased clean queries"))
         elif name.startswith("task"):
             r = int(name.split(":")[1]) if ":" in name else 32
@@ -222,8 +227,8 @@ def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndar
     return out
 
 
-DEFAULT_SETTINGS = ["none", "leace", "cluster-leace:16", "task-leace", "adversarial:16", "adversarial:48", "attr-noise:16",
-                    "laplace", "task:10", "task:32"]
+DEFAULT_SETTINGS = ["none", "leace", "task-leace", "cluster-leace:16", "cluster-leace:32:4", "adversarial:16",
+                    "adversarial:64", "attr-noise:16", "attr-noise:64", "laplace", "task:32", "task:10"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -239,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--settings", nargs="+", default=DEFAULT_SETTINGS)
     ap.add_argument("--queries", type=int, default=600, help="evaluation queries for NDCG@10")
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--pri-ddxplus", action="store_true",
+                    help="Pri-DDXPlus itself, one copy of each text after the text stage (too small to gate on)")
     args = ap.parse_args(argv)
     if not args.data.exists():
         print(f"Pri-DDXPlus not found at {args.data} (../shared/data/medical/pri-ddxplus)", file=sys.stderr)
@@ -247,32 +254,23 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(1)
     from private_vectors.attacks.family import attack_family, identity_split, strongest
-    from private_vectors.bench.vignettes import generate_vignettes, load_pri_ddxplus_profiles
     from private_vectors.encoders import load_encoder
 
     start = time.perf_counter()
-    profiles = load_pri_ddxplus_profiles(args.data)
-    vig = generate_vignettes(profiles, args.patients, seed=args.seed)
-    notes = [v for v in vig if v.kind == "note"]
-    queries = [v for v in vig if v.kind == "query"]
-    raw = [v.text for v in notes]
-    staged = stage_cached(raw, args.cache_dir)
     enc = load_encoder(None)
-    X = embed_cached(enc, staged, args.cache_dir, "vignettes").astype(np.float64)
-    Xq = embed_cached(enc, [v.text for v in queries], args.cache_dir, "vignette-queries").astype(np.float64)
-    patient = np.asarray([v.patient for v in notes])
-    diag = np.asarray([v.diagnosis for v in notes])
-    labels = {"sex": np.asarray([v.sex for v in notes]), "age_band": np.asarray([v.age_band for v in notes])}
+    d = pri_ddxplus_data(args, enc) if args.pri_ddxplus else vignette_data(args, enc)
+    X, Xq, patient, diag, labels = d["X"], d["Xq"], d["patient"], d["diag"], d["labels"]
+    qp, q_diag = d["q_patient"], d["q_diag"]
     fit_rows, ev_rows = identity_split(patient, args.fit_share, args.seed)
     ev_patients = np.unique(patient[ev_rows])
     atk_train_local, atk_test_local = identity_split(patient[ev_rows], 0.6, args.seed + 1)
     train, test = ev_rows[atk_train_local], ev_rows[atk_test_local]
-    qp = np.asarray([v.patient for v in queries])
     q_rows = np.flatnonzero(np.isin(qp, ev_patients))
     q_rows = np.random.default_rng(args.seed).permutation(q_rows)[: args.queries]
-    q_diag = np.asarray([v.diagnosis for v in queries])
-    info = {"n_patients": args.patients, "n_notes": len(notes), "n_distinct_raw": len(set(raw)),
-            "n_distinct_staged": len(set(staged)), "n_diagnoses": len(profiles), "n_fit": len(fit_rows),
+    raw, staged = d["raw"], d["staged"]
+    info = {"data": "pri-ddxplus" if args.pri_ddxplus else "vignettes", "n_patients": len(np.unique(patient)),
+            "n_notes": len(X), "n_distinct_raw": len(set(raw)),
+            "n_distinct_staged": len(set(staged)), "n_diagnoses": len(np.unique(diag)), "n_fit": len(fit_rows),
             "n_train": len(train), "n_test": len(test), "n_queries": len(q_rows),
             "example_raw": raw[0], "example_staged": staged[0]}
     print(json.dumps(info, indent=1), flush=True)
@@ -285,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     for attr in args.attributes:
         z = labels[attr]
         floor = attack_family(onehot, z, patient, train, test, seed=args.seed)
-        values, counts = np.unique(z[test], return_counts=True)
+        _, counts = np.unique(z[test], return_counts=True)
         block: dict[str, Any] = {"floor": floor, "majority": float(counts.max() / counts.sum()), "rows": []}
         print(f"[{attr}] floor (diagnosis alone): " + " ".join(f"{k} {v['accuracy']:.3f}" for k, v in floor.items()),
               flush=True)
@@ -307,14 +305,63 @@ def main(argv: list[str] | None = None) -> int:
                   + f" | strongest {name} {acc:.3f} | task {task:.3f} NDCG {ndcg:.3f} ({row['seconds']} s; {s.note})",
                   flush=True)
         results["attributes"][attr] = block
-    results["seconds"] = round(time.perf_counter() - start, 1)
-    results["load"] = os.getloadavg()
-    results["command"] = "nice -n 10 .venv/bin/python benchmarks/attribute_attackers.py " + " ".join(
-        argv if argv is not None else sys.argv[1:])
-    if not args.no_write:
-        write_markdown(args.results, results)
-        args.results.with_suffix(".json").write_text(json.dumps(results, indent=1, default=float) + "\n")
+        results["seconds"] = round(time.perf_counter() - start, 1)
+        results["load"] = os.getloadavg()
+        results["command"] = "nice -n 10 .venv/bin/python benchmarks/attribute_attackers.py " + " ".join(
+            argv if argv is not None else sys.argv[1:])
+        if not args.no_write:  # after each attribute, so that a long run leaves what it has
+            write_markdown(args.results, results)
+            args.results.with_suffix(".json").write_text(json.dumps(results, indent=1, default=float) + "\n")
     return 0
+
+
+def vignette_data(args: Any, enc: Any) -> dict[str, Any]:
+    from private_vectors.bench.vignettes import generate_vignettes, load_pri_ddxplus_profiles
+
+    vig = generate_vignettes(load_pri_ddxplus_profiles(args.data), args.patients, seed=args.seed)
+    notes = [v for v in vig if v.kind == "note"]
+    queries = [v for v in vig if v.kind == "query"]
+    raw = [v.text for v in notes]
+    staged = stage_cached(raw, args.cache_dir)
+    return {"raw": raw, "staged": staged,
+            "X": embed_cached(enc, staged, args.cache_dir, "vignettes").astype(np.float64),
+            "Xq": embed_cached(enc, [v.text for v in queries], args.cache_dir, "vignette-queries").astype(np.float64),
+            "patient": np.asarray([v.patient for v in notes]), "diag": np.asarray([v.diagnosis for v in notes]),
+            "labels": {"sex": np.asarray([v.sex for v in notes]), "age_band": np.asarray([v.age_band for v in notes])},
+            "q_patient": np.asarray([v.patient for v in queries]), "q_diag": np.asarray([v.diagnosis for v in queries])}
+
+
+def pri_ddxplus_data(args: Any, enc: Any) -> dict[str, Any]:
+    """Pri-DDXPlus test + dev: one copy of each text after the text stage (the first record's labels).
+
+    Queries: each kept record's ``question_mask`` (its private items removed).
+    """
+    from private_vectors.bench.vignettes import age_band
+
+    rows, seen = [], set()
+    for split in ("test", "dev"):
+        for line in (args.data / f"{split}.json").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                r = json.loads(line)
+                if r["question_init"] not in seen:
+                    seen.add(r["question_init"])
+                    rows.append(r)
+    staged_all = stage_cached([r["question_init"] for r in rows], args.cache_dir)
+    keep, texts = [], set()
+    for i, t in enumerate(staged_all):
+        if t not in texts:
+            texts.add(t)
+            keep.append(i)
+    kept = [rows[i] for i in keep]
+    staged = [staged_all[i] for i in keep]
+    ids = np.arange(len(kept))
+    return {"raw": [r["question_init"] for r in kept], "staged": staged,
+            "X": embed_cached(enc, staged, args.cache_dir, "ddx-dedup").astype(np.float64),
+            "Xq": embed_cached(enc, [r["question_mask"] for r in kept], args.cache_dir, "ddx-dedup-q").astype(np.float64),
+            "patient": ids, "diag": np.asarray([r["correct_answer"] for r in kept]),
+            "labels": {"sex": np.asarray([r["sex"] for r in kept]),
+                       "age_band": np.asarray([age_band(int(r["age"])) for r in kept])},
+            "q_patient": ids, "q_diag": np.asarray([r["correct_answer"] for r in kept])}
 
 
 def _fmt(a: dict[str, float]) -> str:
