@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from private_vectors.attacks.family import ATTACKER_FAMILY, attack_family, identity_split, strongest
-from private_vectors.bench.vignettes import FEMALE_ONLY, Profile, generate_vignettes, load_pri_ddxplus_profiles
+from private_vectors.bench.vignettes import (
+    FEMALE_ONLY,
+    Profile,
+    generate_vignettes,
+    load_pri_ddxplus_profiles,
+)
 from private_vectors.errors import InvalidParameterError
 
 PRI_DDXPLUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "medical" / "pri-ddxplus"
