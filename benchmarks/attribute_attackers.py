@@ -409,14 +409,15 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
         "",
     ] if not ddx else []
     lines += [
-        f"Split by {'text' if ddx else 'patient'}: fitting {info['n_fit']} notes (erasers, adversary, noise basis, task projection); "
-        f"attackers train on {info['n_train']} protected notes (a fifth of those patients held out for early "
-        f"stopping and model choice) and are scored on {info['n_test']} notes of other patients; 95% Wilson "
+        f"Split by {'text' if ddx else 'patient'}: fitting {info['n_fit']} vectors (erasers, adversary, noise basis, task "
+        f"projection); attackers train on {info['n_train']} protected vectors (a fifth of those identities held out "
+        f"for early stopping and model choice) and are scored on {info['n_test']} vectors of other identities; 95% Wilson "
         "intervals. Attackers: logistic (C chosen on validation), MLP (256), MLP (256, 128) (Adam, best "
         "validation epoch, patience 20), gradient-boosted trees (trees chosen on validation); **the strongest "
         "counts**. Floor: the same attackers given only the one-hot diagnosis. Task probe: logistic diagnosis "
-        f"accuracy on the same rows. NDCG@10: {info['n_queries']} queries of evaluation patients against the "
-        "stored evaluation notes (gain 2 own patient, 1 same diagnosis), queries through the same map.",
+        f"accuracy on the same rows. NDCG@10: {info['n_queries']} queries of evaluation identities against the "
+        "stored evaluation vectors (gain 2 own identity, 1 same diagnosis), queries through the same map "
+        "(noise on stored vectors only).",
         "",
         f"Example note: \"{info['example_raw']}\" → \"{info['example_staged']}\"",
         "",
