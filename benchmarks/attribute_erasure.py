@@ -141,7 +141,7 @@ class Setting:
 
 def evaluate(setting: Setting, X: np.ndarray, z: np.ndarray, diag: np.ndarray, groups: np.ndarray,
              units: np.ndarray, seed: int, attackers: tuple[str, ...] = ("logistic", "mlp", "knn")) -> dict[str, Any]:
-    from private_vectors.attacks.attribute import attribute_attack
+    from private_vectors.eval.attacks.attribute import attribute_attack
 
     D = np.asarray(setting.docs(X), dtype=np.float64)
     Q = np.asarray(setting.queries(X), dtype=np.float64)
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = build_settings(attr, X[fit], z[fit], diag[fit], enc, args)
         res = []
         ref = {}
-        from private_vectors.attacks.attribute import attribute_attack, majority_rate
+        from private_vectors.eval.attacks.attribute import attribute_attack, majority_rate
 
         onehot = (diag[ev][:, None] == np.unique(diag)[None, :]).astype(float)
         for a in ("logistic", "mlp", "knn"):

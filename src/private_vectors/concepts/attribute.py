@@ -112,8 +112,8 @@ class AttributeConcept:
         Returns:
             self.
         """
-        from ..attacks.attribute import attribute_attack, majority_rate
         from ..encoders import fingerprint, load_encoder
+        from .probe import attribute_attack, majority_rate
 
         mat, _ = as_float_matrix(X, "X")
         codes, self.classes_ = encode_labels(labels, len(mat), "labels")
