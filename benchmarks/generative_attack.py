@@ -81,7 +81,7 @@ def attacker_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def grid(encoder: Any) -> tuple[list[dict[str, Any]], str]:
     """Row specs (picklable, so rows can run in worker processes) and the concept note."""
-    from private_vectors.concepts import load_concept
+    from private_vectors.fitted import load_concept
 
     concept = load_concept("PII", encoder, estimator="subspace")
     note = (f"built-in PII concept ({getattr(concept, 'source', '?')}, subspace estimator), rank "

@@ -4,7 +4,7 @@ The built-in concept subspace is estimated from Φ(s) − Φ(R(s)): it tells *wh
 holds the concept. The README's Findings explain the adaptive attacker's success by that: the
 token identity lives outside the subspace. This benchmark tests the obvious fix. It estimates
 an *identity* subspace from swap pairs — one template filled twice with different values
-(:func:`private_vectors.concepts.generators.generate_swaps`), V = top-r right singular vectors
+(:func:`private_vectors.fitted.generators.generate_swaps`), V = top-r right singular vectors
 of Φ(s₁) − Φ(s₂) — and puts ``share`` of the Mahalanobis noise trace on it
 (``MahalanobisMechanism.from_subspace``, the same Σ form as the concept rows).
 
@@ -35,7 +35,6 @@ import numpy as np
 import torch
 
 from private_vectors import PrivateEmbedding
-from private_vectors.concepts.generators import generate_swaps
 from private_vectors.encoders import load_encoder
 from private_vectors.eval.cache import CachingEncoder
 from private_vectors.eval.report import write_report
@@ -48,6 +47,7 @@ from private_vectors.eval.runner import (
     make_embedding,
     sts_transform,
 )
+from private_vectors.fitted.generators import generate_swaps
 from private_vectors.mechanisms import MahalanobisMechanism
 
 ROOT = Path(__file__).resolve().parents[1]

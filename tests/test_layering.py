@@ -11,8 +11,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 from test_import_cycles import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -20,8 +18,8 @@ BENCHMARKS = ROOT / "benchmarks"
 EVAL = "private_vectors.eval"
 MOVED = {"private_vectors.bench": EVAL, "private_vectors.attacks": f"{EVAL}.attacks",
          "private_vectors.datasets": f"{EVAL}.datasets", "private_vectors.metrics": f"{EVAL}.metrics",
-         "private_vectors.synthetic": f"{EVAL}.synthetic"}
-"""Old path → where the harness module lives now (the old path works until 0.3.0)."""
+         "private_vectors.synthetic": f"{EVAL}.synthetic", "private_vectors.concepts": "private_vectors.fitted"}
+"""Old path → where the module lives now (the old path works until 0.3.0)."""
 APPLICATION = ("private_vectors.cli",)
 """The command line sits above library and harness: it registers ``bench`` and ``audit``."""
 
@@ -99,19 +97,23 @@ def test_moved_names_work_with_a_deprecation_warning() -> None:
             from private_vectors.datasets import load_beir
             from private_vectors.metrics import ndcg_at_k
             from private_vectors.synthetic import synthetic_pii_sentences
+            from private_vectors.concepts import load_concept
+            import private_vectors.concepts.text as old_removal
         import private_vectors.eval.runner as runner
+        import private_vectors.fitted as fitted, private_vectors.fitted.removal as removal
         import private_vectors.eval.attacks as attacks
         import private_vectors.eval.attacks.generative.attacker as attacker
         import private_vectors.eval.metrics as metrics
         print(json.dumps({
             "same": [old_runner is runner, run_benchmark is runner.run_benchmark, MLCAttacker is attacks.MLCAttacker,
-                     GenerativeInversion is attacker.GenerativeInversion, ndcg_at_k is metrics.ndcg_at_k],
+                     GenerativeInversion is attacker.GenerativeInversion, ndcg_at_k is metrics.ndcg_at_k,
+                     load_concept is fitted.load_concept, old_removal is removal],
             "spec": runner.__spec__.name,
             "warned": sorted({str(w.message).split()[0] for w in caught if w.category is DeprecationWarning}),
             "where": sorted({w.filename for w in caught if w.category is DeprecationWarning}),
         }))
     """)
-    assert got["same"] == [True] * 5
+    assert got["same"] == [True] * 7
     assert got["spec"] == "private_vectors.eval.runner"  # the module keeps its own spec
     assert got["warned"] == sorted(MOVED)
     assert got["where"] == ["<string>"]  # the warning points at the importing line

@@ -164,14 +164,15 @@ class _MovedPackage:
     process: a later ``import old.x`` must find the same module as the first one did
     (``tests/test_layout.py`` imports old and new paths and compares them)."""
 
-    def __init__(self, old: str, new: str) -> None:
-        self._old, self._new = old, new
+    def __init__(self, old: str, new: str, renamed: Mapping[str, str]) -> None:
+        self._old, self._new, self._renamed = old, new, dict(renamed)
         self._specs: dict[str, Any] = {}
 
     def _target(self, fullname: str) -> str | None:
         if not fullname.startswith(self._old + "."):
             return None
-        return self._new + fullname[len(self._old):]
+        head, dot, tail = fullname[len(self._old) + 1:].partition(".")
+        return f"{self._new}.{self._renamed.get(head, head)}{dot}{tail}"
 
     def find_spec(self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None) -> Any:
         new = self._target(fullname)
@@ -194,13 +195,14 @@ class _MovedPackage:
         return spec.loader.get_code(spec.name) if spec is not None and spec.loader is not None else None
 
 
-def moved(old: str, new: str, *, until: str = "0.3.0") -> None:
+def moved(old: str, new: str, *, renamed: Mapping[str, str] | None = None, until: str = "0.3.0") -> None:
     """Call from module ``old``'s body: it becomes module ``new`` (moved there), with a
     :class:`DeprecationWarning`; for a package, ``old.x`` becomes ``new.x`` too.
 
     Args:
         old: the old module's ``__name__``.
         new: where it lives now.
+        renamed: submodules of a package renamed in the move (``{"text": "removal"}``).
         until: the release that drops the old path.
     """
     warnings.warn(f"{old} moved to {new}; the old name works until private-vectors {until}",
@@ -208,7 +210,7 @@ def moved(old: str, new: str, *, until: str = "0.3.0") -> None:
     module = importlib.import_module(new)
     sys.modules[old] = module  # the import system hands this object to the importer
     if hasattr(module, "__path__"):
-        sys.meta_path.insert(0, _MovedPackage(old, new))
+        sys.meta_path.insert(0, _MovedPackage(old, new, renamed or {}))
 
 
 # presidio-analyzer modules that bind ``transformers.pipeline`` at import time, as ``hf_pipeline``

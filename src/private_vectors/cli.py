@@ -55,7 +55,7 @@ def _registrations() -> list[Register]:
     from .demo import register as register_demo
 
     regs.append(register_demo)
-    from .concepts.cli import register as register_concept
+    from .fitted.cli import register as register_concept
 
     regs.append(register_concept)
     from .eval.cli import register as register_bench

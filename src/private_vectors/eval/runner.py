@@ -61,7 +61,7 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "surrogate+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "surrogate"},
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
-(``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform.
+(``private_vectors.fitted.fit_concept``); only ``+qt`` uses the noise-aware query transform.
 ``cape``/``textcrafter`` load the packaged learned artefacts (``mechanisms.load_learned``) with
 ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit).
 A ``"text"`` entry names a text stage (:data:`private_vectors.eval.text_rows.TEXT_STAGES`) that
@@ -294,7 +294,7 @@ def fitted_concept(concept: str, estimator: str, encoder: Any, cfg: dict[str, An
     """Fit (once per process) ``concept`` with ``estimator`` for ``encoder``."""
     key = (concept, estimator, encoder.model_id)
     if key not in _CONCEPTS:
-        from ..concepts import fit_concept
+        from ..fitted import fit_concept
 
         kwargs = dict(cfg.get("concept_fit", {}).get(estimator, {}))
         kwargs.setdefault("show_progress", False)

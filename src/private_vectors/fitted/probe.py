@@ -1,6 +1,6 @@
 """Attribute probes: classifiers retrained on (erased) vectors, scored on held-out ones.
 
-A fitted :class:`~private_vectors.concepts.attribute.AttributeConcept` records what they read
+A fitted :class:`~private_vectors.fitted.attribute.AttributeConcept` records what they read
 on its held-out split; the evaluation harness uses the same probes as its attribute attackers
 (:mod:`private_vectors.eval.attacks.attribute`), so a concept's recorded figure and the
 harness's agree.
