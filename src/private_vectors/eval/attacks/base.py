@@ -15,7 +15,7 @@ Contract (scikit-learn style):
   probability the attacker assigns to each token it considers (tokens absent from the
   dict have probability 0). Tokens are compared after :func:`normalize_token`.
 * ``evaluate(vectors, token_lists) -> {"leakage": .., "confidence": ..}`` — paper eq. 13
-  and eq. 14 (see :mod:`private_vectors.metrics`).
+  and eq. 14 (see :mod:`private_vectors.eval.metrics`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_probability
-from ..errors import InvalidParameterError, InvalidTypeError
+from ..._validation import as_float_matrix, check_probability
+from ...errors import InvalidParameterError, InvalidTypeError
 
 __all__ = ["Attacker", "check_token_lists", "normalize_token"]
 

@@ -1,4 +1,9 @@
-"""Attribute-inference attackers: retrained on protected vectors, scored on held-out ones.
+"""Attribute probes: classifiers retrained on (erased) vectors, scored on held-out ones.
+
+A fitted :class:`~private_vectors.fitted.attribute.AttributeConcept` records what they read
+on its held-out split; the evaluation harness uses the same probes as its attribute attackers
+(:mod:`private_vectors.eval.attacks.attribute`), so a concept's recorded figure and the
+harness's agree.
 
 The attacker knows the attribute for some stored records and trains a classifier on their
 (protected) vectors; it is scored on other stored records. With ``groups`` (e.g. the

@@ -1,7 +1,7 @@
 """Attribute concepts: what no span shows (sex, age band, …), removed from vectors by erasure.
 
 :func:`fit_attribute` embeds (texts, labels), splits them into a fitting part and a
-held-out part, fits an eraser (:mod:`private_vectors.concepts.erasure`) on the fitting part
+held-out part, fits an eraser (:mod:`private_vectors.fitted.erasure`) on the fitting part
 and measures, on the held-out part, attackers retrained on the erased vectors (logistic
 and MLP, cross-validated). The result is an :class:`AttributeConcept`, saved as a folder
 with ``config.json`` (attribute, classes, method, parameters, encoder fingerprint,
@@ -52,7 +52,7 @@ class AttributeConcept:
     Args:
         name: concept name (e.g. ``"sex"``).
         attribute: what the labels are.
-        method: erasure method (:data:`~private_vectors.concepts.erasure.ERASURE_METHODS`).
+        method: erasure method (:data:`~private_vectors.fitted.erasure.ERASURE_METHODS`).
         params: the eraser's hyperparameters.
         test_size: share of the data held out for the attacker measurement.
         random_state: seed of the split, k-means and attacker folds (fitting is not privacy noise).
@@ -112,8 +112,8 @@ class AttributeConcept:
         Returns:
             self.
         """
-        from ..attacks.attribute import attribute_attack, majority_rate
         from ..encoders import fingerprint, load_encoder
+        from .probe import attribute_attack, majority_rate
 
         mat, _ = as_float_matrix(X, "X")
         codes, self.classes_ = encode_labels(labels, len(mat), "labels")
@@ -180,7 +180,7 @@ class AttributeConcept:
             raise ConfigMismatchError(
                 f"attribute concept {self.name!r} was fitted on model {mine.get('model_id')!r} (dim {mine.get('dim')}) "
                 f"but the encoder is {theirs.get('model_id')!r} (dim {theirs.get('dim')}): {why}. "
-                "Re-fit it for this model with private_vectors.concepts.fit_attribute")
+                "Re-fit it for this model with private_vectors.fitted.fit_attribute")
 
     def content_sha256(self) -> str:
         """Hash of what changes stored vectors: name, method, classes and the affine steps."""

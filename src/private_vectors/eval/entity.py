@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..datasets import RetrievalDataset, SensitiveDataset, span_tokens
 from ..errors import ArtefactError, InvalidParameterError
+from .datasets import RetrievalDataset, SensitiveDataset, span_tokens
 
 __all__ = [
     "QUERY_TEMPLATES",

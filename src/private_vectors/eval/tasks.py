@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..datasets import RetrievalDataset, SensitiveDataset, STSDataset
-from ..metrics import ndcg_at_k, pearson, spearman
 from ..retrieval import strip_geometry
+from .datasets import RetrievalDataset, SensitiveDataset, STSDataset
+from .metrics import ndcg_at_k, pearson, spearman
 
 __all__ = ["LeakageSet", "Task", "VectorStore", "attack", "group_split", "open_store", "pair_groups"]
 
@@ -506,7 +506,7 @@ class Task:
           protected by ``aux_embedding`` — the same configuration under a different key (the
           attacker runs the public mechanism with its own key) — and scored on the victim's
           stored vectors of the victim-side identities;
-        * frequency / linking (``leakage_linking``, :class:`~private_vectors.bench.linking.LinkingAttacker`):
+        * frequency / linking (``leakage_linking``, :class:`~private_vectors.eval.linking.LinkingAttacker`):
           links the stored texts of the whole collection to a directory of the candidate
           identities by pseudonym clusters, frequency and attributes; share of the documents
           whose real identity is recovered — all of them, since it uses no labelled documents

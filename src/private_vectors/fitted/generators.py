@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .text import remove_spans
+from .removal import remove_spans
 
 __all__ = ["BUILTIN_TEMPLATES", "LOCALES", "fill_template", "generate", "generate_swaps", "generic_templates",
            "word_list"]

@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_positive_finite
-from ..encoders.base import l2_normalize
+from ..._validation import as_float_matrix, check_int, check_positive_finite
+from ...encoders.base import l2_normalize
 from .base import Attacker
 
 __all__ = ["NearestNeighbourAttacker"]

@@ -27,7 +27,7 @@ import numpy as np
 from .._validation import check_int
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from . import generators
-from .text import find_tokens, remove_spans, tidy
+from .removal import find_tokens, remove_spans, tidy
 
 __all__ = ["BUILTIN_CONCEPTS", "Concept", "ConceptPairs", "builtin_concept"]
 

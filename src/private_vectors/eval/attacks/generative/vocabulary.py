@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from ...errors import InvalidParameterError
+from ....errors import InvalidParameterError
 
 __all__ = ["TokenVocabulary", "token_prior"]
 
@@ -65,7 +65,7 @@ def _load_wordpiece() -> Any:
     """The packaged all-MiniLM-L6-v2 WordPiece tokenizer (offline)."""
     from transformers import AutoTokenizer
 
-    from ...encoders import default_model_path
+    from ....encoders import default_model_path
 
     return AutoTokenizer.from_pretrained(str(default_model_path()), local_files_only=True)
 

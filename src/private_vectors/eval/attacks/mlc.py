@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_positive_finite
-from ..encoders.base import l2_normalize
-from ..errors import InvalidParameterError, InvalidTypeError
+from ..._validation import as_float_matrix, check_int, check_positive_finite
+from ...encoders.base import l2_normalize
+from ...errors import InvalidParameterError, InvalidTypeError
 from .base import Attacker
 
 __all__ = ["MLCAttacker"]

@@ -54,7 +54,7 @@ def _v(cell: dict, key: str) -> float:
 
 
 def _baseline(cell: dict, name: str) -> float:
-    """Attacker ``name``'s own no-information baseline (:func:`~private_vectors.bench.report.prior_of`);
+    """Attacker ``name``'s own no-information baseline (:func:`~private_vectors.eval.report.prior_of`);
     a vector attacker's split variant without its own prior falls back to the token prior."""
     base = _v(cell, f"leakage_{prior_of(name)}")
     if math.isnan(base) and not name.startswith("linking"):
@@ -156,5 +156,5 @@ def write_entity_report(lines_path: str | Path, out_dir: str | Path) -> Path | N
     return out
 
 
-if __name__ == "__main__":  # python -m private_vectors.bench.entity_report results.jsonl out_dir
+if __name__ == "__main__":  # python -m private_vectors.eval.entity_report results.jsonl out_dir
     print(write_entity_report(sys.argv[1], sys.argv[2]))

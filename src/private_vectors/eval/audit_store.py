@@ -1,4 +1,4 @@
-"""Read a persisted store the library wrote, for :func:`private_vectors.bench.audit.audit`.
+"""Read a persisted store the library wrote, for :func:`private_vectors.eval.audit.audit`.
 
 One small reader per store kind turns a folder into a :class:`StoreSnapshot` — the
 PrivateEmbedding configuration it recorded, its ids, stored vectors, stored texts, space and
@@ -198,7 +198,9 @@ def _close(client: Any) -> None:
 
 # --------------------------------------------------------------------------- FAISS
 def _read_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
-    from ..integrations.faiss import FORMAT, INDEX_FILE, SIDECAR, _faiss
+    import faiss  # the `faiss` extra (the command line names it when missing)
+
+    from ..integrations.faiss import FORMAT, INDEX_FILE, SIDECAR
 
     try:
         sidecar = json.loads((copy / SIDECAR).read_text())
@@ -208,7 +210,7 @@ def _read_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
     if sidecar.get("format") != FORMAT or not isinstance(sidecar.get("embedding"), dict):
         raise ConfigMismatchError(f"{label} has no recorded PrivateEmbedding configuration "
                                   f"(format {sidecar.get('format')!r}, expected {FORMAT!r})")
-    index = _faiss().read_index(str(copy / INDEX_FILE))
+    index = faiss.read_index(str(copy / INDEX_FILE))
     raw_ids = list(sidecar.get("ids", []))
     stored = sidecar.get("texts", {})
     vecs = np.vstack([index.reconstruct(int(i)) for i in raw_ids]).astype(np.float32) if raw_ids \

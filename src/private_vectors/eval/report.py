@@ -475,10 +475,10 @@ def merge_and_report(inputs: Sequence[str | Path], out_dir: str | Path) -> dict[
     return write_report(merged, out)
 
 
-if __name__ == "__main__":  # python -m private_vectors.bench.report OUT_DIR RUN1.jsonl [RUN2.jsonl ...]
+if __name__ == "__main__":  # python -m private_vectors.eval.report OUT_DIR RUN1.jsonl [RUN2.jsonl ...]
     import sys
 
     if len(sys.argv) < 3:
-        raise SystemExit("usage: python -m private_vectors.bench.report OUT_DIR RESULTS.jsonl [MORE.jsonl ...]")
+        raise SystemExit("usage: python -m private_vectors.eval.report OUT_DIR RESULTS.jsonl [MORE.jsonl ...]")
     for name, path in merge_and_report(sys.argv[2:], sys.argv[1]).items():
         print(f"{name}: {path}")

@@ -1,6 +1,6 @@
 """Frequency / linking attacker: map stored, sanitized texts back to real identities.
 
-The vector attackers (:mod:`private_vectors.attacks`) read the stored *vectors*. A store that
+The vector attackers (:mod:`private_vectors.eval.attacks`) read the stored *vectors*. A store that
 keeps text next to them (``chroma_store`` keeps the sanitized text) offers a second route:
 surrogate names are consistent (one real name → one fake name under a key), so the documents of
 one person form a *pseudonym cluster* whose size follows that person's frequency, and the
@@ -223,7 +223,7 @@ class LinkingAttacker:
 
 
 def directory_record(identity: Any) -> dict[str, str]:
-    """An :class:`~private_vectors.bench.entity.Identity` as the attacker's directory record."""
+    """An :class:`~private_vectors.eval.entity.Identity` as the attacker's directory record."""
     return {"name": identity.name, "company": identity.company, "occupation": identity.occupation,
             "street": identity.street_address, "city": identity.city, "state": identity.state,
             "zipcode": identity.zipcode, "phone": identity.phone, "email": identity.email,
