@@ -41,7 +41,7 @@ def _device() -> tuple[str, str | None]:
 
 
 def _texts(n: int) -> list[str]:
-    from private_vectors.synthetic import synthetic_pii_sentences
+    from private_vectors.eval.synthetic import synthetic_pii_sentences
 
     return synthetic_pii_sentences(n, seed=0)
 
