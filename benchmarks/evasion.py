@@ -462,6 +462,33 @@ class PresidioStage(TextStage):
         return self
 
 
+class TaggerStage(TextStage):
+    """The learned tagger alone (``private_vectors.text_model``): every span it finds replaced by
+    ``<LABEL>``; no memory across documents."""
+
+    def __init__(self) -> None:
+        from private_vectors.text_model import TaggerModel
+
+        self.model = TaggerModel()
+
+    def _apply(self, texts: list[str]) -> list[str]:
+        out = []
+        for text, spans in zip(texts, self.model.spans(texts), strict=True):
+            for s in sorted(spans, key=lambda s: -s.start):
+                text = text[:s.start] + f"<{s.label}>" + text[s.end:]
+            out.append(text)
+        return out
+
+    def documents(self, texts: list[str]) -> list[str]:
+        return self._apply(texts)
+
+    def queries(self, texts: list[str]) -> list[str]:
+        return self._apply(texts)
+
+    def reopened(self) -> TaggerStage:
+        return self
+
+
 def run_category(probes: Sequence[Probe], make: Callable[[], TextStage]) -> list[dict[str, Any]]:
     """Run one category's probes through one store lifetime; one row per case."""
     stage = make()
@@ -527,7 +554,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--categories", default=",".join(CATEGORIES))
     p.add_argument("--systems", default="library,library-keyed,presidio",
-                   help="library (the default: no key), library-keyed (the default with a key), presidio")
+                   help="library (the default: no key), library-keyed (the default with a key), presidio, "
+                   "tagger (the learned tagger alone)")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
     p.add_argument("--out", default=None)
     args = p.parse_args()
@@ -540,7 +568,7 @@ def main() -> int:
                     fh.write(json.dumps(asdict(pr), ensure_ascii=False) + "\n")
         return 0
     known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,
-                                                 "presidio": PresidioStage}
+                                                 "presidio": PresidioStage, "tagger": TaggerStage}
     systems = {s: known[s] for s in args.systems.split(",")}
     t0 = time.time()
     results = evaluate(probes, systems)

@@ -161,3 +161,57 @@ def test_bad_types_name_themselves(tiny_tagger: Path) -> None:
         TaggerModel(tiny_tagger, device=0)  # type: ignore[arg-type]
     with pytest.raises(InvalidTypeError, match="texts"):
         TaggerModel(tiny_tagger).spans("one text")  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def tiny_hf_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-layer BERT token classifier with random weights and the encoder's fast tokenizer,
+    saved the way Hugging Face saves a model folder."""
+    transformers = pytest.importorskip("transformers")
+    from private_vectors.encoders.sentence_transformers import default_model_path
+
+    folder = tmp_path_factory.mktemp("hf") / "m"
+    labels = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
+    config = transformers.BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=37, max_position_embeddings=64, num_labels=len(labels),
+                                     id2label=dict(enumerate(labels)), label2id={x: i for i, x in enumerate(labels)})
+    torch.manual_seed(0)
+    transformers.BertForTokenClassification(config).save_pretrained(folder)
+    tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(default_model_path() / "tokenizer.json"),
+                                               cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+                                               unk_token="[UNK]", mask_token="[MASK]", model_max_length=64)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_bio_tags_map_types_and_schemes() -> None:
+    from private_vectors.text_model.hf import bio_tags
+
+    id2label = dict(enumerate(["O", "B-PER", "I-PER", "S-LOC", "E-LOC", "MISC", "B-ORG"]))
+    assert bio_tags(id2label, {"PER": "PERSON", "LOC": "LOCATION", "MISC": "OTHER"}) == \
+        ["O", "B-PERSON", "I-PERSON", "B-LOCATION", "I-LOCATION", "I-OTHER", "O"]
+
+
+def test_a_users_hugging_face_model_reads_whole_documents(tiny_hf_model: Path) -> None:
+    from private_vectors.text_model import HFTagger
+
+    tagger = HFTagger(tiny_hf_model, {"PER": "PERSON", "LOC": "LOCATION"}, name="my-ner", threshold=0.0, stride=20)
+    assert tagger.window == 64 and tagger.labels == ("PERSON", "LOCATION")
+    text = " ".join(f"Anna{i} went to Lodz on foot" for i in range(60))  # ten windows or more
+    spans = tagger.spans([text, "short"])
+    assert all(s.detector == "my-ner" and s.label in ("PERSON", "LOCATION") for s in spans[0])
+    assert max(s.end for s in spans[0]) > len(text) // 2  # windows reach the end of the document
+    cfg = tagger.get_config()
+    assert json.loads(json.dumps(cfg)) == cfg and cfg["label_map"] == {"PER": "PERSON", "LOC": "LOCATION"}
+
+
+def test_a_hugging_face_model_needs_a_label_map_it_uses(tiny_hf_model: Path, tmp_path: Path) -> None:
+    from private_vectors.errors import ModelNotAvailableError
+    from private_vectors.text_model import HFTagger
+
+    with pytest.raises(InvalidParameterError, match="label_map"):
+        HFTagger(tiny_hf_model, {"ORG": "ORGANIZATION"})
+    with pytest.raises(InvalidParameterError, match="label_map"):
+        HFTagger(tiny_hf_model, {})
+    with pytest.raises(ModelNotAvailableError):
+        HFTagger(tmp_path / "nothing-here", {"PER": "PERSON"})

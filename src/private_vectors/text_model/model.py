@@ -21,7 +21,7 @@ import numpy as np
 from .._files import sha256_file
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError
 from ..text.spans import Span, validate_texts
-from .windows import Window, best_window, decode, plan_windows
+from .windows import Window, decode, plan_windows, read_whole
 
 __all__ = ["BUILTIN", "FORMAT", "TaggerModel", "builtin_path", "save_tagger", "shared_tensors", "tensors_sha256"]
 
@@ -203,36 +203,25 @@ class TaggerModel:
         import torch
 
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
-        plans = [plan_windows(len(e.ids), self.window, self.stride) for e in encodings]
-        jobs = [(t, w) for t, ws in enumerate(plans) for w in ws]
-        logits: dict[tuple[int, int], np.ndarray] = {}
-        order = sorted(range(len(jobs)), key=lambda j: -(jobs[j][1].end - jobs[j][1].start))
         cls_id, sep_id = self._tokenizer.token_to_id("[CLS]"), self._tokenizer.token_to_id("[SEP]")
+        device = self._net.head.weight.device
+
+        def run(batch: list[tuple[int, Window]]) -> list[np.ndarray]:
+            width = max(w.end - w.start for _, w in batch) + 2
+            ids = torch.zeros((len(batch), width), dtype=torch.long)
+            mask = torch.zeros((len(batch), width), dtype=torch.long)
+            for row, (t, w) in enumerate(batch):
+                seq = [cls_id, *encodings[t].ids[w.start:w.end], sep_id]
+                ids[row, :len(seq)] = torch.tensor(seq)
+                mask[row, :len(seq)] = 1
+            probs = torch.softmax(self._net(ids.to(device), mask.to(device)).float(), dim=-1).cpu().numpy()
+            return [probs[row, 1:1 + w.end - w.start] for row, (_, w) in enumerate(batch)]
+
         with self._lock, torch.inference_mode():
-            for b in range(0, len(order), self.batch_size):
-                batch = [jobs[j] for j in order[b:b + self.batch_size]]
-                width = max(w.end - w.start for _, w in batch) + 2
-                ids = torch.zeros((len(batch), width), dtype=torch.long)
-                mask = torch.zeros((len(batch), width), dtype=torch.long)
-                for row, (t, w) in enumerate(batch):
-                    seq = [cls_id, *encodings[t].ids[w.start:w.end], sep_id]
-                    ids[row, :len(seq)] = torch.tensor(seq)
-                    mask[row, :len(seq)] = 1
-                out = self._net(ids.to(self._net.head.weight.device), mask.to(self._net.head.weight.device))
-                out = torch.softmax(out.float(), dim=-1).cpu().numpy()
-                for row, (t, w) in enumerate(batch):
-                    logits[(t, w.start)] = out[row, 1:1 + w.end - w.start]
-        results = []
-        for t, enc in enumerate(encodings):
-            n = len(enc.ids)
-            p = np.zeros((n, len(self.tags)), dtype=np.float32)
-            if n:
-                choice = best_window(n, plans[t])
-                for w_i, w in enumerate(plans[t]):
-                    rows = np.nonzero(choice == w_i)[0]
-                    p[rows] = logits[(t, w.start)][rows - w.start]
-            results.append((list(enc.tokens), [tuple(o) for o in enc.offsets], p))
-        return results
+            probs = read_whole([len(e.ids) for e in encodings], self.window - 2, self.stride, self.batch_size,
+                               len(self.tags), run)
+        return [(list(e.tokens), [(int(a), int(b)) for a, b in e.offsets], p)
+                for e, p in zip(encodings, probs, strict=True)]
 
     @staticmethod
     def windows(n_tokens: int, window: int, stride: int) -> list[Window]:

@@ -14,12 +14,12 @@ over ``I-X``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Window", "best_window", "decode", "plan_windows", "words"]
+__all__ = ["Window", "best_window", "decode", "plan_windows", "read_whole", "word_groups", "words"]
 
 
 @dataclass(frozen=True)
@@ -72,13 +72,31 @@ def words(pieces: Sequence[str]) -> list[list[int]]:
     return out
 
 
-def decode(pieces: Sequence[str], offsets: Sequence[tuple[int, int]], probs: np.ndarray,
+def word_groups(word_ids: Sequence[int | None]) -> list[list[int]]:
+    """Token indices grouped by the word index a fast tokenizer reports for each token (tokens
+    without a word, such as special tokens, are left out)."""
+    out: list[list[int]] = []
+    last: int | None = None
+    for i, w in enumerate(word_ids):
+        if w is None:
+            last = None
+            continue
+        if out and w == last:
+            out[-1].append(i)
+        else:
+            out.append([i])
+        last = w
+    return out
+
+
+def decode(pieces: Sequence[str] | Sequence[Sequence[int]], offsets: Sequence[tuple[int, int]], probs: np.ndarray,
            tags: Sequence[str]) -> list[tuple[int, int, str, float]]:
     """Character spans ``(start, end, type, score)`` from per-token class probabilities.
 
     Args:
-        pieces: the WordPiece strings of the document.
-        offsets: each piece's character offsets in the document.
+        pieces: the WordPiece strings of the document, or its tokens already grouped into words
+            (lists of token indices, see :func:`word_groups`).
+        offsets: each token's character offsets in the document.
         probs: (tokens × classes) probabilities.
         tags: the class names (``"O"``, ``"B-PERSON"``, ``"I-PERSON"``, ...).
 
@@ -86,7 +104,9 @@ def decode(pieces: Sequence[str], offsets: Sequence[tuple[int, int]], probs: np.
     """
     out: list[tuple[int, int, str, float]] = []
     current: _Open | None = None
-    for word in words(pieces):
+    groups: list[list[int]] = (words([str(p) for p in pieces]) if pieces and isinstance(pieces[0], str)
+                               else [[int(i) for i in g] for g in pieces])
+    for word in groups:
         first = word[0]
         k = int(np.argmax(probs[first]))
         tag = tags[k]
@@ -115,3 +135,40 @@ class _Open:
 
     def span(self) -> tuple[int, int, str, float]:
         return self.start, self.end, self.kind, sum(self.scores) / len(self.scores)
+
+
+def read_whole(lengths: Sequence[int], size: int, stride: int, batch_size: int, n_tags: int,
+               run: Callable[[list[tuple[int, Window]]], list[np.ndarray]]) -> list[np.ndarray]:
+    """Per-token probabilities of whole documents read in windows.
+
+    Args:
+        lengths: each document's number of tokens.
+        size: tokens per window (without special tokens).
+        stride: tokens between window starts.
+        batch_size: windows per call of ``run``.
+        n_tags: number of classes.
+        run: given ``(document index, window)`` jobs of similar length, the (window tokens × classes)
+            probabilities of each.
+
+    Returns:
+        One (tokens × classes) array per document; each token's row comes from the window where it
+        has the most context (:func:`best_window`).
+    """
+    plans = [plan_windows(n, size + 2, stride) for n in lengths]
+    jobs = [(t, w) for t, ws in enumerate(plans) for w in ws if w.end > w.start]
+    jobs.sort(key=lambda j: -(j[1].end - j[1].start))
+    got: dict[tuple[int, int], np.ndarray] = {}
+    for b in range(0, len(jobs), batch_size):
+        batch = jobs[b:b + batch_size]
+        for (t, w), probs in zip(batch, run(batch), strict=True):
+            got[(t, w.start)] = probs
+    out = []
+    for t, n in enumerate(lengths):
+        p = np.zeros((n, n_tags), dtype=np.float32)
+        if n:
+            choice = best_window(n, plans[t])
+            for w_i, w in enumerate(plans[t]):
+                rows = np.nonzero(choice == w_i)[0]
+                p[rows] = got[(t, w.start)][rows - w.start]
+        out.append(p)
+    return out
