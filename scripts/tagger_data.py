@@ -360,6 +360,27 @@ TEMPLATES: tuple[str, ...] = (
     "flights from {C} to {C2} on {D}",
     "{O} head office {C}",
     "who is {P} married to",
+    # places in the news and in posts (a country or city acting as a party is still a place)
+    "{K} and {K2} agreed to reopen the border crossing near {C}.",
+    "Talks between {K} and {K2} resumed in {C} on {D}.",
+    "{C} was hit by heavy flooding for the second time this year.",
+    "Exports from {K} fell sharply after the strike in {C}.",
+    "{K} said it would send aid to the region.",
+    "The train from {C} to {C2} was delayed by two hours.",
+    "heading back to {C} tomorrow, anyone around? #{C}",
+    "sunset over {C} tonight #travel #{K}",
+    "The festival moves from {C} to {S} next summer.",
+    "She was raised in {S} and now teaches in {C}, {K}.",
+    "{O} closed its offices in {C} and {C2}.",
+    "Residents of {C} voted against the new motorway.",
+    "{P} represented {K} at the summit in {C}.",
+    # more possessives and tags
+    "{Q} flight to {C} was cancelled.",
+    "Everyone loved {Q} speech at the wedding.",
+    "we're meeting at {Q} place after work",
+    "Happy retirement {P}! #{H}",
+    "so proud of my sister #{H} #graduation",
+    "Vote {P} for mayor #{H}",
     # lists and structured text
     "Attendees: {P}, {P2}, {P3}",
     "1. {P} - {C}\n2. {P2} - {C2}\n3. {P3} - {C}",
@@ -367,7 +388,8 @@ TEMPLATES: tuple[str, ...] = (
     "Winner: {P} ({C})",
     "Speakers: {P} ({O}) and {P2} ({O2})",
 )
-"""The generator's templates: {P}, {P2}, {P3} a person, {Q} a person's (possessive), {C}, {C2} a city, {K} a country, {O}, {O2}
+"""The generator's templates: {P}, {P2}, {P3} a person, {Q} a person's (possessive), {H} a person's
+name joined into a hashtag, {C}, {C2} a city, {K}, {K2} a country, {S} a region or state, {O}, {O2}
 an organisation, {A} a street address, {D} a date, {Y} a year."""
 
 NEGATIVE_TEMPLATES: tuple[str, ...] = (
@@ -394,6 +416,19 @@ NEGATIVE_TEMPLATES: tuple[str, ...] = (
 )
 """Texts without a name, place, organisation or date (eponyms, scientific terms, words that are
 also given names)."""
+
+POST_OPENINGS: tuple[str, ...] = (
+    "what a night", "cannot stop smiling", "best weekend in ages", "thank you all for coming", "new blog post is up",
+    "finally finished the marathon", "look who turned up at the market", "we did it", "so much rain today",
+    "happy anniversary", "first day at the new job", "miss these two", "game day", "throwback to last summer",
+    "can anyone recommend a dentist", "sending love", "rest in peace", "what a goal", "road trip", "proud parent moment",
+)
+"""Openings of generated social posts (hashtags follow)."""
+GENERIC_TAGS: tuple[str, ...] = (
+    "tbt", "love", "news", "football", "travel", "mondaymotivation", "photography", "family", "food", "music",
+    "blessed", "weekend", "summer", "art", "fitness", "nofilter", "election", "breaking", "friends", "goals",
+)
+"""Hashtags that name no one."""
 
 _LOCALES = ("en_US", "en_GB", "en_IE", "en_AU", "en_IN", "hi_IN", "en_NG", "yo_NG", "ig_NG", "ha_NG", "zu_ZA",
             "en_KE", "sw", "tw_GH", "es_ES", "es_MX", "es_AR", "es_CO", "pt_BR", "pt_PT", "fr_FR", "fr_CA",
@@ -480,7 +515,7 @@ class Generator:
         elif r < 0.84:
             middle = self._name_parts(f)[0]
             name = f"{first} {middle} {last}"
-        elif r < 0.9:
+        elif r < 0.86:
             title = self.rng.choice(_TITLES)
             return f"{title} {last}", len(title) + 1, len(title) + 1 + len(last)
         else:
@@ -508,6 +543,14 @@ class Generator:
         if kind == "K":
             v = self.en.country()
             return v, 0, len(v), "LOCATION"
+        if kind == "S":
+            v = self._safe("administrative_unit", latin=True)
+            return v, 0, len(v), "LOCATION"
+        if kind == "H":
+            first, last = self._name_parts()
+            v = re.sub(r"\W", "", self.rng.choice((f"{first}{last}", f"{first}_{last}", last, f"team{last}")))
+            start = 4 if v.startswith("team") else 0
+            return v, start, len(v), "PERSON"
         if kind == "A":
             v = self._safe("street_address", latin=self.rng.random() < 0.7)
             return v, 0, len(v), "LOCATION"
@@ -527,6 +570,9 @@ class Generator:
         for m in re.finditer(r"\{([A-Z]\d?)\}", template):
             text += template[pos:m.start()]
             value, s, e, label = self.value(m.group(1))
+            if text.endswith("#"):  # a hashtag: the value's words joined
+                value = re.sub(r"\W", "", value[s:e])
+                s, e = 0, len(value)
             spans.append((len(text) + s, len(text) + e, label))
             text += value
             pos = m.end()
@@ -560,11 +606,38 @@ class Generator:
                 text += v
         return Example(text, tuple(spans), "generated")
 
+    def post(self) -> Example:
+        """A social post: an opening, sometimes a mention, then hashtags, one of them often a name
+        (its parts joined) or a place."""
+        text = self.rng.choice(POST_OPENINGS) + self.rng.choice(("! ", " ", "... ", ". ", "!! "))
+        spans = []
+        if self.rng.random() < 0.3:
+            value, s, e = self.person()
+            spans.append((len(text) + s, len(text) + e, "PERSON"))
+            text += value + " "
+        tags: list[tuple[str, str | None]] = [(t, None) for t in self.rng.sample(GENERIC_TAGS, self.rng.randrange(0, 3))]
+        r = self.rng.random()
+        if r < 0.65:
+            first, last = self._name_parts()
+            form = self.rng.choice((f"{first}{last}", f"{first}{last}", f"{first.lower()}{last.lower()}",
+                                    f"{first}_{last}", f"{last}{first}", f"{first}{last}{self.rng.randrange(1, 99)}"))
+            tags.insert(self.rng.randrange(len(tags) + 1), (re.sub(r"[^\w]", "", form), "PERSON"))
+        elif r < 0.85:
+            tags.insert(self.rng.randrange(len(tags) + 1), (re.sub(r"\W", "", self.value("C")[0]), "LOCATION"))
+        for tag, label in tags:
+            text += " #" if not text.endswith(" ") else "#"
+            if label:
+                spans.append((len(text), len(text) + len(tag), label))
+            text += tag
+        return Example(text, tuple(spans), "generated")
+
     def example(self) -> Example:
         r = self.rng.random()
         if r < 0.1:
             ex = Example(self.rng.choice(NEGATIVE_TEMPLATES), (), "generated")
-        elif r < 0.25:
+        elif r < 0.18:
+            ex = self.post()
+        elif r < 0.3:
             ex = self.row()
         else:
             ex = self.fill(self.rng.choice(TEMPLATES))
