@@ -64,7 +64,7 @@ from .chroma_files import scrub_collection, writing
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
            "load_query_index", "open_collection", "protected_write", "query_index_collection_name", "register",
-           "register_if_available", "save_query_index", "scrub_index_files"]
+           "register_if_available", "save_query_index", "scrub_index_files", "write_query_index"]
 
 _PATCHED = False
 _OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
@@ -527,10 +527,16 @@ def save_query_index(collection: Any, embedding: Any) -> bool:
     san = _sanitizer_of(embedding)
     if san is None:
         return False
-    changes = san.take_changes()
+    write_query_index(collection, san, san.take_changes())
+    return True
+
+
+def write_query_index(collection: Any, san: Any, changes: Mapping[str, str | None]) -> None:
+    """Write keyed index ``changes`` (HMAC -> label, None: removed) into ``collection``'s index
+    collection, checked against ``san``'s key (also the one writer of a Ray job's index)."""
     legacy = QUERY_INDEX_KEY in (collection.metadata or {})
     if not changes and not legacy:
-        return True
+        return
     side = _index_collection(collection, san, create=True)
     if legacy:  # migrate: every entry once, then the metadata copy goes
         changes = {**san.get_state()["entries"], **changes}
@@ -545,7 +551,6 @@ def save_query_index(collection: Any, embedding: Any) -> bool:
     if legacy:
         meta = {k: v for k, v in (collection.metadata or {}).items() if k != QUERY_INDEX_KEY}
         collection.modify(metadata=meta or {"private_vectors:query_index_moved": True})
-    return True
 
 
 def load_query_index(collection: Any, embedding: Any) -> bool:
