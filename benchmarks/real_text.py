@@ -37,10 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from detection import covered, word_tokens  # noqa: E402
+from _shared import presidio_defaults
+from detection import covered, word_tokens
 
 NEWS = "pii/news/conll2003_valid.txt"
 WNUT_DEV = {"repository": "leondz/emerging_entities_17", "commit": "e52a2d2a71ac1a051ca2d532eef28653c5c02603",
@@ -160,8 +158,6 @@ def library(concept: str, **kwargs: Any) -> MaskFn:
 
 
 def presidio(texts: list[str]) -> list[list[bool]]:
-    from presidio_default import presidio_defaults
-
     analyzer, _ = presidio_defaults()
     return [covered(word_tokens(t), [(r.start, r.end) for r in analyzer.analyze(text=t, language="en")])
             for t in texts]
