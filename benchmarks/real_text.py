@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import subprocess
 import sys
 import time
@@ -38,11 +39,20 @@ from pathlib import Path
 from typing import Any
 
 from _shared import presidio_defaults
-from detection import covered, word_tokens
 
 NEWS = "pii/news/conll2003_valid.txt"
 WNUT_DEV = {"repository": "leondz/emerging_entities_17", "commit": "e52a2d2a71ac1a051ca2d532eef28653c5c02603",
             "path": "emerging.dev.conll", "sha256": "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8"}
+
+
+def word_tokens(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every ``\\w+`` word token."""
+    return [(m.start(), m.end()) for m in re.finditer(r"\w+", text)]
+
+
+def covered(tokens: Sequence[tuple[int, int]], spans: Sequence[tuple[int, int]]) -> list[bool]:
+    """For each token: does any span overlap it."""
+    return [any(s < b and a < e for s, e in spans) for a, b in tokens]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ the data say what the tagger is meant to read.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
 import random
@@ -526,7 +527,8 @@ class Generator:
         return name, 0, len(name)
 
     def date(self) -> str:
-        d = self.en.date_between("-60y", "+2y")
+        # fixed bounds: a range relative to today would make the data depend on the day it is made
+        d = self.en.date_between(datetime.date(1966, 1, 1), datetime.date(2028, 1, 1))
         fmt = self.rng.choice(("%d %B %Y", "%B %d, %Y", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%d.%m.%Y", "%B %Y",
                                "%d %b %Y", "%A %d %B", "%b %d"))
         return d.strftime(fmt).lstrip("0")
