@@ -169,7 +169,7 @@ def vector_segments(persist_directory: str | Path, collection_id: str | None = N
     Read from Chroma's ``segments`` table (read-only); folders that do not exist yet (a
     collection that holds no vector) are left out.
     """
-    root = Path(persist_directory)
+    root = Path(persist_directory).resolve()
     db = root / "chroma.sqlite3"
     if not db.is_file():
         return []
@@ -204,7 +204,7 @@ def folder_report(persist_directory: str | Path) -> dict[str, Any] | None:
         {name: bytes}}``, or None when the folder is not a Chroma folder this module reads.
         A space Chroma did not record counts as normalising (the cautious reading).
     """
-    root = Path(persist_directory)
+    root = Path(persist_directory).resolve()
     db = root / "chroma.sqlite3"
     if not db.is_file():
         return None
