@@ -2,7 +2,7 @@
 
 Protocol:
 
-1. Vignettes: :func:`private_vectors.bench.vignettes.generate_vignettes` (Pri-DDXPlus
+1. Vignettes: :func:`private_vectors.eval.vignettes.generate_vignettes` (Pri-DDXPlus
    vocabulary and demographics, 2 notes + 1 query per synthetic patient; what the generator
    adds is listed in its docstring). The project's text stage
    ``Sanitizer("demographic", policy="redact")`` removes the explicit sex and age words.
@@ -10,7 +10,7 @@ Protocol:
    the task projection) and an **evaluation** part. Inside the evaluation part, patients are
    split again into the attacker's **training** identities (with a validation part for early
    stopping and model choice) and **test** identities.
-3. Attacker family (:mod:`private_vectors.attacks.family`): logistic, MLP(256), MLP(256, 128),
+3. Attacker family (:mod:`private_vectors.eval.attacks.family`): logistic, MLP(256), MLP(256, 128),
    gradient-boosted trees, retrained on the protected evaluation vectors; the strongest counts.
    Floor: the same family given only the one-hot diagnosis (the task label).
 4. Utility on the same vectors: a logistic diagnosis probe (same training/test rows) and
@@ -102,10 +102,10 @@ def attribute_basis(X: np.ndarray, z: np.ndarray, k: int, n_clusters: int = 16, 
     """Orthonormal (n, k): the directions along which the attribute's mean moves inside k-means regions.
 
     Left singular vectors of the cross-covariance between X and the region-wise attribute
-    columns of :class:`~private_vectors.concepts.erasure.ClusterLeaceErasure` (a global column
+    columns of :class:`~private_vectors.fitted.erasure.ClusterLeaceErasure` (a global column
     and one per region), i.e. where a region-switching classifier reads the attribute.
     """
-    from private_vectors.concepts.erasure import ClusterLeaceErasure, encode_labels
+    from private_vectors.fitted.erasure import ClusterLeaceErasure, encode_labels
 
     codes, classes = encode_labels(z, len(X), "z")
     Z = ClusterLeaceErasure(n_clusters=n_clusters, random_state=seed).concept_matrix(X, codes, len(classes), seed)
@@ -137,13 +137,13 @@ def task_projection(X: np.ndarray, y: np.ndarray, rank: int) -> tuple[np.ndarray
 class RegionLeace:
     """LEACE against the attribute globally and inside each task-label region (one affine step).
 
-    The concept matrix of :class:`~private_vectors.concepts.erasure.ClusterLeaceErasure`, with
+    The concept matrix of :class:`~private_vectors.fitted.erasure.ClusterLeaceErasure`, with
     the regions given by the task label seen at fitting time instead of k-means; the map is
     one affine step applied to every vector (the task label is not needed at transform time).
     """
 
     def fit(self, X: np.ndarray, z: np.ndarray, regions: np.ndarray) -> RegionLeace:
-        from private_vectors.concepts.erasure import _leace_step, _one_hot, encode_labels
+        from private_vectors.fitted.erasure import _leace_step, _one_hot, encode_labels
 
         codes, classes = encode_labels(z, len(X), "z")
         Y = _one_hot(codes, len(classes))
@@ -160,13 +160,13 @@ class RegionLeace:
         return self
 
     def transform(self, X: np.ndarray) -> np.ndarray:
-        from private_vectors.concepts.erasure import apply_steps
+        from private_vectors.fitted.erasure import apply_steps
 
         return apply_steps(X, self.steps_)
 
 
 def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndarray, seed: int) -> list[Setting]:
-    from private_vectors.concepts.erasure import make_erasure
+    from private_vectors.fitted.erasure import make_erasure
     from private_vectors.mechanisms import MahalanobisMechanism
 
     unit = 1 / np.sqrt(Xf.shape[1])
@@ -262,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from private_vectors.attacks.family import attack_family, identity_split, strongest
+    from private_vectors.eval.attacks.family import attack_family, identity_split, strongest
     from private_vectors.encoders import load_encoder
 
     start = time.perf_counter()
@@ -325,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def vignette_data(args: Any, enc: Any) -> dict[str, Any]:
-    from private_vectors.bench.vignettes import generate_vignettes, load_pri_ddxplus_profiles
+    from private_vectors.eval.vignettes import generate_vignettes, load_pri_ddxplus_profiles
 
     vig = generate_vignettes(load_pri_ddxplus_profiles(args.data), args.patients, seed=args.seed)
     notes = [v for v in vig if v.kind == "note"]
@@ -345,7 +345,7 @@ def pri_ddxplus_data(args: Any, enc: Any) -> dict[str, Any]:
 
     Queries: each kept record's ``question_mask`` (its private items removed).
     """
-    from private_vectors.bench.vignettes import age_band
+    from private_vectors.eval.vignettes import age_band
 
     rows, seen = [], set()
     for split in ("test", "dev"):
@@ -378,7 +378,7 @@ def _fmt(a: dict[str, float]) -> str:
 
 
 def write_markdown(path: Path, res: dict[str, Any]) -> None:
-    from private_vectors.attacks.family import ATTACKER_FAMILY
+    from private_vectors.eval.attacks.family import ATTACKER_FAMILY
 
     info = res["info"]
     ddx = info.get("data") == "pri-ddxplus"
@@ -402,7 +402,7 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
     lines += [
         f"{info['n_patients']} synthetic patients × 2 notes = {info['n_notes']} stored notes ({info['n_distinct_raw']} "
         f"distinct; {info['n_distinct_staged']} distinct after the text stage), {info['n_diagnoses']} diagnoses; "
-        "generator: `private_vectors.bench.vignettes` (Pri-DDXPlus vocabulary, demographics and phrase frequencies; "
+        "generator: `private_vectors.eval.vignettes` (Pri-DDXPlus vocabulary, demographics and phrase frequencies; "
         "it adds sex- and age-consistent histories and diagnosis-dependent presentation differences, so the "
         "attribute signal beyond the diagnosis is there by construction). Text stage: "
         "`Sanitizer('demographic', policy='redact')`.",

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from private_vectors.attacks.family import ATTACKER_FAMILY, attack_family, identity_split, strongest
-from private_vectors.bench.vignettes import (
+from private_vectors.eval.attacks.family import ATTACKER_FAMILY, attack_family, identity_split, strongest
+from private_vectors.eval.vignettes import (
     Profile,
     generate_vignettes,
     load_pri_ddxplus_profiles,
