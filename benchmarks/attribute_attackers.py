@@ -262,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(1)
-    from private_vectors.eval.attacks.family import attack_family, identity_split, strongest
     from private_vectors.encoders import load_encoder
+    from private_vectors.eval.attacks.family import attack_family, identity_split, strongest
 
     start = time.perf_counter()
     enc = load_encoder(None)
