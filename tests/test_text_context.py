@@ -175,7 +175,7 @@ def test_an_english_word_of_a_name_is_not_propagated_alone():
 
 
 def test_plain_nouns_are_vocabulary_words_no_name_list_knows():
-    from private_vectors.text.vocabulary import plain_nouns
+    from private_vectors.text.wordlist import plain_nouns
 
     if not plain_nouns():
         pytest.skip("the packaged encoder's vocabulary is not installed")
@@ -188,7 +188,7 @@ _ABSTRACT = ("Agreement between raters was measured with Cohen's kappa and the B
 
 
 def test_a_long_text_about_no_one_keeps_agreed_one_word_names_and_instrument_phrases():
-    from private_vectors.text.vocabulary import plain_nouns
+    from private_vectors.text.wordlist import plain_nouns
 
     if not plain_nouns():
         pytest.skip("the packaged encoder's vocabulary is not installed")

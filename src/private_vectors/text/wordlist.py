@@ -16,9 +16,9 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from .spans import Span
-from .vocabulary import MONTHS, WEEKDAYS, stop_words
+from .vocabulary import MONTHS, WEEKDAYS, encoder_words, stop_words
 
-__all__ = ["COMMON_CAPITALISED", "name_spans", "name_words", "truecase", "word_lists"]
+__all__ = ["COMMON_CAPITALISED", "name_spans", "name_words", "plain_nouns", "truecase", "word_lists"]
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 
@@ -87,6 +87,19 @@ def word_lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         pass
     keep = lambda s: frozenset(w for w in s if len(w) > 1 and w[0].isupper() and w not in COMMON_CAPITALISED)  # noqa: E731
     return keep(first), keep(last), keep(places)
+
+
+@lru_cache(maxsize=1)
+def plain_nouns() -> frozenset[str]:
+    """Whole words of the packaged encoder's vocabulary that no shipped name list or surrogate
+    pool knows as a name ("breast", "membrane", "pathway"; not "mark", "white", "amelia"): a
+    phrase with one is no name. Empty without the packaged encoder."""
+    from .surrogates import load_pool
+
+    first, last, _ = word_lists()
+    pool = load_pool()
+    names = {w.casefold() for w in (*first, *last, *pool.last)} | set(pool.first_keys)
+    return encoder_words() - names
 
 
 def name_spans(text: str, *, detector: str = "wordlist") -> list[Span]:

