@@ -11,7 +11,8 @@ sanitizer's own output for these documents (those misses are counted and printed
 
 The names come from the FakeNameGenerator identities in ``../shared/data/pii`` (ASCII only),
 filtered so that none is in the surrogate pool or in any vocabulary shipped under
-``src/private_vectors/data`` (otherwise a stored name could be a surrogate or a shipped word).
+``src/private_vectors/data`` (otherwise a stored name could be a surrogate or a shipped word):
+:func:`private_vectors.eval.synthetic.people_corpus`.
 
 The plain stores (``langchain_chroma.Chroma``, native ``collection.add``, ``langchain_community``
 FAISS) given the same PrivateEmbedding raise the raw-text PrivacyWarning exactly once over two batches.
@@ -19,7 +20,6 @@ FAISS) given the same PrivateEmbedding raise the raw-text PrivacyWarning exactly
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -33,6 +33,7 @@ import pytest
 
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import PrivacyWarning
+from private_vectors.eval.synthetic import PeopleCorpus, people_corpus, shipped_words
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -41,62 +42,28 @@ WORKER = Path(__file__).resolve().parent / "_workers" / "every_path_worker.py"
 KEY = "every-path-test-key-9f3K2xQ7"
 N_DOCS = 200
 
-TEMPLATES = [
-    "{name} met the planning committee on Tuesday to discuss the harbour budget.",
-    "The report prepared by {name} describes the water quality survey in detail.",
-    "Yesterday {name} signed the lease for the workshop near the station.",
-    "According to the nurse, {name} was admitted after a fall in the garden.",
-]
-
 pytestmark = pytest.mark.skipif(not NAMES_CSV.exists(), reason="needs ../shared/data/pii/FakeNameGenerator.com_3000.csv")
 
 
 @cache
-def _shipped_words() -> frozenset[str]:
-    """Case-folded words of the surrogate pool and every text vocabulary shipped with the package."""
-    data = ROOT / "src" / "private_vectors" / "data"
-    pool = json.loads((data / "text" / "surrogate_pool_v1.json").read_text(encoding="utf-8"))
-    words = {w.casefold() for part in ("first", "last", "cities") for w in pool[part]}
-    for path in data.rglob("*"):
-        if path.is_file() and path.suffix in {".txt", ".json", ".csv", ".tsv"}:
-            words |= {w.casefold() for w in re.findall(r"\w+", path.read_text(encoding="utf-8"))}
-    return frozenset(words)
+def _corpus() -> PeopleCorpus:
+    return people_corpus(NAMES_CSV, N_DOCS)
 
 
-@cache
 def people() -> tuple[tuple[str, str], ...]:
     """200 (given name, surname) pairs, distinct, ASCII, sharing no name with the shipped data."""
-    shipped = _shipped_words()
-    template_words = {w.casefold() for t in TEMPLATES for w in re.findall(r"\w+", t)}
-    seen: set[str] = set()
-    out = []
-    with NAMES_CSV.open(encoding="utf-8-sig") as f:
-        for row in csv.DictReader(f):
-            first, last = row["GivenName"], row["Surname"]
-            parts = (first.casefold(), last.casefold())
-            if not all(p.isascii() and p.isalpha() and len(p) >= 5 for p in parts):
-                continue
-            if any(p in shipped or p in seen or any(p in w or w in p for w in template_words if len(w) > 3)
-                   for p in parts):
-                continue
-            seen.update(parts)
-            out.append((first, last))
-    assert len(out) >= N_DOCS, f"only {len(out)} usable names"
-    return tuple(out[:N_DOCS])
+    return _corpus().people
 
 
 def corpus() -> tuple[list[str], list[str], list[dict]]:
     """(ids, texts, metadatas): one person per document, named in the text and in the metadata."""
-    texts, metas = [], []
-    for i, (first, last) in enumerate(people()):
-        texts.append(TEMPLATES[i % len(TEMPLATES)].format(name=f"{first} {last}"))
-        metas.append({"author": f"{first} {last}", "n": i})
-    return [f"doc-{i}" for i in range(len(texts))], texts, metas
+    c = _corpus()
+    return list(c.ids), list(c.texts), [dict(m) for m in c.metadatas]
 
 
 def truth() -> set[str]:
     """The ground-truth values, case-folded: full names, given names and surnames."""
-    return {v.casefold() for first, last in people() for v in (f"{first} {last}", first, last)}
+    return _corpus().truth()
 
 
 RESTORE_RECORD = re.compile(r"pvr1\.[a-z0-9_\-=]+")
@@ -113,8 +80,7 @@ def persisted_text(folder: Path) -> str:
 
 def misses(outputs: list[str]) -> set[str]:
     """The values the text stage provably missed: present in what it returned during the write."""
-    blob = "\n".join(outputs).casefold()
-    return {v for v in truth() if v in blob}
+    return _corpus().missed(outputs)
 
 
 def _embedding() -> PrivateEmbedding:
@@ -188,13 +154,12 @@ def _llama_nodes(ef: PrivateEmbedding, ids, texts, metas):
 def write_llamaindex_chroma(folder: Path, ef: PrivateEmbedding, ids, texts, metas) -> None:
     import chromadb
     from llama_index.core import StorageContext, VectorStoreIndex
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from private_vectors.chroma import create_collection
-    from private_vectors.llamaindex import PrivateLlamaEmbedding
+    from private_vectors.llamaindex import PrivateLlamaEmbedding, chroma_vector_store
 
     col = create_collection(chromadb.PersistentClient(path=str(folder)), "llama", ef)
-    storage = StorageContext.from_defaults(vector_store=ChromaVectorStore(chroma_collection=col))
+    storage = StorageContext.from_defaults(vector_store=chroma_vector_store(col))
     VectorStoreIndex(_llama_nodes(ef, ids, texts, metas), storage_context=storage,
                      embed_model=PrivateLlamaEmbedding(embedding=ef))
 
@@ -252,7 +217,7 @@ def test_protected_path_persists_no_detected_name(kind, tmp_path, capsys):
 
 
 def test_the_name_source_shares_no_name_with_the_shipped_data():
-    shipped = _shipped_words()
+    shipped = shipped_words()
     values = {p.casefold() for pair in people() for p in pair}
     assert len(people()) == N_DOCS and not values & shipped
 

@@ -1,6 +1,6 @@
 """Which recognizers a concept runs: the presets, the built-in span concepts and user concepts.
 
-Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to recognizers in :func:`concept_detectors`:
+Built-in concepts (``fitted.spec.BUILTIN_CONCEPTS``) map to recognizers in :func:`concept_detectors`:
 
 | concept | recognizers (cheap first) |
 |---|---|
@@ -16,7 +16,7 @@ Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to recognizers in :fu
 Presets (``PII``, ``PHI``, ``quasi``) and their sources are in :mod:`.presets`. A list of concepts
 runs one pass with the union of their detectors (:func:`union_detectors`).
 A user concept is a :class:`TextConcept` (tokens, regexes, spaCy NER labels) or a
-``concepts.Concept`` built with ``from_tokens`` / ``from_spacy``.
+``fitted.Concept`` built with ``from_tokens`` / ``from_spacy``.
 """
 
 from __future__ import annotations
@@ -194,7 +194,7 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
     """(concept name, detectors cheap first, whether the word-list fallback replaced presidio).
 
     A list of concepts gives the union of their detectors (one pass), named ``"PII+medical"``."""
-    from ..concepts.spec import Concept, canonical_builtin
+    from ..fitted.spec import Concept, canonical_builtin
 
     if isinstance(concept, (list, tuple)):
         if not concept:

@@ -21,6 +21,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from .._detect_threads import call_with_timeout
 from ..errors import PrivateVectorsError
 from .normalise import normalise
 from .recognizers.regex import RegexDetector
@@ -79,11 +80,7 @@ class Detection:
     def _run(self, recognizer: Detector, texts: list[str]) -> list[list[Span]]:
         if self.timeout is None:
             return recognizer.spans(texts)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        try:
-            return pool.submit(recognizer.spans, texts).result(timeout=self.timeout)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        return call_with_timeout(recognizer.spans, texts, timeout=self.timeout)  # on a thread that stays alive
 
     def run(self, texts: list[str], context: RuleContext, ordinary: Callable[[str], bool] | None = None
             ) -> list[list[Span]] | None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...concepts.text import find_tokens
+from ...fitted.removal import find_tokens
 from ...errors import InvalidParameterError, InvalidTypeError
 from ..spans import Span, validate_texts
 from .base import Recognizer
