@@ -27,8 +27,8 @@ dashboard): pass a key through ``runtime_env={"env_vars": ...}`` and it is in al
 Per worker: one ``PrivateEmbedding`` per actor (model, text stage), built once from the
 configuration. Global: the job's frozen entity index (HMACs and labels: an entity detected in
 one document is replaced wherever it appears in the job; a word the job writes in lower case in
-two texts is an ordinary word; a strong entry beats a weak one; of two labels, the first in
-sorted order), the store, and its entity index, which only the sink's driver-side
+two texts is an ordinary word; a strong entry beats a weak one; of two labels, the one more
+spans gave, then the first in sorted order), the store, and its entity index, which only the sink's driver-side
 ``on_write_complete`` writes (one writer). ``ProtectDocuments`` alone (one map, no ``job``)
 makes each batch a job of its own: which occurrences of an entity *missed by the detectors* are
 replaced then depends on partitioning.
