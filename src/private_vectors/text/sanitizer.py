@@ -107,6 +107,8 @@ DETECT_GROUP = 64
 """Texts (chunks) one detector call sees: the timeout's unit, and the progress step."""
 _PROGRESS: contextvars.ContextVar[Callable[[float], None] | None] = contextvars.ContextVar(
     "private_vectors_detection_progress", default=None)
+# (a progress hook without a parameter on every detector: tests/test_process_state.py::
+# test_detection_progress_reaches_the_detection_loop)
 
 
 @contextlib.contextmanager
@@ -996,6 +998,12 @@ class Sanitizer:
         """Whether this Sanitizer has a key (surrogates and a restorable query index)."""
         return self._key is not None
 
+    @property
+    def secret(self) -> SecretKey | None:
+        """The key, as a :class:`~private_vectors.keys.SecretKey` that never shows its value (the
+        key holder's restore records are sealed under it), or None."""
+        return self._key
+
     def get_state_header(self) -> dict[str, Any]:
         """:meth:`get_state` without its entries (what a store records once, next to them)."""
         return self._state_header()
@@ -1137,11 +1145,11 @@ class Sanitizer:
         out._user_detectors = detectors is not None or not _builtin_names(concept) \
             or _listed(config["detectors"]) != _listed(_builtin_detector_configs(concept))
         if config.get("keyed"):
-            out.check_config_key(config, "Sanitizer.from_config")
+            out.check_config_key(config, "the stored text stage")
         out.fallback = bool(config.get("fallback", False))
         version = config.get("version", 1)
         if not isinstance(version, int) or version > SANITIZER_VERSION:
-            raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+            raise ConfigMismatchError(f"the stored text stage: behaviour version {version!r} is newer than this "
                                       f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
         out.version = version
         return out
