@@ -162,7 +162,7 @@ class _MovedPackage:
 
     Installed by :func:`moved` only when an old package path is imported, and kept for the
     process: a later ``import old.x`` must find the same module as the first one did
-    (``tests/test_layout.py`` imports old and new paths and compares them)."""
+    (``tests/test_layering.py`` imports old and new paths and compares them)."""
 
     def __init__(self, old: str, new: str, renamed: Mapping[str, str]) -> None:
         self._old, self._new, self._renamed = old, new, dict(renamed)
