@@ -154,13 +154,12 @@ def _llama_nodes(ef: PrivateEmbedding, ids, texts, metas):
 def write_llamaindex_chroma(folder: Path, ef: PrivateEmbedding, ids, texts, metas) -> None:
     import chromadb
     from llama_index.core import StorageContext, VectorStoreIndex
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from private_vectors.chroma import create_collection
-    from private_vectors.llamaindex import PrivateLlamaEmbedding
+    from private_vectors.llamaindex import PrivateLlamaEmbedding, chroma_vector_store
 
     col = create_collection(chromadb.PersistentClient(path=str(folder)), "llama", ef)
-    storage = StorageContext.from_defaults(vector_store=ChromaVectorStore(chroma_collection=col))
+    storage = StorageContext.from_defaults(vector_store=chroma_vector_store(col))
     VectorStoreIndex(_llama_nodes(ef, ids, texts, metas), storage_context=storage,
                      embed_model=PrivateLlamaEmbedding(embedding=ef))
 

@@ -10,9 +10,11 @@ from .integrations.llamaindex import (
     MARKER,
     PrivateLlamaEmbedding,
     SanitizeNodes,
+    chroma_vector_store,
     index_from_collection,
     load_index,
     persist_index,
 )
 
-__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection", "load_index", "persist_index"]
+__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "chroma_vector_store", "index_from_collection",
+           "load_index", "persist_index"]
