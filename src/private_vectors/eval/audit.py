@@ -478,6 +478,7 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
         "attack": _attack_summary(stored_block, clean_block, names_all),
         "attack_raw": {"stored": _jsonable(stored_block), "clean": _jsonable(clean_block)},
         "retrieval": retrieval,
+        "index_files": snap.extra.get("index_files"),
         "threat_model": THREAT_MODEL,
         "not_tested": NOT_TESTED,
         "seconds": {**timings, "total": round(time.time() - t_all, 1)},
@@ -570,9 +571,24 @@ def summary_text(report: Mapping[str, Any]) -> str:
     lines += ["", "## What retrieval keeps", "",
               f"{q['mode']} over {q['queries']} queries: NDCG@10 {q['ndcg@10']:.3f} through the store vs "
               f"{q['ndcg@10_clean']:.3f} on a clean index of the same documents ({_pct(q['ndcg@10_kept'])} kept); "
-              f"top-10 overlap with the clean ranking {_pct(q['top10_overlap'])}.", "",
+              f"top-10 overlap with the clean ranking {_pct(q['top10_overlap'])}.", ""] + _index_files_text(report) + [
               "## Not tested", ""] + [f"- {x}" for x in report["not_tested"]] + ["", report["threat_model"], ""]
     return "\n".join(lines)
+
+
+def _index_files_text(report: Mapping[str, Any]) -> list[str]:
+    """The summary's lines on heap bytes in a Chroma folder's HNSW files (none for other stores)."""
+    f = report.get("index_files")
+    if not f:
+        return []
+    head = ["## Chroma's index files", ""]
+    if not f["heap_bytes"]:
+        return head + [f"None of the {f['segments']} HNSW segments holds a byte outside what its index wrote.", ""]
+    where = ", ".join(f"{k} {v}" for k, v in f["collections"].items() if v)
+    return head + [f"{f['segments_with_heap_bytes']} of {f['segments']} HNSW segments hold {f['heap_bytes']} non-zero "
+                   f"bytes outside what the index wrote ({where}). chromadb persists uninitialised memory there, "
+                   "which can hold any text the writing process handled, raw documents included; "
+                   "`private_vectors.chroma.scrub_index_files(collection)` zeroes it.", ""]
 
 
 def write_report(report: Mapping[str, Any], out: str | Path) -> dict[str, Path]:

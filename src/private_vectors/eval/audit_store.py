@@ -139,6 +139,9 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
     from ..config import CHROMA_NAME
     from ..integrations.chroma import load_query_index
 
+    from ..integrations.chroma_files import folder_report
+
+    index_files = folder_report(copy)  # before Chroma opens the copy
     client = chromadb.PersistentClient(path=str(copy))
     try:
         name = _collection_name(client, collection, where)
@@ -161,7 +164,8 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
             embedding.pipeline.query_index_state()  # load it now, while the copy exists (it loads lazily)
     finally:
         _close(client)
-    return StoreSnapshot(kind, label, dict(ef["config"]), ids, vecs, texts, str(space), embedding)
+    return StoreSnapshot(kind, label, dict(ef["config"]), ids, vecs, texts, str(space), embedding,
+                         extra={"index_files": index_files})
 
 
 def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, list[str | None]]:
