@@ -88,6 +88,7 @@ _DROP_IN = """
 """
 
 
+@pytest.mark.slow
 def test_opening_hands_the_drop_in_s_keyed_function_to_chroma_s_reopen_check(tmp_path):
     pytest.importorskip("langchain_chroma")
     from private_vectors.langchain import Chroma
@@ -114,6 +115,7 @@ _REOPEN = """
 """
 
 
+@pytest.mark.slow
 def test_a_key_scope_hands_a_key_parameter_to_chroma_s_rebuild(tmp_path):
     chromadb = pytest.importorskip("chromadb")
     from private_vectors.chroma import add_documents, create_collection
@@ -125,6 +127,57 @@ def test_a_key_scope_hands_a_key_parameter_to_chroma_s_rebuild(tmp_path):
     assert ok.returncode == 0 and ok.stdout.split() == ["a"], ok.stderr[-1500:]
     off = _subprocess(_REOPEN.format(off=True, key=KEY, path=str(tmp_path)))
     assert off.returncode != 0 and "ConfigMismatchError" in off.stderr  # the rebuild saw no key
+
+
+def _no_live_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In this process, as in a fresh one: no keyed function to reuse, no key in the environment."""
+    import gc
+
+    import private_vectors.embedding as embedding
+
+    gc.collect()
+    monkeypatch.setattr(embedding, "cached_build", lambda config: None)
+    monkeypatch.delenv(KEY_ENV, raising=False)
+
+
+@pytest.mark.parametrize("scope", [True, False])
+def test_a_key_scope_reaches_chroma_s_rebuild_in_process(tmp_path, monkeypatch, scope):
+    """The in-process sibling of the slow subprocess test above (default run)."""
+    chromadb = pytest.importorskip("chromadb")
+    import private_vectors.integrations.chroma as c
+    from private_vectors.chroma import add_documents, create_collection, open_collection
+    from private_vectors.errors import ConfigMismatchError
+
+    client = chromadb.PersistentClient(path=str(tmp_path))
+    col = create_collection(client, "notes", PrivateEmbedding(model="fake:16", eps=10, concept="PII", key=KEY))
+    add_documents(col, ids=["a"], documents=["Maria Lopez flew to Madrid."])
+    del col
+    _no_live_function(monkeypatch)
+    if not scope:
+        monkeypatch.setattr(c, "key_scope", lambda key: contextlib.nullcontext())
+    with pytest.raises(ConfigMismatchError) if not scope else contextlib.nullcontext():
+        col = open_collection(client, "notes", key=KEY)
+        assert col.query(query_texts=["Maria"], n_results=1)["ids"][0] == ["a"]
+
+
+@pytest.mark.parametrize("opening", [True, False])
+def test_opening_reaches_chroma_s_reopen_check_in_process(tmp_path, monkeypatch, opening):
+    """The in-process sibling of the slow subprocess test above (default run)."""
+    pytest.importorskip("langchain_chroma")
+    import private_vectors.integrations.chroma as c
+    from private_vectors.errors import ConfigMismatchError
+    from private_vectors.langchain import Chroma
+
+    def store() -> Chroma:
+        ef = PrivateEmbedding(model="fake:16", eps=10, concept="PII", key=KEY)
+        return Chroma(collection_name="notes", embedding_function=ef, persist_directory=str(tmp_path))
+
+    store().add_texts(["Maria Lopez flew to Madrid."], ids=["a"])
+    _no_live_function(monkeypatch)
+    if not opening:
+        monkeypatch.setattr(c, "_opening", lambda embedding: contextlib.nullcontext())
+    with pytest.raises(ConfigMismatchError) if not opening else contextlib.nullcontext():
+        assert store().similarity_search("Maria", k=1)[0].id == "a"
 
 
 @pytest.mark.parametrize("guard", [True, False])
