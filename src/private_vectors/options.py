@@ -19,12 +19,15 @@ argument               default
 ``space``              ``"cosine"`` for spherical noise (or ``query_transform="none"``),
                        ``"ip"`` for concept noise with a noise-aware query transform
 ``store_geometry``     ``"normalize"`` in cosine, ``"augment"`` in ip, ``"none"`` in l2
+``erase``              a built-in name: that attribute with the default erasure method
+                       (:data:`~private_vectors.fitted.attribute.DEFAULT_METHOD`)
 =====================  ==========================================================
 
 One word, one meaning: ``concept`` (also ``text_concept``) is what the text stage replaces —
 a preset (``"PII"``, ``"PHI"``, ``"quasi"``), a built-in span concept (``"person"``,
 ``"medical"``, ...) or a list of them. An attribute erased from the vectors is ``erase``
-(``"sex"``, ``"age_band"``, a fitted folder); a fitted concept that shapes the noise is
+(``"sex"``, ``{"attribute": "sex", "method": "leace"}``, a fitted folder;
+:mod:`private_vectors.fitted.erase`); a fitted concept that shapes the noise is
 ``noise_concept``. Neither is loaded or fitted unless asked for by its own parameter.
 """
 
@@ -95,11 +98,12 @@ def _known_text_concept(name: Any) -> bool:
 
 def _is_attribute(concept: Any) -> bool:
     from .fitted.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
+    from .fitted.erase import ErasureSpec
 
-    if isinstance(concept, AttributeConcept):
+    if isinstance(concept, (AttributeConcept, ErasureSpec)):
         return True
     if isinstance(concept, dict):
-        return concept.get("kind") == "attribute"
+        return concept.get("kind") == "attribute" or ("attribute" in concept and "kind" not in concept)
     if isinstance(concept, str) and concept in BUILTIN_ATTRIBUTES:
         return True
     return is_attribute_folder(concept)
@@ -227,6 +231,10 @@ class EmbeddingOptions:
 
     def __post_init__(self) -> None:
         _check_mechanism(self.mechanism)
+        if self.erase is not None:
+            from .fitted.erase import check_erase
+
+            object.__setattr__(self, "erase", check_erase(self.erase))
         check_choice(self.query, "query", QUERY_POLICIES)
         check_choice(self.query_transform, "query_transform", QUERY_TRANSFORMS)
         if self.space is not None:
@@ -295,7 +303,9 @@ def resolve_options(options: EmbeddingOptions, *, dim: int, mechanism: Any = Non
 
     Returns:
         A copy in which ``eps``, ``sanitize``, ``mechanism``, ``unit``, ``query_eps``, ``space``
-        and ``store_geometry`` are set (``text_concept`` too when a text-stage policy is asked for).
+        and ``store_geometry`` are set (``text_concept`` too when a text-stage policy is asked for);
+        a built-in ``erase`` name becomes an :class:`~private_vectors.fitted.erase.ErasureSpec` with the
+        default method.
 
     Raises:
         ValueError: ``options.mechanism`` is an instance or a folder and ``mechanism`` is missing.
@@ -328,7 +338,12 @@ def resolve_options(options: EmbeddingOptions, *, dim: int, mechanism: Any = Non
             space = "cosine" if identity else "ip"
         else:
             space = "cosine" if name in SPHERICAL else "ip"
-    return replace(options, eps=eps, sanitize=sanitize, text_concept=text_concept,
+    erase = options.erase
+    if erase is not None:
+        from .fitted.erase import resolve_erase
+
+        erase = resolve_erase(erase)
+    return replace(options, eps=eps, sanitize=sanitize, text_concept=text_concept, erase=erase,
                    mechanism=built if built is not None else name, unit=unit, space=space,
                    store_geometry=_store_geometry(options.store_geometry, space),
                    query_eps=options.query_eps or eps)
