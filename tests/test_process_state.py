@@ -9,7 +9,7 @@ breaks (or is repeated) without it. The state is documented in place and names i
   function in the collection's configuration, where Chroma's reopen check does not look;
 * ``guard._PROTECTED`` (:func:`~private_vectors.guard.protected_path`) — an adapter that sanitizes
   the text itself and lets its store call the function gets no raw-text warning there;
-* ``text.sanitizer._PROGRESS`` (:func:`~private_vectors.text.sanitizer.detection_progress`) —
+* ``text.detection._PROGRESS`` (:func:`~private_vectors.text.detection.detection_progress`) —
   the progress bar of a long batch reaches the detection loop without a parameter on every
   detector;
 * ``fitted.artefact._ON_THE_FLY`` — a built-in noise concept fitted on the fly (an encoder without
