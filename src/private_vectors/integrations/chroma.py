@@ -64,7 +64,8 @@ from .chroma_files import scrub_collection, writing
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
            "load_query_index", "open_collection", "protected_write", "query_index_collection_name", "register",
-           "register_if_available", "save_query_index", "scrub_index_files", "write_query_index"]
+           "register_if_available", "save_query_index", "scrub_index_files", "upgrade_recorded_config",
+           "write_query_index"]
 
 _PATCHED = False
 _OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
@@ -369,9 +370,15 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     with protected_write(collection):
         (collection.upsert if upsert else collection.add)(**kwargs)
         save_query_index(collection, ef)
-    if _needs_upgrade(collection, ef):
-        _upgrade_config(collection, ef)
+    upgrade_recorded_config(collection, ef)
     return stored
+
+
+def upgrade_recorded_config(collection: Any, embedding: Any) -> None:
+    """After a write: record ``embedding``'s configuration in place of one an earlier version wrote
+    (token lists in clear, no per-store check salt, an older text stage: ``upgraded_from``)."""
+    if isinstance(embedding, PrivateEmbedding) and _needs_upgrade(collection, embedding):
+        _upgrade_config(collection, embedding)
 
 
 def scrub_index_files(collection: Any) -> int:
