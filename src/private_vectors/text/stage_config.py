@@ -19,7 +19,7 @@ from .concepts import TextConcept, concept_detectors
 from .config_secrets import has_hidden, is_hidden, listed
 from .registry import DEFAULT as REGISTRY
 from .rules import DEFAULT_RULESET, RulePipeline
-from .spans import Detector
+from .spans import Detector, validate_texts
 from .stage_options import parse_rule
 from .surrogates import load_pool
 
@@ -51,8 +51,10 @@ def builtin_names(concept: Any) -> bool:
     return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(n, str) for n in concept)
 
 
-def choose_concept(concept: Any, detectors: Sequence[Detector] | None) -> ConceptChoice:
-    """The recognizers of ``concept`` (or the user's ``detectors`` instead) and how it is recorded."""
+def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
+                   registered: Sequence[str] | None = None) -> ConceptChoice:
+    """The recognizers of ``concept`` (or the user's ``detectors`` instead), then the registered
+    recognizers named in ``registered``, and how the concept is recorded."""
     if detectors is None:
         name, built, fallback = concept_detectors(concept)
     else:  # the user's recognizers replace the concept's (the concept is only recorded)
@@ -68,10 +70,11 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None) -> Concep
         recorded = list(concept)
     else:
         recorded = name
+    extra = [REGISTRY.get_recognizer(n) for n in validate_texts(registered, "recognizers")] if registered else []
     if not built:
         raise InvalidParameterError("concept", "a concept with at least one detector", concept)
-    return ConceptChoice(name, recorded, label, list(built), fallback,
-                         detectors is not None or not builtin_names(concept))
+    return ConceptChoice(name, recorded, label, [*built, *extra], fallback,
+                         detectors is not None or not builtin_names(concept) or bool(extra))
 
 
 _CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
