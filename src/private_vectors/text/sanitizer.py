@@ -256,6 +256,12 @@ class Sanitizer(DocumentTransformer):
         """The keyed query index as JSON-safe data: HMACs and labels, never names."""
         return self.index.get_state()
 
+    @property
+    def secret(self) -> SecretKey | None:
+        """The key, as a :class:`~private_vectors.keys.SecretKey` that never shows its value (the
+        key holder's restore records are sealed under it), or None."""
+        return self._key
+
     def get_state_header(self) -> dict[str, Any]:
         """:meth:`get_state` without its entries (what a store records once, next to them)."""
         return self.index.header()

@@ -182,7 +182,7 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
         raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
     version = config.get("version", 1)
     if not isinstance(version, int) or version > SANITIZER_VERSION:
-        raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+        raise ConfigMismatchError(f"the stored text stage: behaviour version {version!r} is newer than this "
                                   f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
     pool = config.get("pool") or {}
     current = load_pool(str(pool.get("version", "1")))
@@ -216,7 +216,7 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
               rules_off=None if upgrade else _rules_off(config), detector=detector)
     out._user_detectors = user
     if config.get("keyed"):
-        out.check_config_key(config, "Sanitizer.from_config")
+        out.check_config_key(config, "the stored text stage")
     out.fallback = bool(config.get("fallback", False)) if not upgrade else out.fallback
     out.upgraded_from = config.get("upgraded_from", version if upgrade else None)
     return out
