@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..rules.base import learned
 from ..spans import Span
 from .base import Recognizer
 
@@ -26,11 +27,6 @@ __all__ = ["MODEL_LABELS", "TaggerRecognizer", "learned"]
 MODEL_LABELS: tuple[str, ...] = ("PERSON", "LOCATION", "ORGANIZATION", "DATE_TIME")
 """The labels the shipped tagger reports."""
 _BUILTIN = "builtin"
-
-
-def learned(span: Span) -> bool:
-    """Whether ``span`` comes from a learned, case-blind tagger (:class:`TaggerRecognizer`)."""
-    return span.detector == "tagger" or span.detector.startswith("tagger:")
 
 
 class TaggerRecognizer(Recognizer):

@@ -6,12 +6,11 @@ import re
 from collections.abc import Iterable
 
 from ..normalise import country_line
-from ..recognizers.tagger import learned
 from ..shapes import alone, term_shaped
 from ..spans import Span
 from ..vocabulary import common_words, countries
 from ..wordlist import plain_nouns
-from .base import Rule, RuleContext
+from .base import Rule, RuleContext, learned
 from .person_title import TITLE_BEFORE
 
 __all__ = ["ContextFree", "personal_context"]

@@ -6,10 +6,9 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ..recognizers.tagger import learned
 from ..spans import Span
 from ..surrogates import normalise_token
-from .base import MODEL_LABELS, Rule, RuleContext
+from .base import MODEL_LABELS, Rule, RuleContext, learned
 
 __all__ = ["OrdinaryWords", "lower_case_words"]
 
