@@ -172,7 +172,7 @@ def test_erase_forms_are_checked_at_the_edge() -> None:
 
 
 def test_a_builtin_name_resolves_to_the_default_method() -> None:
-    assert resolve_options(EmbeddingOptions(erase="sex")).erase == ErasureSpec("sex", DEFAULT_METHOD)
+    assert resolve_options(EmbeddingOptions(erase="sex"), dim=384).erase == ErasureSpec("sex", DEFAULT_METHOD)
     assert resolve_erase(ErasureSpec("age_band")) == ErasureSpec("age_band", DEFAULT_METHOD)
     assert resolve_erase(ErasureSpec("sex", "leace")) == ErasureSpec("sex", "leace")
     assert resolve_erase("some/folder") == "some/folder"

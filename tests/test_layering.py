@@ -135,3 +135,71 @@ def test_an_unknown_old_name_is_still_an_import_error() -> None:
             print(json.dumps(exc.name))
     """)
     assert got == "private_vectors.bench.no_such_module"
+
+
+OPTIONAL_PACKAGES = ("chromadb", "faiss", "llama_index", "langchain_chroma", "langchain_community", "sklearn",
+                     "matplotlib", "presidio_anonymizer", "concept_erasure", "ray", "transformers",
+                     "sentence_transformers")
+"""Packages of the extras and the harness: the default line needs none of them."""
+
+
+def test_the_default_line_loads_only_allowed_modules() -> None:
+    """``import private_vectors`` and one document through ``PrivateEmbedding(concept="PII", eps=10)``
+    (the default model) load only the modules of ``tests/data/core_imports.txt``: none of the
+    evaluation harness, no optional package."""
+    allowed = {line.strip() for line in (ROOT / "tests" / "data" / "core_imports.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    got = _run("""
+        import json, sys, warnings
+        warnings.simplefilter("ignore")
+        import private_vectors
+        from private_vectors import PrivateEmbedding
+        PrivateEmbedding(concept="PII", eps=10).embed_array(["Maria Lopez flew to Madrid on Monday."])
+        print(json.dumps(sorted(sys.modules)))
+    """)
+    loaded = set(got)  # type: ignore[arg-type]
+    ours = {m for m in loaded if m == "private_vectors" or m.startswith("private_vectors.")}
+    assert not ours - allowed, f"modules not on the allow-list: {sorted(ours - allowed)}"
+    assert not any(_is_eval(m) for m in ours)
+    assert not {m.split(".")[0] for m in loaded} & set(OPTIONAL_PACKAGES)
+    assert {"private_vectors.pipeline", "private_vectors.text.sanitizer"} <= ours  # (the line did run)
+
+
+def _private_imports() -> list[str]:
+    """``from x import _name`` where ``x`` is outside the importer's own subpackage (a module at
+    the package root shares a subpackage with none)."""
+    src = ROOT / "src" / "private_vectors"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src)
+        own = rel.parts[0] if len(rel.parts) > 1 else None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if not names:
+                continue
+            if node.level:
+                base = list(rel.parts[:-1])[: len(rel.parts) - node.level]
+                target = [*base, *(node.module.split(".") if node.module else [])]
+            else:
+                target = (node.module or "").split(".")[1:] if (node.module or "").startswith("private_vectors") else []
+                if not target and not (node.module or "").startswith("private_vectors"):
+                    continue
+            if own is None or not target or target[0] != own:
+                found.append(f"{rel}: from {'.' * node.level}{node.module or ''} import {', '.join(names)}")
+    return found
+
+
+def test_no_private_name_is_imported_across_packages() -> None:
+    assert not _private_imports(), _private_imports()
+
+
+def test_no_class_of_the_library_forwards_attributes() -> None:
+    """Real properties instead of ``__getattr__`` forwarding (a package's PEP 562 lazy import is not
+    forwarding: it is a module-level function)."""
+    src = ROOT / "src" / "private_vectors"
+    found = [f"{p.relative_to(src)}: {cls.name}" for p in sorted(src.rglob("*.py"))
+             for cls in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(cls, ast.ClassDef)
+             and any(isinstance(f, ast.FunctionDef) and f.name == "__getattr__" for f in cls.body)]
+    assert not found, found
