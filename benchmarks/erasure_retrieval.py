@@ -7,7 +7,8 @@ unprotected vectors, for each method shipped (:data:`private_vectors.fitted.BUIL
 with no noise and with Laplace noise at ε = 10 on the documents (the default store: clean
 queries, unit-norm stored vectors, one seeded draw).
 
-Run (encodings cached under ``--cache-dir``; about 10 min on 2 busy cores the first time)::
+Run (encodings cached under ``--cache-dir``; the first time about 5 CPU minutes per set to encode,
+half an hour of wall time on a shared 2-core machine; then seconds)::
 
     nice -n 10 .venv/bin/python benchmarks/erasure_retrieval.py
 """
