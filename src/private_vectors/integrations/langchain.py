@@ -45,7 +45,13 @@ from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, prepare_with_restore, with_records
 from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
-from .chroma import check_collection, load_query_index, protected_write, save_query_index, upgrade_recorded_config
+from .chroma import (
+    check_collection,
+    load_query_index,
+    protected_write,
+    save_query_index,
+    upgrade_recorded_config,
+)
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]  # noqa: F822 (FAISS: lazy, module __getattr__)
@@ -323,6 +329,9 @@ def collection_space(collection: Any) -> str | None:
 
 
 _WARNED: set[tuple[str, str, str]] = set()
+# Process-wide: each reopen makes a new store object, so the space warning is once per (collection,
+# space, wanted) per process (tests/test_langchain_dropin.py::
+# test_plain_space_collection_warns_once_when_the_space_matters).
 
 
 def _warn_space_once(name: str, space: str, wanted: str) -> None:
