@@ -336,7 +336,7 @@ class ProtectDocuments(_Worker):
 
     def _second_step(self, batch: Mapping[str, Any], ids: list[str], texts: list[str],
                      metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str]]:
-        from ..pipeline import _checked_output
+        from .._validation import check_stage_output
         from ..restore import seal_records, wants_restore
         from ..text.entity_index import merge_values
 
@@ -351,7 +351,7 @@ class ProtectDocuments(_Worker):
             out, logs, remembered = san.apply(texts + values), None, dict(san.take_changes())
         else:
             out, logs, remembered = san.apply_job(san.escaped(texts + values), found, self.job)
-        out = _checked_output(out, texts + values, "sanitizer.apply_job")
+        out = check_stage_output(out, texts + values, "sanitizer.apply_job")
         sanitized = out[:len(texts)]
         for (i, k), v in zip(slots, out[len(texts):], strict=True):
             metas[i][k] = v  # type: ignore[index]
