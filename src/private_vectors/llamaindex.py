@@ -8,11 +8,14 @@ from __future__ import annotations
 
 from .integrations.llamaindex import (
     MARKER,
+    PrivateIngestionPipeline,
     PrivateLlamaEmbedding,
     SanitizeNodes,
     index_from_collection,
     load_index,
     persist_index,
+    protect_documents,
 )
 
-__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection", "load_index", "persist_index"]
+__all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection",
+           "load_index", "persist_index", "protect_documents"]
