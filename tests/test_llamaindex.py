@@ -160,7 +160,11 @@ def test_private_pipeline_dedupes_by_keyed_hash_and_persists_nothing_raw(tmp_pat
     assert b"maria" not in blob and b"lopez" not in blob
     again = pipeline()
     again.load(str(tmp_path))
+    sanitizer = again.embedding.pipeline.sanitizer
+    calls, apply = [], sanitizer.apply
+    sanitizer.apply = lambda texts, *a, **k: calls.append(list(texts)) or apply(texts, *a, **k)
     assert again.run(documents=_named_docs()) == []  # unchanged: skipped, by the keyed hash
+    assert calls == []  # and not sanitized again
     changed = _named_docs()
     changed[1].set_content("The dog sat on the mat.")
     assert len(again.run(documents=changed)) == 1

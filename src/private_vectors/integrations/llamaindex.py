@@ -83,6 +83,8 @@ try:
         BaseNode,
         Document,
         MetadataMode,
+        NodeRelationship,
+        RelatedNodeInfo,
         TextNode,
         TransformComponent,
     )
@@ -387,9 +389,35 @@ class PrivateIngestionPipeline(IngestionPipeline):
         self.metadata_text = check_metadata_text(metadata_text)
 
     def _prepare_inputs(self, documents: Any, nodes: Any) -> list[BaseNode]:
-        """The pipeline's inputs, protected (the one place LlamaIndex gathers them before hashing)."""
+        """The pipeline's inputs, protected (the one place LlamaIndex gathers them before hashing).
+        An input the docstore already holds unchanged (same id, same keyed hash) becomes a
+        stand-in carrying only its id and hash, which LlamaIndex's de-duplication skips: it is
+        not sanitized again."""
         inputs = super()._prepare_inputs(documents, nodes)
-        return protect_documents(self.embedding, inputs, metadata_text=self.metadata_text) if inputs else []
+        if not inputs:
+            return []
+        held = self._unchanged(inputs)
+        fresh = iter(protect_documents(self.embedding, [n for i, n in enumerate(inputs) if i not in held],
+                                       metadata_text=self.metadata_text))
+        return [held[i] if i in held else next(fresh) for i in range(len(inputs))]
+
+    def _unchanged(self, inputs: list[BaseNode]) -> dict[int, BaseNode]:
+        hasher = record_hasher(self.embedding, _HASH_PURPOSE)
+        if self.docstore is None or hasher is None:
+            return {}
+        held: dict[int, BaseNode] = {}
+        for i, node in enumerate(inputs):
+            target = _KEYED.get(type(node))
+            if target is None or _is_marked(node):
+                continue
+            keyed = hasher(node.hash)
+            ref = node.ref_doc_id or node.id_
+            if self.docstore.get_document_hash(ref) == keyed:
+                stand_in = target(id_=node.id_, text="", pv_hash=keyed, metadata={MARKER: "sanitized"})
+                if ref != node.id_:
+                    stand_in.relationships = {NodeRelationship.SOURCE: RelatedNodeInfo(node_id=ref)}
+                held[i] = stand_in
+        return held
 
     def __repr__(self) -> str:
         return (f"PrivateIngestionPipeline(embedding={self.embedding!r}, "
