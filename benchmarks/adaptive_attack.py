@@ -17,17 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from private_vectors.encoders import load_encoder
+from private_vectors.eval import runner
+from private_vectors.eval.cache import CachingEncoder
 
-from private_vectors.bench import runner  # noqa: E402
-from private_vectors.bench.cache import CachingEncoder  # noqa: E402
-from private_vectors.encoders import load_encoder  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def main() -> int:
@@ -47,7 +45,7 @@ def main() -> int:
            "datasets": [d for d in full["datasets"] + sts["datasets"] if d["name"] in wanted]}
     enc = CachingEncoder(load_encoder(None), cache_dir=cfg.get("cache_dir"))
     tasks = runner.build_tasks(cfg)
-    attackers = {name: make for name, (make, _) in runner._attackers(
+    attackers = {name: make for name, (make, _) in runner.build_attackers(
         {"attackers": {"nn": {"k": 5}, "mlc-enc": {"epochs": 20, "batch_size": 64}}}, enc).items()}
     rows = []
     t_start = time.time()

@@ -72,8 +72,8 @@ def text_stage(texts: list[str]) -> list[str]:
     Vocabulary: ``private_vectors/data/concepts/demographic_terms.txt`` + pronouns (the
     first runs of this benchmark, before the text stage existed; ``--text-stage standin``).
     """
-    from private_vectors.concepts import remove_tokens
-    from private_vectors.concepts.generators import word_list
+    from private_vectors.fitted import remove_tokens
+    from private_vectors.fitted.generators import word_list
 
     words = [*word_list("demographic_terms"), *_PRONOUNS]
     return [remove_tokens(_EXPLICIT.sub("patient", t), words) for t in texts]
@@ -141,7 +141,7 @@ class Setting:
 
 def evaluate(setting: Setting, X: np.ndarray, z: np.ndarray, diag: np.ndarray, groups: np.ndarray,
              units: np.ndarray, seed: int, attackers: tuple[str, ...] = ("logistic", "mlp", "knn")) -> dict[str, Any]:
-    from private_vectors.attacks.attribute import attribute_attack
+    from private_vectors.eval.attacks.attribute import attribute_attack
 
     D = np.asarray(setting.docs(X), dtype=np.float64)
     Q = np.asarray(setting.queries(X), dtype=np.float64)
@@ -154,7 +154,7 @@ def evaluate(setting: Setting, X: np.ndarray, z: np.ndarray, diag: np.ndarray, g
 
 
 def erasure_settings(attr: str, Xf: np.ndarray, zf: np.ndarray, variants: dict[str, tuple[str, dict]]) -> list[Setting]:
-    from private_vectors.concepts.erasure import make_erasure
+    from private_vectors.fitted.erasure import make_erasure
 
     rows = []
     for label, (method, params) in variants.items():
@@ -225,7 +225,7 @@ def main(argv: list[str] | None = None) -> int:
         settings = build_settings(attr, X[fit], z[fit], diag[fit], enc, args)
         res = []
         ref = {}
-        from private_vectors.attacks.attribute import attribute_attack, majority_rate
+        from private_vectors.eval.attacks.attribute import attribute_attack, majority_rate
 
         onehot = (diag[ev][:, None] == np.unique(diag)[None, :]).astype(float)
         for a in ("logistic", "mlp", "knn"):
@@ -278,8 +278,8 @@ COMBINED = ("leace", {})
 
 
 def build_settings(attr: str, Xf: np.ndarray, zf: np.ndarray, yf: np.ndarray, enc: Any, args: Any) -> list[Setting]:
-    from private_vectors.concepts import load_concept
-    from private_vectors.concepts.erasure import make_erasure
+    from private_vectors.fitted import load_concept
+    from private_vectors.fitted.erasure import make_erasure
     from private_vectors.mechanisms import CapeEncoder, LaplaceMechanism
     from private_vectors.retrieval import build_query_transform
 
@@ -373,7 +373,7 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
 
 
 def build_builtins(texts: list[str], labels: dict[str, np.ndarray], enc: Any, args: Any) -> int:
-    from private_vectors.concepts import fit_attribute
+    from private_vectors.fitted import fit_attribute
 
     for attr in ("sex", "age_band"):
         concept = fit_attribute(texts, labels[attr].tolist(), encoder=enc, name=attr, attribute=attr,

@@ -1,7 +1,7 @@
 """Time ``private-vectors audit`` on a 5,000-document store, full and ``--quick``, and compare
 the quick run's name recovery with the full run's.
 
-The store: the entity corpus (``private_vectors.bench.entity.make_entity_corpus``, seed 0,
+The store: the entity corpus (``private_vectors.eval.entity.make_entity_corpus``, seed 0,
 5,000 documents about 500 Zipf-distributed FakeNameGenerator people) written into a Chroma
 folder through ``add_documents`` with ``PrivateEmbedding(concept="PII", eps=10,
 sanitize=<policy>)`` and the packaged all-MiniLM-L6-v2 (built once per policy, kept under
@@ -27,7 +27,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 def build_store(folder: Path, data: Path, policy: str, n_docs: int) -> dict[str, str]:
     """The corpus as {id: text}; writes the store into ``folder`` unless it exists."""
-    from private_vectors.bench.entity import make_entity_corpus
+    from private_vectors.eval.entity import make_entity_corpus
 
     corpus = make_entity_corpus(data / "pii", n_identities=n_docs // 10, n_docs=n_docs, seed=0)
     raw = {d.id: d.text for d in corpus.documents}
@@ -47,7 +47,7 @@ def build_store(folder: Path, data: Path, policy: str, n_docs: int) -> dict[str,
 
 
 def one(store: Path, raw: dict[str, str], quick: bool, out: Path) -> dict:
-    from private_vectors.bench.audit import audit
+    from private_vectors.eval.audit import audit
 
     load0 = os.getloadavg()[0]
     t0, c0 = time.time(), time.process_time()

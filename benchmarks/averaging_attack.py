@@ -8,7 +8,7 @@ Setting (issue 6, "Averaging attack"). The victim's application re-ingests each 
 times through ``PrivateEmbedding`` (default model all-MiniLM-L6-v2, spherical Laplace, ε per
 1/√n of L2). The attacker steals the stored vectors, groups the k copies of a text (same
 document, different ids) and averages them. It then runs the MLC attacker of
-:mod:`private_vectors.attacks` (3-layer MLP predicting each sensitive token, SPARSE paper App. I.3)
+:mod:`private_vectors.eval.attacks` (3-layer MLP predicting each sensitive token, SPARSE paper App. I.3)
 and we report Leakage (paper eq. 13) on victim texts the attacker never trained on.
 
 * **fresh noise (no key):** each copy carries independent noise; the average has ≈ 1/√k of it.
@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 
 from private_vectors import PrivateEmbedding
-from private_vectors.attacks import MLCAttacker
-from private_vectors.concepts.generators import generate
-from private_vectors.datasets import load_presidio_pii, span_tokens
 from private_vectors.encoders import load_encoder
+from private_vectors.eval.attacks import MLCAttacker
+from private_vectors.eval.datasets import load_presidio_pii, span_tokens
+from private_vectors.fitted.generators import generate
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "pii" / "synth_dataset_v2.json"
@@ -85,7 +85,7 @@ def load_sentences(data: str, n: int, seed: int, pool_size: int) -> tuple[list[s
         for sentence, _masked, removed in generate(concept, n, random_state=seed, pool_size=pool_size):
             texts.append(sentence)
             tokens.append([w for value in removed for w in span_tokens(value)])
-        return texts, tokens, (f"the built-in {concept} generator (private_vectors.concepts.generators, Faker "
+        return texts, tokens, (f"the built-in {concept} generator (private_vectors.fitted.generators, Faker "
                                f"templates, {pool_size} distinct values per slot, seed {seed})")
     ds = load_presidio_pii(Path(data))
     return ds.texts, ds.tokens, f"presidio synthetic PII ({Path(data).name})"

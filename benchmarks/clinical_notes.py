@@ -9,7 +9,7 @@ diagnosis after a clinical cue ("diagnosed with", "Diagnosis", "Assessment"), tw
 recall without a cue is reported apart (the cue rule cannot help there). A DOB or diagnosis counts as found when
 every one of its word tokens is replaced. Each note is sanitized as one batch of all notes.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/clinical_notes.py --concept PII,medical \
+    .venv/bin/python benchmarks/clinical_notes.py --concept PII,medical \
         --out benchmarks/results/text/clinical_notes.json
 """
 

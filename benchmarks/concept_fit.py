@@ -50,8 +50,8 @@ def main() -> int:
 
     import torch
 
-    from private_vectors.concepts import ConceptSubspace, SparseMask, builtin_concept
     from private_vectors.encoders import load_encoder
+    from private_vectors.fitted import ConceptSubspace, SparseMask, builtin_concept
 
     enc = load_encoder(args.model)
     t0 = time.perf_counter()

@@ -62,8 +62,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from detection_split import held_out_indices
+from _shared import held_out_indices, presidio_defaults, spacy_nlp
 
 from private_vectors.text import (
     NameDetector,
@@ -365,8 +364,6 @@ def sanitizer_masks(sanitizer: Any) -> MaskFn:
 
 def presidio_masks(texts: list[str]) -> list[list[bool]]:
     """presidio's defaults (every recognizer, analyzer threshold 0) on spaCy small."""
-    from presidio_default import presidio_defaults
-
     analyzer, _ = presidio_defaults()
     return [covered(word_tokens(t), [(r.start, r.end) for r in analyzer.analyze(text=t, language="en")])
             for t in texts]
@@ -374,8 +371,6 @@ def presidio_masks(texts: list[str]) -> list[list[bool]]:
 
 def spacy_masks(texts: list[str]) -> list[list[bool]]:
     """spaCy small's NER alone: every entity it finds, any label."""
-    from presidio_default import spacy_nlp
-
     nlp = spacy_nlp()
     return [covered(word_tokens(t), [(e.start_char, e.end_char) for e in doc.ents])
             for t, doc in zip(texts, nlp.pipe(texts), strict=True)]

@@ -13,16 +13,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
 from pathlib import Path
 
-SPLIT_SEED = 1717
-SPLIT_FILE = Path(__file__).resolve().parent / "results" / "detection" / "split.json"
-
-
-def held_out_indices(n: int) -> list[int]:
-    """The frozen held-out half of ``n`` records (sorted indices)."""
-    return sorted(random.Random(SPLIT_SEED).sample(range(n), n // 2))
+from _shared import SPLIT_FILE, SPLIT_SEED, held_out_indices
 
 
 def main() -> None:

@@ -1,6 +1,6 @@
 """Entity queries through the real stores: what the key holder keeps with keyed surrogates.
 
-The entity-retrieval corpus (`private_vectors.bench.entity`: presidio-research templates ×
+The entity-retrieval corpus (`private_vectors.eval.entity`: presidio-research templates ×
 FakeNameGenerator identities, Zipf-distributed owners, fixed seed) is ingested through
 `private_vectors.integrations.langchain.chroma_store` with the default model, once per
 setting: sanitize = None / "redact" / "surrogate" (with a key) × {ε = 10, no noise}. For every
@@ -103,7 +103,7 @@ def _query_raw_share(ef: Any, corpus: Any) -> float:
 
 
 def _evaluate(store: Any, corpus: Any, k: int) -> dict[str, Any]:
-    from private_vectors.metrics import ndcg_at_k
+    from private_vectors.eval.metrics import ndcg_at_k
 
     out: dict[str, Any] = {}
     groups = {"person": corpus.person_queries(),
@@ -155,7 +155,7 @@ def run_headline(corpus: Any, encoder: Any, k: int, plain: bool = True, sanitize
     import chromadb
     from langchain_chroma import Chroma
 
-    from private_vectors.bench.entity import QUERY_TEMPLATES
+    from private_vectors.eval.entity import QUERY_TEMPLATES
     from private_vectors.integrations.langchain import chroma_store
 
     ef = _embedding(sanitize, noise, encoder)
@@ -266,9 +266,9 @@ def main() -> int:
     if args.repeats < 1:
         p.error(f"--repeats: expected an int >= 1, received {args.repeats}")
 
-    from private_vectors.bench.cache import CachingEncoder
-    from private_vectors.bench.entity import make_entity_corpus
     from private_vectors.encoders import load_encoder
+    from private_vectors.eval.cache import CachingEncoder
+    from private_vectors.eval.entity import make_entity_corpus
 
     corpus = make_entity_corpus(Path(args.data) / "pii", n_identities=args.n_identities, n_docs=args.n_docs,
                                 n_person_queries=args.n_person_queries, n_city_queries=args.n_city_queries,

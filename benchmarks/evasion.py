@@ -389,8 +389,7 @@ class PresidioStage(TextStage):
     """presidio's defaults: every recognizer, ``AnonymizerEngine`` replace; no memory."""
 
     def __init__(self) -> None:
-        sys.path.insert(0, str(Path(__file__).resolve().parent))
-        from presidio_default import presidio_defaults
+        from _shared import presidio_defaults
 
         self.analyzer, self.anonymizer = presidio_defaults()
 

@@ -3,7 +3,7 @@
 Embeds ``pii/synth_dataset_v2.json`` with the default model (all-MiniLM-L6-v2), splits it
 into attacker-train and victim-test sentences, perturbs both sides with each mechanism
 (the attacker knows the mechanism and ε and retrains on perturbed vectors — the SPARSE
-paper's App. I setting), fits :class:`~private_vectors.attacks.generative.GenerativeInversion`
+paper's App. I setting), fits :class:`~private_vectors.eval.attacks.generative.GenerativeInversion`
 and scores the victim-test vectors:
 
 * rows: clean; Laplace ε ∈ {5, 10, 20}; concept-subspace Mahalanobis (built-in ``PII``
@@ -81,7 +81,7 @@ def attacker_kwargs(args: argparse.Namespace) -> dict[str, Any]:
 
 def grid(encoder: Any) -> tuple[list[dict[str, Any]], str]:
     """Row specs (picklable, so rows can run in worker processes) and the concept note."""
-    from private_vectors.concepts import load_concept
+    from private_vectors.fitted import load_concept
 
     concept = load_concept("PII", encoder, estimator="subspace")
     note = (f"built-in PII concept ({getattr(concept, 'source', '?')}, subspace estimator), rank "
@@ -112,7 +112,7 @@ def run_row(spec: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
     """Perturb both splits, fit the attacker on attacker-train, score victim-test."""
     import torch
 
-    from private_vectors.attacks.generative import GenerativeInversion
+    from private_vectors.eval.attacks.generative import GenerativeInversion
 
     torch.set_num_threads(job["threads"])
     X, train, test = job["X"], job["train"], job["test"]
@@ -136,7 +136,7 @@ def run_row(spec: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
 def seen_share(train_texts: list[str], test_tokens: list[list[str]]) -> float:
     """Share of victim token instances whose WordPiece units occur as whole words in some
     attacker-train sentence: what any attacker limited to its training vocabulary could hope for."""
-    from private_vectors.attacks.generative import TokenVocabulary, _contains
+    from private_vectors.eval.attacks.generative import TokenVocabulary, _contains
 
     vocab = TokenVocabulary("wordpiece")
     train_units = [vocab.split(t) for t in train_texts]
@@ -188,7 +188,7 @@ def _mlc_reference(args: argparse.Namespace, X: np.ndarray, train: np.ndarray, t
     """The MLC attacker on the same clean split, for scale (optional)."""
     if not args.mlc_reference:
         return
-    from private_vectors.attacks import MLCAttacker
+    from private_vectors.eval.attacks import MLCAttacker
 
     t0 = time.perf_counter()
     mlc = MLCAttacker(random_state=args.seed).fit(X[train], tr_tok)
@@ -198,8 +198,8 @@ def _mlc_reference(args: argparse.Namespace, X: np.ndarray, train: np.ndarray, t
 def run(args: argparse.Namespace) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     import torch
 
-    from private_vectors.datasets import load_presidio_pii
     from private_vectors.encoders import load_encoder
+    from private_vectors.eval.datasets import load_presidio_pii
 
     torch.set_num_threads(args.threads)
     t_start, c_start = time.perf_counter(), time.process_time()

@@ -4,11 +4,11 @@ The built-in concept subspace is estimated from Φ(s) − Φ(R(s)): it tells *wh
 holds the concept. The README's Findings explain the adaptive attacker's success by that: the
 token identity lives outside the subspace. This benchmark tests the obvious fix. It estimates
 an *identity* subspace from swap pairs — one template filled twice with different values
-(:func:`private_vectors.concepts.generators.generate_swaps`), V = top-r right singular vectors
+(:func:`private_vectors.fitted.generators.generate_swaps`), V = top-r right singular vectors
 of Φ(s₁) − Φ(s₂) — and puts ``share`` of the Mahalanobis noise trace on it
 (``MahalanobisMechanism.from_subspace``, the same Σ form as the concept rows).
 
-Every cell goes through the harness's store path (:class:`private_vectors.bench.tasks.Task`:
+Every cell goes through the harness's store path (:class:`private_vectors.eval.tasks.Task`:
 Chroma, plain vs noise-aware queries, vectors read back) with adaptive attackers (raw,
 projected and Wiener views; the best is reported), next to Laplace and the built-in concept
 subspace with the query transform, on the full grid's data subsets.
@@ -35,19 +35,19 @@ import numpy as np
 import torch
 
 from private_vectors import PrivateEmbedding
-from private_vectors.bench.cache import CachingEncoder
-from private_vectors.bench.report import write_report
-from private_vectors.bench.runner import (
-    _attackers,
+from private_vectors.encoders import load_encoder
+from private_vectors.eval.cache import CachingEncoder
+from private_vectors.eval.report import write_report
+from private_vectors.eval.runner import (
     adaptive_transforms,
+    build_attackers,
     build_tasks,
     cell_record,
     git_sha,
     make_embedding,
     sts_transform,
 )
-from private_vectors.concepts.generators import generate_swaps
-from private_vectors.encoders import load_encoder
+from private_vectors.fitted.generators import generate_swaps
 from private_vectors.mechanisms import MahalanobisMechanism
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,7 +93,7 @@ def main() -> None:
     tasks = build_tasks(cfg)
     for t in tasks:
         enc.warm(t.texts())
-    attackers = {name: f for name, (f, _where) in _attackers(cfg, enc).items()}
+    attackers = {name: f for name, (f, _where) in build_attackers(cfg, enc).items()}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     lines = out / "results.jsonl"

@@ -41,8 +41,8 @@ def main() -> int:
     from chromadb.utils.embedding_functions import SentenceTransformerEmbeddingFunction
 
     from private_vectors import PrivateEmbedding
-    from private_vectors.datasets import load_beir
     from private_vectors.encoders import SentenceTransformerEncoder, default_model_path
+    from private_vectors.eval.datasets import load_beir
 
     ds = load_beir(Path(args.data) / "retrieval" / "scifact")
     ids = list(ds.corpus)[: args.n]

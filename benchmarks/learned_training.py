@@ -73,7 +73,7 @@ def load_ddxplus(data: Path, splits: tuple[str, ...] = ("test", "dev")) -> tuple
 
 def load_pii_sets(data: Path, n_plain: int, n_faker: int, seed: int,
                   presidio: bool = True) -> tuple[list[str], np.ndarray]:
-    from private_vectors.synthetic import synthetic_pii_sentences
+    from private_vectors.eval.synthetic import synthetic_pii_sentences
 
     texts: list[str] = []
     labels: list[int] = []

@@ -2,27 +2,20 @@
 
 Each step adds one detector (or entity type) to the previous step's; the last step is the
 ``"PHI"`` preset. TAB train only (the dev documents are never used to choose a rule); scores
-as in ``benchmarks/text_tuning.py`` (token recall of DIRECT+QUASI mentions, token precision).
+as in ``benchmarks/text_tuning.py`` (token recall of DIRECT+QUASI mentions, token precision; the
+scorers of ``_shared.py``).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/phi_steps.py --out benchmarks/results/text/phi_steps.md
+    .venv/bin/python benchmarks/phi_steps.py --out benchmarks/results/text/phi_steps.md
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
-_HERE = Path(__file__).resolve().parent
-
-
-def _tuning() -> Any:
-    spec = importlib.util.spec_from_file_location("text_tuning", _HERE / "text_tuning.py")
-    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(mod)  # type: ignore[union-attr]
-    return mod
+import _shared as tt
 
 
 def _steps() -> list[tuple[str, Any]]:
@@ -57,12 +50,12 @@ def _steps() -> list[tuple[str, Any]]:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--data", default=str(_HERE.parents[0].parent / "shared" / "data"))
+    p.add_argument("--data", default=str(tt.DATA))
     p.add_argument("--out", default=None)
     args = p.parse_args()
     from private_vectors.text import Sanitizer
 
-    tt, data = _tuning(), Path(args.data)
+    data = Path(args.data)
     lines = ["# PHI, one detector at a time", "",
              "Command: `python benchmarks/phi_steps.py " + " ".join(sys.argv[1:]) + "`", "",
              "TAB train (92 documents): DIRECT+QUASI token recall, token precision, recall of ORG / QUANTITY / DEM "

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from private_vectors.attacks import PriorAttacker
-from private_vectors.bench.cli import _resolve_data_root, find_config
-from private_vectors.bench.runner import build_tasks
-from private_vectors.bench.tasks import attack
+from private_vectors.eval.attacks import PriorAttacker
+from private_vectors.eval.cli import _resolve_data_root, find_config
+from private_vectors.eval.runner import build_tasks
+from private_vectors.eval.tasks import attack
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -24,16 +24,14 @@ import json
 import platform
 import random
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+from private_vectors.text.spans import Span
 
-from private_vectors.text.spans import Span  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 _SYL = ["ka", "lo", "mi", "ra", "ten", "vu", "sel", "dor", "an", "bri", "gus", "pel", "zo", "tri", "nem", "wal"]
 

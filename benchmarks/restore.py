@@ -1,7 +1,7 @@
 """Restore records: size classes, cost next to the text stage, exactness, refusals.
 
-Generated surrogate documents (people, places, e-mails, phone numbers; the test generator of
-``tests/test_restore.py``) go through ``prepare_with_restore`` with the fake encoder; every
+Generated surrogate documents (people, places, e-mails, phone numbers:
+:func:`private_vectors.eval.synthetic.contact_documents`, as in ``tests/test_restore.py``) go through ``prepare_with_restore`` with the fake encoder; every
 record is opened and its document restored, then checked against the original.
 
     .venv/bin/python benchmarks/restore.py --n 1000 --out benchmarks/results/restore.md
@@ -13,17 +13,16 @@ import argparse
 import base64
 import collections
 import json
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "tests"))
+from private_vectors import PrivateEmbedding
+from private_vectors.eval.synthetic import contact_documents
+from private_vectors.restore import RECORD_PREFIX, RestoreError, Restorer, prepare_with_restore
 
-from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.restore import RECORD_PREFIX, RestoreError, Restorer, prepare_with_restore  # noqa: E402
-from test_restore import KEY, generated_documents  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+
+KEY = "a restore test key of enough length"  # the restore tests' key: the same surrogates
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -31,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--n", type=int, default=1000)
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    texts = generated_documents(args.n, seed=11)
+    texts = contact_documents(args.n, seed=11)
     ids = [f"d{i}" for i in range(args.n)]
     ef = PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10)
     ef.get_config()

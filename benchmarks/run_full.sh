@@ -18,6 +18,6 @@ a=$!
 run_part sts12,ddxplus "$out/part-sts-ddxplus" "$@" &
 b=$!
 wait "$a" "$b"
-.venv/bin/python -m private_vectors.bench.report "$out" "$out/part-scifact/results.jsonl" \
+.venv/bin/python -m private_vectors.eval.report "$out" "$out/part-scifact/results.jsonl" \
     "$out/part-sts-ddxplus/results.jsonl"
 tail -n 3 "$out"/part-*/console.log

@@ -16,11 +16,11 @@ import time
 from pathlib import Path
 
 from private_vectors import PrivateEmbedding
-from private_vectors.bench import CachingEncoder
-from private_vectors.bench.runner import build_tasks
-from private_vectors.bench.tasks import VectorStore
 from private_vectors.encoders import load_encoder
-from private_vectors.metrics import ndcg_at_k
+from private_vectors.eval import CachingEncoder
+from private_vectors.eval.metrics import ndcg_at_k
+from private_vectors.eval.runner import build_tasks
+from private_vectors.eval.tasks import VectorStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -20,7 +20,7 @@ Target at ε = 20: Jaccard ≥ 0.8 on exact titles; unrelated results ≤ the pl
 
 Usage::
 
-    PYTHONPATH=src .venv/bin/python benchmarks/score_calibration.py [--eps 20 10] [--seed 0]
+    .venv/bin/python benchmarks/score_calibration.py [--eps 20 10] [--seed 0]
 
 Writes benchmarks/results/score_calibration.{json,md}.
 """
@@ -180,7 +180,7 @@ def main() -> None:
     rows = [{"eps": None, "relevance": "plain store", **summary("plain chroma", ref, ref, ref_top1)}]
     for eps in args.eps:
         rows += run(eps, args.seed, ids, docs, titles, unrelated, encoder, ref)
-    command = "PYTHONPATH=src .venv/bin/python benchmarks/score_calibration.py " + " ".join(sys.argv[1:])
+    command = ".venv/bin/python benchmarks/score_calibration.py " + " ".join(sys.argv[1:])
     result = {"command": command.strip(), "threshold": THRESHOLD, "k": K, "documents": len(docs),
               "title_queries": len(titles), "unrelated_queries": len(unrelated), "seed": args.seed,
               "seconds": round(time.time() - t0, 1), "rows": rows}

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from private_vectors.datasets import load_beir
 from private_vectors.encoders import load_encoder
+from private_vectors.eval.datasets import load_beir
+from private_vectors.eval.metrics import ndcg_at_k
 from private_vectors.mechanisms import LaplaceMechanism, MahalanobisMechanism
-from private_vectors.metrics import ndcg_at_k
 from private_vectors.retrieval import build_query_transform, scores
 
 

@@ -29,10 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from private_vectors import PrivateEmbedding
-from private_vectors.bench.cache import CachingEncoder
-from private_vectors.datasets import load_beir
 from private_vectors.encoders import load_encoder
-from private_vectors.metrics import ndcg_at_k
+from private_vectors.eval.cache import CachingEncoder
+from private_vectors.eval.datasets import load_beir
+from private_vectors.eval.metrics import ndcg_at_k
 from private_vectors.retrieval import SPACES, scores
 
 DATASETS = {"scifact": "retrieval/scifact", "nfcorpus": "retrieval/nfcorpus", "dbpedia-5k": "retrieval/dbpedia-5k"}

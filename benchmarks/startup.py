@@ -6,7 +6,7 @@ warm), timed from the parent: wall time from launch to exit, and the process's C
 its own phases (import, construction, first call). The median of ``--runs`` processes is
 reported; the load average is recorded because the machine may be shared::
 
-    PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/startup.py --runs 5 --out benchmarks/results/startup.md
+    nice -n 10 .venv/bin/python benchmarks/startup.py --runs 5 --out benchmarks/results/startup.md
 
 Targets: ``--help`` ≤ 1 s; ``PrivateEmbedding(concept="PII", eps=10)`` plus one embedded
 document ≤ 3 s.
@@ -112,7 +112,7 @@ def main() -> None:
     help_rows = measure(HELP, args.runs)
     embed_rows = measure(EMBED, args.runs)
     after = tuple(round(x, 2) for x in os.getloadavg())
-    command = "PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/startup.py " + " ".join(sys.argv[1:])
+    command = "nice -n 10 .venv/bin/python benchmarks/startup.py " + " ".join(sys.argv[1:])
     text = report(help_rows, embed_rows, (before, after), command)
     if args.out:
         args.out.write_text(text)

@@ -71,8 +71,8 @@ def main() -> int:
 
     import torch
 
-    from private_vectors.datasets import load_beir
     from private_vectors.encoders import SentenceTransformerEncoder
+    from private_vectors.eval.datasets import load_beir
     from private_vectors.mechanisms import LaplaceMechanism
     from private_vectors.text import Sanitizer
 

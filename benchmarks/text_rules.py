@@ -5,14 +5,15 @@ project requires of a detection rule (no rule without two corpora): TAB court ju
 (``train`` split: PERSON and LOC token recall, DIRECT+QUASI recall, precision), presidio's
 synthetic set (the tuning half, never the held-out one: PERSON, LOCATION, PHONE recall,
 precision) and SciFact documents 300-600 (share of documents changed; the first 300 are the
-measured set and are not used here). Scorers: ``benchmarks/text_tuning.py``.
+measured set and are not used here). Scorers: ``benchmarks/_shared.py`` (as ``text_tuning.py``).
 
 A rule is switched off by replacing the function that applies it (benchmark-only; the library
 has no switch for single rules: a stored configuration records the behaviour version).
 
 A fourth column counts the ground-truth names (full names, given names, surnames: 600 values)
 left in the text stage's output for the 200 generated documents and their author metadata of
-``tests/test_every_path.py`` (FakeNameGenerator identities outside every shipped list): the
+``tests/test_every_path.py`` (FakeNameGenerator identities outside every shipped list,
+:func:`private_vectors.eval.synthetic.people_corpus`): the
 evidence for the rule that a surname the model took without the given name beside it
 ("Dzhamalay [Batukayev]") is not a lone word.
 
@@ -23,15 +24,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from text_tuning import DATA, score_scifact, score_synthetic, score_tab
+from _shared import DATA, score_scifact, score_synthetic, score_tab
 
 
 @contextlib.contextmanager
@@ -87,17 +85,19 @@ def _both(a: contextlib.AbstractContextManager[None], b: contextlib.AbstractCont
         yield
 
 
-def _every_path_missed() -> int:
+EVERY_PATH_KEY = "every-path-test-key-9f3K2xQ7"
+"""The every-path test's key (the keyed second pass depends on it)."""
+
+
+def _every_path_missed(data: Path) -> int:
     """Ground-truth names of the every-path test's corpus left in the text stage's output."""
+    from private_vectors.eval.synthetic import people_corpus
     from private_vectors.text import Sanitizer
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    import test_every_path as every_path
-
-    _, texts, metas = every_path.corpus()
-    sanitizer = Sanitizer("PII", key=every_path.KEY)
-    outputs = sanitizer.apply(texts) + sanitizer.apply([m["author"] for m in metas])
-    return len(every_path.misses(outputs))
+    corpus = people_corpus(data / "pii" / "FakeNameGenerator.com_3000.csv", 200)
+    sanitizer = Sanitizer("PII", key=EVERY_PATH_KEY)
+    outputs = sanitizer.apply(corpus.texts) + sanitizer.apply([m["author"] for m in corpus.metadatas])
+    return len(corpus.missed(outputs))
 
 
 def _row(name: str, data: Path) -> dict[str, Any]:
@@ -110,7 +110,7 @@ def _row(name: str, data: Path) -> dict[str, Any]:
             "TAB D+Q": tab["recall"]["DIRECT+QUASI"], "TAB precision": tab["precision"],
             "synthetic PERSON": syn["recall"]["PERSON"], "synthetic LOCATION": syn["recall"]["LOCATION"],
             "synthetic PHONE": syn["recall"]["PHONE"], "synthetic precision": syn["precision"],
-            "SciFact docs changed": sci["changed_documents"], "every-path names missed (of 600)": _every_path_missed()}
+            "SciFact docs changed": sci["changed_documents"], "every-path names missed (of 600)": _every_path_missed(data)}
 
 
 def main() -> None:

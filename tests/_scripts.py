@@ -11,7 +11,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def load_script(relative: str, name: str) -> ModuleType:
-    """The module of ``ROOT / relative``, registered as ``name`` (its dataclasses need that)."""
+    """The module of ``ROOT / relative``, registered as ``name`` (its dataclasses need that).
+
+    The script's folder goes on the import path, as when Python runs the script (a benchmark
+    imports its helper module ``_shared`` from there)."""
+    folder = str((ROOT / relative).parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(name, ROOT / relative)
     assert spec is not None and spec.loader is not None, relative
     module = importlib.util.module_from_spec(spec)

@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from private_vectors.attacks import Attacker, MLCAttacker, NearestNeighbourAttacker, normalize_token
 from private_vectors.encoders import FakeEncoder
 from private_vectors.errors import InvalidParameterError
+from private_vectors.eval.attacks import (
+    Attacker,
+    MLCAttacker,
+    NearestNeighbourAttacker,
+    normalize_token,
+)
 from private_vectors.mechanisms import LaplaceMechanism
 
 NAMES = ["alice", "bruno", "chen", "dmitri", "elena", "farah", "goran", "hana", "ivan", "julia"]
@@ -74,7 +79,7 @@ def test_nearest_neighbour_inverts_clean_vectors(data):
 
 
 def test_prior_attacker_ignores_vectors():
-    from private_vectors.attacks import PriorAttacker
+    from private_vectors.eval.attacks import PriorAttacker
 
     tokens = [["a", "b"], ["a"], ["a", "c"], ["b"]]
     att = PriorAttacker().fit(np.zeros((4, 3)), tokens)

@@ -7,13 +7,6 @@ import json
 import numpy as np
 import pytest
 
-from private_vectors.concepts import AttributeConcept, fit_attribute, load_attribute
-from private_vectors.concepts.erasure import (
-    AdversarialErasure,
-    ClusterLeaceErasure,
-    LeaceErasure,
-    make_erasure,
-)
 from private_vectors.config import DRIFT_FIELDS, check_config_compatible
 from private_vectors.encoders import FakeEncoder
 from private_vectors.errors import (
@@ -21,6 +14,13 @@ from private_vectors.errors import (
     ConfigMismatchError,
     InvalidParameterError,
     InvalidTypeError,
+)
+from private_vectors.fitted import AttributeConcept, fit_attribute, load_attribute
+from private_vectors.fitted.erasure import (
+    AdversarialErasure,
+    ClusterLeaceErasure,
+    LeaceErasure,
+    make_erasure,
 )
 
 

@@ -15,14 +15,14 @@ import numpy as np
 import pytest
 
 from private_vectors import PrivateEmbedding
-from private_vectors.bench.audit import (
+from private_vectors.errors import ConfigMismatchError, InvalidParameterError
+from private_vectors.eval.audit import (
     DEFAULT_ATTACKERS,
     audit,
     name_parts,
     name_scorer,
     presidio_findings,
 )
-from private_vectors.errors import ConfigMismatchError, InvalidParameterError
 
 chromadb = pytest.importorskip("chromadb")
 pytest.importorskip("presidio_analyzer")
@@ -49,7 +49,7 @@ def _embedding(policy: str) -> PrivateEmbedding:
 def corpus() -> Any:
     if not (PII / "templates.txt").is_file():
         pytest.skip("../shared/data/pii (templates.txt) not present")
-    from private_vectors.bench.entity import make_entity_corpus
+    from private_vectors.eval.entity import make_entity_corpus
 
     return make_entity_corpus(PII, n_identities=30, n_docs=N_DOCS, n_person_queries=20, n_city_queries=0, seed=0)
 
@@ -100,8 +100,8 @@ def _hashes(folder: Path) -> dict[str, str]:
 def _harness(policy: str, corpus: Any) -> dict[str, Any]:
     """The harness's own run on the same documents and seed: a retrieval task whose leakage
     set is its own documents (spaCy tokens), the same attackers."""
-    from private_vectors.bench.runner import _attackers, _leak_from_texts, adaptive_transforms
-    from private_vectors.bench.tasks import Task
+    from private_vectors.eval.runner import _leak_from_texts, adaptive_transforms, build_attackers
+    from private_vectors.eval.tasks import Task
 
     ds = corpus.retrieval("entity")
     ids = list(ds.corpus)
@@ -109,7 +109,7 @@ def _harness(policy: str, corpus: Any) -> dict[str, Any]:
     task = Task("entity", "retrieval", "ndcg@10", retrieval=ds, leakage=leak, leakage_in_store=False,
                 meta={"leak_ids": lids})
     ef = _embedding(policy)
-    made = _attackers({"attackers": {**DEFAULT_ATTACKERS, "prior": {}}}, ef.encoder)
+    made = build_attackers({"attackers": {**DEFAULT_ATTACKERS, "prior": {}}}, ef.encoder)
     return task.run(ef, {n: f for n, (f, _) in made.items()}, seed=0,
                     attack_transforms=adaptive_transforms(ef, {}))
 
@@ -141,7 +141,7 @@ def test_unprotected_text_trips_the_name_headline(reports: dict[str, dict[str, A
 @needs_pii
 def test_redacted_residual_pii_matches_a_direct_count(reports: dict[str, dict[str, Any]], stores: dict[str, Path]
                                                       ) -> None:
-    from private_vectors.bench.text_rows import PresidioAnchor
+    from private_vectors.eval.text_rows import PresidioAnchor
 
     client = chromadb.PersistentClient(path=str(stores["redact"]))
     from chromadb.api.models.Collection import Collection

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from private_vectors.bench import CachingEncoder, run_benchmark
-from private_vectors.bench.report import _interp_leakage, equal_utility
-from private_vectors.bench.runner import grid, prior_based
-from private_vectors.bench.tasks import VectorStore
 from private_vectors.encoders import FakeEncoder
+from private_vectors.eval import CachingEncoder, run_benchmark
+from private_vectors.eval.report import _interp_leakage, equal_utility
+from private_vectors.eval.runner import grid, prior_based
+from private_vectors.eval.tasks import VectorStore
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (benchmarks/README.md: Set-up); not present")
@@ -158,7 +158,7 @@ def test_harness_attacker_restrictions_and_qt_reuse(tmp_path):
     assert qt["leakage_mlc-enc"] == base["leakage_mlc-enc"] and qt["leakage_prior"] == base["leakage_prior"]
     assert qt["utility"] != base["utility"]
     # ... which rests on this: with the same seed, the +qt embedding stores the very same vectors
-    from private_vectors.bench.runner import make_embedding
+    from private_vectors.eval.runner import make_embedding
 
     enc = FakeEncoder(dim=32)
     docs = ["fever and cough since monday", "a rash on the left arm", "pain in the chest"]
@@ -169,15 +169,15 @@ def test_harness_attacker_restrictions_and_qt_reuse(tmp_path):
 
 
 def test_harness_rejects_unknown_attacker():
-    from private_vectors.bench.runner import _attackers
+    from private_vectors.eval.runner import build_attackers
 
     with pytest.raises(ValueError, match="attackers"):
-        _attackers({"attackers": {"mlp": {}}})
+        build_attackers({"attackers": {"mlp": {}}})
 
 
 def test_adaptive_attack_takes_the_best_view():
-    from private_vectors.attacks import NearestNeighbourAttacker
-    from private_vectors.bench.tasks import attack
+    from private_vectors.eval.attacks import NearestNeighbourAttacker
+    from private_vectors.eval.tasks import attack
 
     # the token is readable from dims 0-1; dims 2-41 carry loud noise that hides it from a
     # cosine nearest neighbour, unless the attacker projects those dims out first
@@ -205,7 +205,7 @@ def test_adaptive_attack_takes_the_best_view():
 
 
 def test_adaptive_transforms_only_for_a_noise_covariance():
-    from private_vectors.bench.runner import adaptive_transforms, make_embedding
+    from private_vectors.eval.runner import adaptive_transforms, make_embedding
 
     enc = FakeEncoder(dim=32)
     cfg = {"concept_fit": {"subspace": {"n_pairs": 200, "rank": 8}}}
@@ -216,8 +216,8 @@ def test_adaptive_transforms_only_for_a_noise_covariance():
 
 
 def test_insert_pii_puts_a_sentence_in_every_relevant_document():
-    from private_vectors.bench.runner import insert_pii
-    from private_vectors.datasets import RetrievalDataset, SensitiveDataset
+    from private_vectors.eval.datasets import RetrievalDataset, SensitiveDataset
+    from private_vectors.eval.runner import insert_pii
 
     corpus = {f"d{i}": f"document {i} about topic {i % 3}" for i in range(12)}
     ds = RetrievalDataset("toy", corpus, {"q1": "topic 1", "q2": "topic 2"},
@@ -240,8 +240,8 @@ def test_insert_pii_puts_a_sentence_in_every_relevant_document():
 
 
 def test_grid_takes_each_data_sets_own_epsilons():
-    from private_vectors.bench.runner import _task_runs
-    from private_vectors.bench.tasks import Task
+    from private_vectors.eval.runner import _task_runs
+    from private_vectors.eval.tasks import Task
 
     cfg = {"mechanisms": ["none", "laplace"], "epsilons": [5, 10, "inf"],
            "datasets": [{"name": "a"}, {"name": "ddx", "epsilons": [2.5, 10, 12.5, "inf"]}]}
@@ -256,8 +256,8 @@ def test_grid_takes_each_data_sets_own_epsilons():
 
 
 def test_a_row_runs_its_own_epsilons_on_a_data_set():
-    from private_vectors.bench.runner import _task_runs
-    from private_vectors.bench.tasks import Task
+    from private_vectors.eval.runner import _task_runs
+    from private_vectors.eval.tasks import Task
 
     cfg = {"mechanisms": ["laplace", "cape"], "epsilons": [5, 10],
            "datasets": [{"name": "a", "row_epsilons": {"cape": [10, 1000]}}]}
@@ -269,7 +269,7 @@ def test_a_row_runs_its_own_epsilons_on_a_data_set():
 
 
 def test_report_names_shared_leakage_sets():
-    from private_vectors.bench.report import leakage_sets, leakage_sets_markdown
+    from private_vectors.eval.report import leakage_sets, leakage_sets_markdown
 
     lines = [{"dataset": d, "leak_set": s} for d, s in
              [("scifact", "presidio-pii"), ("nfcorpus", "presidio-pii"), ("sts12", "sts12"), ("scifact", "presidio-pii")]]
@@ -280,7 +280,7 @@ def test_report_names_shared_leakage_sets():
 
 
 def test_cli_selects_data_sets():
-    from private_vectors.bench.cli import _select_datasets
+    from private_vectors.eval.cli import _select_datasets
 
     cfg = {"datasets": [{"name": "scifact"}, {"name": "sts12"}, {"name": "ddxplus"}]}
     assert [d["name"] for d in _select_datasets(cfg, "ddxplus, scifact")] == ["scifact", "ddxplus"]
@@ -289,13 +289,13 @@ def test_cli_selects_data_sets():
 
 
 def test_leak_set_is_not_read_as_an_attacker():
-    from private_vectors.bench.report import _attackers
+    from private_vectors.eval.report import _attackers
 
     assert _attackers([{"dataset": "x", "leak_set": "presidio-pii", "leakage_nn": 0.1}]) == ["nn"]
 
 
 def test_keyed_rows_use_the_public_seed_derived_salt():
-    from private_vectors.bench.runner import bench_salt, make_embedding
+    from private_vectors.eval.runner import bench_salt, make_embedding
 
     enc = FakeEncoder(dim=32)
     vecs, salts = [], []

@@ -11,18 +11,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from private_vectors.bench import run_benchmark
-from private_vectors.bench.linking import LinkingAttacker, zipf_frequencies
-from private_vectors.bench.runner import (
+from private_vectors.encoders import FakeEncoder
+from private_vectors.errors import InvalidParameterError
+from private_vectors.eval import run_benchmark
+from private_vectors.eval.linking import LinkingAttacker, zipf_frequencies
+from private_vectors.eval.runner import (
     MECHANISM_SPECS,
     bench_key,
     grid,
     make_embedding,
     row_stages,
 )
-from private_vectors.bench.tasks import VectorStore, attack, sanitize_once
-from private_vectors.encoders import FakeEncoder
-from private_vectors.errors import InvalidParameterError
+from private_vectors.eval.tasks import VectorStore, attack, sanitize_once
 
 PII = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pii"
 needs_pii = pytest.mark.skipif(
@@ -95,7 +95,7 @@ def test_sanitize_memo_matches_a_fresh_sanitizer_and_restores_its_index() -> Non
     ef1 = make_embedding("surrogate", math.inf, 3, enc, "PII", {})
     out1 = sanitize_once(ef1, batch1)
     state1 = ef1.pipeline.query_index_state()
-    from private_vectors.bench.tasks import _chain_hash
+    from private_vectors.eval.tasks import _chain_hash
 
     out2 = sanitize_once(ef1, batch2, _chain_hash("", batch1))
     ef2 = make_embedding("surrogate+laplace", 10.0, 3, enc, "PII", {})  # same sanitizer, memo hit
@@ -112,7 +112,7 @@ def test_attack_with_a_fixed_split_uses_it() -> None:
     rng = np.random.default_rng(0)
     V = rng.normal(size=(20, 8)).astype(np.float32)
     toks = [["alpha"] if i < 10 else ["beta"] for i in range(20)]
-    from private_vectors.attacks import PriorAttacker
+    from private_vectors.eval.attacks import PriorAttacker
 
     # the attacker side holds only "alpha": the prior attacker guesses alpha, victims are all beta
     out = attack(V, toks, {"prior": lambda s: PriorAttacker()}, seed=0,
@@ -200,7 +200,7 @@ def test_entity_task_end_to_end_tiny(tmp_path) -> None:
 
 @needs_pii
 def test_entity_split_is_by_identity_and_document() -> None:
-    from private_vectors.bench.runner import _entity_task
+    from private_vectors.eval.runner import _entity_task
 
     t = _entity_task(PII.parent, {"name": "entity", "n_docs": 80, "n_identities": 30}, 0)
     corpus = t.meta["entity"]
@@ -213,7 +213,7 @@ def test_entity_split_is_by_identity_and_document() -> None:
 
 
 def test_entity_report_ratios_and_headline() -> None:
-    from private_vectors.bench.entity_report import entity_markdown
+    from private_vectors.eval.entity_report import entity_markdown
 
     def line(mech, eps, seed, **kw):
         return {"dataset": "entity", "kind": "entity", "backend": "chroma", "mechanism": mech, "eps": eps,

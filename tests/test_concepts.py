@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 from scipy.linalg import subspace_angles
 
-from private_vectors.concepts import (
+from private_vectors.encoders import FakeEncoder, fingerprint
+from private_vectors.errors import (
+    ArtefactError,
+    ConfigMismatchError,
+    InvalidParameterError,
+    InvalidTypeError,
+)
+from private_vectors.fitted import (
     BUILTIN_CONCEPTS,
     Concept,
     ConceptSubspace,
@@ -22,14 +29,7 @@ from private_vectors.concepts import (
     load_concept,
     remove_tokens,
 )
-from private_vectors.concepts.generators import BUILTIN_TEMPLATES, generate_swaps, word_list
-from private_vectors.encoders import FakeEncoder, fingerprint
-from private_vectors.errors import (
-    ArtefactError,
-    ConfigMismatchError,
-    InvalidParameterError,
-    InvalidTypeError,
-)
+from private_vectors.fitted.generators import BUILTIN_TEMPLATES, generate_swaps, word_list
 from private_vectors.mechanisms import MahalanobisMechanism
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

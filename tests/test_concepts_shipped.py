@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from private_vectors.concepts import BUILTIN_CONCEPTS, FittedConcept, load_concept, shipped_artefact
 from private_vectors.encoders import DEFAULT_MODEL
+from private_vectors.fitted import BUILTIN_CONCEPTS, FittedConcept, load_concept, shipped_artefact
 
 
 @pytest.mark.parametrize("name", BUILTIN_CONCEPTS)

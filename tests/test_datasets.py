@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from private_vectors.datasets import (
+from private_vectors.errors import ArtefactError
+from private_vectors.eval.datasets import (
     fallback_sensitive_tokens,
     load_beir,
     load_ddxplus,
@@ -19,7 +20,6 @@ from private_vectors.datasets import (
     sensitive_tokens,
     span_tokens,
 )
-from private_vectors.errors import ArtefactError
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (benchmarks/README.md: Set-up); not present")

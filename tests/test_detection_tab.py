@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,6 @@ from _scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-sys.path.insert(0, str(ROOT / "benchmarks"))  # detection.py imports its sibling scripts
 det = load_script("benchmarks/detection.py", "detection_bench")
 
 TEXT = "Mr Anna Ek of Oslo met Acme Ltd on 3 May 2001 in court."

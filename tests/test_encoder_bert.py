@@ -118,8 +118,8 @@ def test_fingerprint_is_computed_once_per_encoder():
 def test_default_encoder_fingerprint_matches_the_shipped_concept():
     # the PII concept artefact was fitted with sentence-transformers' vectors: the BERT path
     # must reproduce its canaries (the artefact's own tolerance)
-    from private_vectors.concepts.artefact import shipped_artefact
     from private_vectors.encoders import fingerprints_match
+    from private_vectors.fitted.artefact import shipped_artefact
 
     folder = shipped_artefact("PII", "all-MiniLM-L6-v2")
     assert folder is not None

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from private_vectors.bench.entity import (
+from private_vectors.errors import ArtefactError, InvalidParameterError
+from private_vectors.eval.entity import (
     QUERY_TEMPLATES,
     load_identities,
     load_templates,
     make_entity_corpus,
     split_templates,
 )
-from private_vectors.errors import ArtefactError, InvalidParameterError
 
 PII = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pii"
 pytestmark = pytest.mark.skipif(

@@ -12,12 +12,13 @@ searched, case-folded, for the planted values (full names, given names, surnames
 planted value found there fails the test.
 
 The planted people are those the text stage detects (i) when their full name is sanitized alone
-and (ii) in their document sanitized alone, each with a fresh keyed index (both asserted), so
-that a value found on disk is the path's fault, not the detector's: the detector's misses are
-measured in ``benchmarks/``, not here. They come from the FakeNameGenerator identities in
-``../shared/data/pii`` (ASCII only), filtered so that none is in the surrogate pool or in any
-vocabulary shipped under ``src/private_vectors/data`` (otherwise a stored name could be a
-surrogate or a shipped word).
+and (ii) in their document sanitized alone, each with a fresh keyed index, so that a value found
+on disk is the path's fault, not the detector's: the detector's misses are measured in
+``benchmarks/`` (``text_rules.py`` counts them on :func:`people`), not here. They come from the
+FakeNameGenerator identities in ``../shared/data/pii`` (ASCII only), filtered so that none is in
+the surrogate pool or in any vocabulary shipped under ``src/private_vectors/data`` (otherwise a
+stored name could be a surrogate or a shipped word):
+:func:`private_vectors.eval.synthetic.people_corpus`.
 
 The plain stores (``langchain_chroma.Chroma``, native ``collection.add``, ``langchain_community``
 FAISS) given the same PrivateEmbedding raise the raw-text PrivacyWarning exactly once over two batches.
@@ -25,7 +26,6 @@ FAISS) given the same PrivateEmbedding raise the raw-text PrivacyWarning exactly
 
 from __future__ import annotations
 
-import csv
 import json
 import os
 import re
@@ -39,6 +39,7 @@ import pytest
 
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import PrivacyWarning
+from private_vectors.eval.synthetic import PEOPLE_TEMPLATES, people_corpus, shipped_words
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -47,48 +48,16 @@ WORKER = Path(__file__).resolve().parent / "_workers" / "every_path_worker.py"
 KEY = "every-path-test-key-9f3K2xQ7"
 N_DOCS = 200
 
-TEMPLATES = [
-    "{name} met the planning committee on Tuesday to discuss the harbour budget.",
-    "The report prepared by {name} describes the water quality survey in detail.",
-    "Yesterday {name} signed the lease for the workshop near the station.",
-    "According to the nurse, {name} was admitted after a fall in the garden.",
-]
+N_CANDIDATES = 300
 
 pytestmark = pytest.mark.skipif(not NAMES_CSV.exists(), reason="needs ../shared/data/pii/FakeNameGenerator.com_3000.csv")
 
 
 @cache
-def _shipped_words() -> frozenset[str]:
-    """Case-folded words of the surrogate pool and every text vocabulary shipped with the package."""
-    data = ROOT / "src" / "private_vectors" / "data"
-    pool = json.loads((data / "text" / "surrogate_pool_v1.json").read_text(encoding="utf-8"))
-    words = {w.casefold() for part in ("first", "last", "cities") for w in pool[part]}
-    for path in data.rglob("*"):
-        if path.is_file() and path.suffix in {".txt", ".json", ".csv", ".tsv"}:
-            words |= {w.casefold() for w in re.findall(r"\w+", path.read_text(encoding="utf-8"))}
-    return frozenset(words)
-
-
-@cache
 def candidates() -> tuple[tuple[str, str], ...]:
-    """Every (given name, surname) pair of the source, distinct, ASCII, sharing no name with the shipped data."""
-    shipped = _shipped_words()
-    template_words = {w.casefold() for t in TEMPLATES for w in re.findall(r"\w+", t)}
-    seen: set[str] = set()
-    out = []
-    with NAMES_CSV.open(encoding="utf-8-sig") as f:
-        for row in csv.DictReader(f):
-            first, last = row["GivenName"], row["Surname"]
-            parts = (first.casefold(), last.casefold())
-            if not all(p.isascii() and p.isalpha() and len(p) >= 5 for p in parts):
-                continue
-            if any(p in shipped or p in seen or any(p in w or w in p for w in template_words if len(w) > 3)
-                   for p in parts):
-                continue
-            seen.update(parts)
-            out.append((first, last))
-    assert len(out) >= N_DOCS, f"only {len(out)} usable names"
-    return tuple(out)
+    """(given name, surname) pairs, distinct, ASCII, sharing no name with the shipped data
+    (:func:`private_vectors.eval.synthetic.people_corpus`), in the file's order."""
+    return people_corpus(NAMES_CSV, N_CANDIDATES).people
 
 
 def people() -> tuple[tuple[str, str], ...]:
@@ -98,7 +67,7 @@ def people() -> tuple[tuple[str, str], ...]:
 
 
 def _text(i: int, first: str, last: str) -> str:
-    return TEMPLATES[i % len(TEMPLATES)].format(name=f"{first} {last}")
+    return PEOPLE_TEMPLATES[i % len(PEOPLE_TEMPLATES)].format(name=f"{first} {last}")
 
 
 def _left(output: str, first: str, last: str) -> bool:
@@ -240,13 +209,12 @@ def _llama_nodes(ef: PrivateEmbedding, ids, texts, metas):
 def write_llamaindex_chroma(folder: Path, ef: PrivateEmbedding, ids, texts, metas) -> None:
     import chromadb
     from llama_index.core import StorageContext, VectorStoreIndex
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from private_vectors.chroma import create_collection
-    from private_vectors.llamaindex import PrivateLlamaEmbedding
+    from private_vectors.llamaindex import PrivateLlamaEmbedding, chroma_vector_store
 
     col = create_collection(chromadb.PersistentClient(path=str(folder)), "llama", ef)
-    storage = StorageContext.from_defaults(vector_store=ChromaVectorStore(chroma_collection=col))
+    storage = StorageContext.from_defaults(vector_store=chroma_vector_store(col))
     VectorStoreIndex(_llama_nodes(ef, ids, texts, metas), storage_context=storage,
                      embed_model=PrivateLlamaEmbedding(embedding=ef))
 
@@ -279,15 +247,17 @@ def write_llamaindex_pipeline(folder: Path, ef: PrivateEmbedding, ids, texts, me
     import chromadb
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.core.storage.docstore import SimpleDocumentStore
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from private_vectors.chroma import create_collection
-    from private_vectors.llamaindex import PrivateIngestionPipeline, PrivateLlamaEmbedding
+    from private_vectors.llamaindex import (
+        PrivateIngestionPipeline,
+        PrivateLlamaEmbedding,
+        chroma_vector_store,
+    )
 
     col = create_collection(chromadb.PersistentClient(path=str(folder / "chroma")), "pipeline", ef)
     pipeline = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef)],
-                                        docstore=SimpleDocumentStore(),
-                                        vector_store=ChromaVectorStore(chroma_collection=col))
+                                        docstore=SimpleDocumentStore(), vector_store=chroma_vector_store(col))
     assert len(pipeline.run(documents=_llama_documents(ids, texts, metas))) == len(texts)
     pipeline.persist(str(folder / "pipeline"))
 
@@ -401,7 +371,7 @@ def test_the_planted_people_are_most_candidates():
 
 
 def test_the_name_source_shares_no_name_with_the_shipped_data():
-    shipped = _shipped_words()
+    shipped = shipped_words()
     values = {p.casefold() for pair in candidates() for p in pair}
     assert len(planted()) == N_DOCS and not values & shipped
 

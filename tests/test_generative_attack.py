@@ -10,10 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from private_vectors.attacks.base import Attacker  # noqa: E402
-from private_vectors.attacks.generative import GenerativeInversion, TokenVocabulary, _contains  # noqa: E402
 from private_vectors.encoders import FakeEncoder  # noqa: E402
 from private_vectors.errors import InvalidParameterError, InvalidTypeError  # noqa: E402
+from private_vectors.eval.attacks.base import Attacker  # noqa: E402
+from private_vectors.eval.attacks.generative import GenerativeInversion, TokenVocabulary, _contains  # noqa: E402
 from private_vectors.mechanisms import LaplaceMechanism  # noqa: E402
 
 NAMES = ["alice", "bruno", "chen", "dmitri", "elena", "farah", "gustav", "hana", "ivan", "jonas",

@@ -70,8 +70,8 @@ def test_all_zero_vectors_from_callable_encoder_refused():
 
 
 def test_fitted_concept_save_is_atomic(tmp_path, monkeypatch):
-    from private_vectors.concepts import artefact
-    from private_vectors.concepts.artefact import FittedConcept
+    from private_vectors.fitted import artefact
+    from private_vectors.fitted.artefact import FittedConcept
 
     fp = fingerprint(FakeEncoder(dim=8))
     basis = np.linalg.qr(np.random.default_rng(0).standard_normal((8, 2)))[0]

@@ -14,23 +14,23 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from private_vectors.attacks import MLCAttacker, PriorAttacker
-from private_vectors.bench.report import (
-    ablation_markdown,
-    bootstrap_ci,
-    crossings,
-    equal_utility,
-    equal_utility_markdown,
-)
-from private_vectors.bench.runner import MECHANISM_SPECS, cell_record, grid, noise_norm, row_stages
-from private_vectors.bench.tasks import LeakageSet, Task, attack, group_split, pair_groups
-from private_vectors.datasets import (
+from private_vectors.eval.attacks import MLCAttacker, PriorAttacker
+from private_vectors.eval.datasets import (
     SensitiveDataset,
     filter_sensitive_tokens,
     load_ddxplus,
     load_presidio_pii,
     sensitive_tokens,
 )
+from private_vectors.eval.report import (
+    ablation_markdown,
+    bootstrap_ci,
+    crossings,
+    equal_utility,
+    equal_utility_markdown,
+)
+from private_vectors.eval.runner import MECHANISM_SPECS, cell_record, grid, noise_norm, row_stages
+from private_vectors.eval.tasks import LeakageSet, Task, attack, group_split, pair_groups
 from private_vectors.mechanisms import GaussianMechanism
 from private_vectors.mechanisms.gaussian import (
     analytic_gaussian_delta,
@@ -50,9 +50,9 @@ def _has(module: str) -> bool:
 
 
 def _spacy_ready() -> bool:
-    from private_vectors.datasets import _spacy_model
+    from private_vectors.eval.datasets import spacy_model
 
-    return _spacy_model() is not None
+    return spacy_model() is not None
 
 
 # --------------------------------------------------------------------------- sensitive tokens
@@ -219,7 +219,7 @@ def test_attack_logs_the_attackers_epochs():
 # --------------------------------------------------------------------------- prior determinism
 _PRIOR_SCRIPT = """
 import json, numpy as np
-from private_vectors.attacks import PriorAttacker
+from private_vectors.eval.attacks import PriorAttacker
 toks = [[f"tok{i}", f"tok{(i * 7) % 23}"] for i in range(23)]
 att = PriorAttacker(top=5).fit(np.zeros((23, 2)), toks)
 print(json.dumps(list(att.frequencies_)))
@@ -228,7 +228,7 @@ print(json.dumps(list(att.frequencies_)))
 
 _GENERATIVE_PRIOR_SCRIPT = """
 import json
-from private_vectors.attacks.generative.vocabulary import TokenVocabulary, token_prior
+from private_vectors.eval.attacks.generative.vocabulary import TokenVocabulary, token_prior
 toks = [[f"tok{i}", f"tok{(i * 7) % 23}"] for i in range(23)]
 vocab = TokenVocabulary("word")
 print(json.dumps(list(token_prior(toks, vocab))))
@@ -386,7 +386,7 @@ needs_presidio = pytest.mark.skipif(not (_has("presidio_analyzer") and _has("pre
 def test_presidio_anchor_redacts_with_typed_placeholders_offline(monkeypatch):
     import socket
 
-    from private_vectors.bench.text_rows import PresidioAnchor, text_stage
+    from private_vectors.eval.text_rows import PresidioAnchor, text_stage
 
     def no_network(*args, **kwargs):
         raise AssertionError("the presidio anchor tried the network")
@@ -408,8 +408,8 @@ def test_presidio_anchor_redacts_with_typed_placeholders_offline(monkeypatch):
 
 
 def test_a_config_points_learned_rows_at_other_artefacts(tmp_path):
-    from private_vectors.bench.runner import make_embedding
     from private_vectors.encoders import FakeEncoder
+    from private_vectors.eval.runner import make_embedding
 
     # the row loads the folder the config names (here a missing one: the error names it)
     cfg = {"learned_artefacts": {"cape": str(tmp_path / "nowhere")}}

@@ -36,7 +36,7 @@ def test_rooms_point_forward() -> None:
     integrations, and the persisted config imports no stage at all."""
     graph = import_graph()
     # private_vectors.langchain is the user-facing alias of integrations.langchain (issue 20)
-    core = [m for m in graph if not m.startswith(("private_vectors.integrations", "private_vectors.bench",
+    core = [m for m in graph if not m.startswith(("private_vectors.integrations", "private_vectors.eval",
                                                   "private_vectors.cli", "private_vectors.demo",
                                                   "private_vectors.langchain", "private_vectors.chroma",
                                                   "private_vectors.llamaindex"))

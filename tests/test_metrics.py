@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from private_vectors.errors import InvalidParameterError
-from private_vectors.metrics import (
+from private_vectors.eval.metrics import (
     confidence,
     leakage,
     ndcg_at_k,

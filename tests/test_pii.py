@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from private_vectors.errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from private_vectors.synthetic import synthetic_pii_sentences, synthetic_plain_sentences
+from private_vectors.eval.synthetic import synthetic_pii_sentences, synthetic_plain_sentences
 from private_vectors.text.light import LightDetector, contains_pii, detect_pii
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

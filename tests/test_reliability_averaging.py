@@ -8,7 +8,7 @@ benchmarks/averaging_attack.py → benchmarks/results/averaging_attack.md).
 
 Fast: FakeEncoder (keyword hashing), a synthetic name + city corpus, copies ingested through a
 persistent Chroma collection and read back with ``collection.get(include=["embeddings"])``; the
-attacker is the nearest-neighbour inversion of :mod:`private_vectors.attacks` fitted on an
+attacker is the nearest-neighbour inversion of :mod:`private_vectors.eval.attacks` fitted on an
 auxiliary corpus perturbed the same way (it knows the mechanism and ε).
 """
 
@@ -21,7 +21,7 @@ import pytest
 
 from _workers.counts import flush, record
 from private_vectors import PrivateEmbedding
-from private_vectors.attacks import NearestNeighbourAttacker
+from private_vectors.eval.attacks import NearestNeighbourAttacker
 
 chromadb = pytest.importorskip("chromadb")
 

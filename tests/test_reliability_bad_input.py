@@ -204,7 +204,7 @@ def test_unknown_model_name_is_a_clear_offline_error():
 def test_unknown_concept_name_refused(name):
     exc = expect_family(lambda: pe_fake(concept=name), kind="unknown name")
     assert "concept" in str(exc).lower()
-    concepts = pytest.importorskip("private_vectors.concepts")
+    concepts = pytest.importorskip("private_vectors.fitted")
     if not hasattr(concepts, "load_concept"):
         return
     if "/" in name:  # path-like: treated as a fitted-concept folder that does not exist
@@ -486,10 +486,10 @@ def test_langchain_chroma_bad_batch_stores_nothing(tmp_path):
 
 # -- concept artefacts ---------------------------------------------------------------------------------------
 def _concepts():
-    concepts = pytest.importorskip("private_vectors.concepts")
+    concepts = pytest.importorskip("private_vectors.fitted")
     for name in ("FittedConcept", "load_concept", "fit_concept", "builtin_concept"):
         if not hasattr(concepts, name):
-            pytest.skip(f"private_vectors.concepts.{name} not available yet")
+            pytest.skip(f"private_vectors.fitted.{name} not available yet")
     return concepts
 
 
@@ -570,20 +570,20 @@ def test_concept_artefact_from_another_model_refused(saved_concept, other):
        tokens=st.one_of(st.just(["Maria"]), st.none(), st.integers(), st.just("Maria"), st.just([None]),
                         st.just([3])))
 def test_remove_tokens_bad_input(text, tokens):
-    concepts = pytest.importorskip("private_vectors.concepts")
+    concepts = pytest.importorskip("private_vectors.fitted")
     remove_tokens = getattr(concepts, "remove_tokens", None)
     if remove_tokens is None:
-        from private_vectors.concepts.text import remove_tokens
+        from private_vectors.fitted.removal import remove_tokens
     expect_family(lambda: remove_tokens(text, tokens), kind="remove_tokens")
 
 
 @FAST
 @given(tokens=st.one_of(st.none(), st.integers(), st.just([None]), st.just([3]), st.just([b"x"])))
 def test_remove_tokens_bad_token_list(tokens):
-    concepts = pytest.importorskip("private_vectors.concepts")
+    concepts = pytest.importorskip("private_vectors.fitted")
     remove_tokens = getattr(concepts, "remove_tokens", None)
     if remove_tokens is None:
-        from private_vectors.concepts.text import remove_tokens
+        from private_vectors.fitted.removal import remove_tokens
     expect_family(lambda: remove_tokens("Maria Lopez flew to Madrid", tokens), kind="remove_tokens")
 
 

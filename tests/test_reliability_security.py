@@ -223,7 +223,7 @@ def test_key_not_in_faiss_folder(tmp_path, debug_logs):
 
 
 def test_key_not_in_concept_artefacts(tmp_path, monkeypatch, debug_logs):
-    concepts = pytest.importorskip("private_vectors.concepts")
+    concepts = pytest.importorskip("private_vectors.fitted")
     if not hasattr(concepts, "load_concept"):
         pytest.skip("concept artefacts not available")
     from private_vectors.encoders import FakeEncoder
@@ -317,7 +317,7 @@ def test_saved_artefacts_are_not_pickles(tmp_path):
     faiss_mod = pytest.importorskip("private_vectors.integrations.faiss")
     idx = faiss_mod.build_index(DOCS, PrivateEmbedding(model="fake", eps=10), kind="flat")
     written += list(idx.save(tmp_path / "faiss").iterdir())
-    concepts = pytest.importorskip("private_vectors.concepts")
+    concepts = pytest.importorskip("private_vectors.fitted")
     if hasattr(concepts, "load_concept"):
         from private_vectors.encoders import FakeEncoder
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import base64
 import json
-import random
 
 import pytest
 
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import InvalidParameterError
+from private_vectors.eval.synthetic import CONTACT_CITIES, CONTACT_FIRST, CONTACT_LAST
+from private_vectors.eval.synthetic import contact_documents as generated_documents
 from private_vectors.restore import (
     RECORD_PREFIX,
     RESTORE_KEY,
@@ -24,24 +25,6 @@ from private_vectors.restore import (
 
 KEY = "a restore test key of enough length"
 OTHER = "another key, also long enough!!!"
-FIRST = ["Amelia", "James", "Maria", "David", "Sarah", "Michael", "Emma", "Robert", "Olivia", "Daniel", "Laura",
-         "Thomas", "Hannah", "Peter", "Sofia", "George"]
-LAST = ["Okafor", "Johnson", "Lopez", "Smith", "Brown", "Garcia", "Miller", "Wilson", "Anderson", "Taylor",
-        "Martinez", "Harris", "Clark", "Lewis", "Walker", "Young"]
-CITIES = ["Lagos", "Madrid", "Chicago", "Boston", "Berlin", "Paris", "London", "Denver", "Seattle", "Dublin"]
-
-
-def generated_documents(n: int, seed: int = 0) -> list[str]:
-    """``n`` documents naming people, places, e-mails and phone numbers (deterministic test data)."""
-    rng = random.Random(seed)
-    out = []
-    for i in range(n):
-        first, last, city = rng.choice(FIRST), rng.choice(LAST), rng.choice(CITIES)
-        phone = f"+1 415 555 {rng.randrange(1000, 9999)}"
-        email = f"{first.lower()}.{last.lower()}@mail{i % 7}.com"
-        out.append(f"{first} {last} flew to {city} on {rng.choice(['Monday', 'Friday'])}. Contact {email} or call "
-                   f"{phone}. Later Ms {last}'s assistant wrote about the <PERSON> tag.")
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +58,7 @@ def test_no_plaintext_value_in_records(written):
     _texts, _, stored, _, records = written
     blob = "\n".join(records)
     decoded = b"".join(base64.urlsafe_b64decode(r[len(RECORD_PREFIX):]) for r in records)
-    for name in FIRST + LAST + CITIES:
+    for name in CONTACT_FIRST + CONTACT_LAST + CONTACT_CITIES:
         if not any(name in s for s in stored):  # a value the stored text itself still shows is no secret
             assert name not in blob and name.encode() not in decoded
     assert "@mail" not in blob and b"@mail" not in decoded and b"415 555" not in decoded

@@ -13,7 +13,7 @@ import textwrap
 import pytest
 
 HEAVY = ("torch", "chromadb", "langchain_core", "scipy", "sentence_transformers", "transformers", "spacy",
-         "presidio_analyzer", "private_vectors.embedding", "private_vectors.bench.runner")
+         "presidio_analyzer", "private_vectors.embedding", "private_vectors.eval.runner")
 
 
 def _run(code: str) -> dict:
@@ -40,14 +40,14 @@ def test_command_line_parser_is_light():
 
 def test_lazy_names_resolve():
     got = _run("""
-        import json, private_vectors, private_vectors.bench as b, private_vectors.concepts as c
+        import json, private_vectors, private_vectors.eval as b, private_vectors.fitted as c
         from private_vectors import PrivateEmbedding, Sanitizer
         from private_vectors.embedding import PrivateEmbedding as direct
         print(json.dumps([PrivateEmbedding is direct, Sanitizer.__module__, b.run_benchmark.__module__,
                           c.load_concept.__module__, "PrivateEmbedding" in dir(private_vectors)]))
     """)
-    assert got == [True, "private_vectors.text.sanitizer", "private_vectors.bench.runner",
-                   "private_vectors.concepts.artefact", True]
+    assert got == [True, "private_vectors.text.sanitizer", "private_vectors.eval.runner",
+                   "private_vectors.fitted.artefact", True]
 
 
 def test_unknown_name_is_an_attribute_error():

@@ -10,11 +10,11 @@ Rooms, in the order a document goes through them:
     embedding     ``PrivateEmbedding``: the thin Chroma/LangChain adapter over a pipeline;
                   ``config`` holds what it persists, ``report`` what it reports, ``guard``
                   the raw-text warning
-    integrations  Chroma, LangChain and FAISS adapters
-    attacks       inversion attacks against stored vectors
-    metrics       leakage, confidence, NDCG, correlation (pure functions)
-    bench         the benchmark harness
+    integrations  Chroma, LangChain, FAISS and LlamaIndex adapters
     cli           the ``private-vectors`` command
+
+Beside the library, never imported by it:
+    eval          the evaluation harness: attacks, benchmark runner, data loaders, metrics, audit
 """
 
 from ._lazy import after_import, lazy_attributes
@@ -48,7 +48,7 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "PrivateEmbedding": ".embedding",
     "Sanitizer": ".text",
     "Chroma": ".langchain",
-    "audit": ".bench.audit",
+    "audit": ".eval.audit",
 })
 
 

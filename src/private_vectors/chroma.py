@@ -24,7 +24,8 @@ from .integrations.chroma import (
     open_collection,
     query_index_collection_name,
     save_query_index,
+    scrub_index_files,
 )
 
 __all__ = ["add_documents", "check_collection", "create_collection", "load_query_index", "open_collection",
-           "query_index_collection_name", "save_query_index"]
+           "query_index_collection_name", "save_query_index", "scrub_index_files"]

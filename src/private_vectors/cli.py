@@ -55,13 +55,13 @@ def _registrations() -> list[Register]:
     from .demo import register as register_demo
 
     regs.append(register_demo)
-    from .concepts.cli import register as register_concept
+    from .fitted.cli import register as register_concept
 
     regs.append(register_concept)
-    from .bench.cli import register as register_bench
+    from .eval.cli import register as register_bench
 
     regs.append(register_bench)
-    from .bench.audit_cli import register as register_audit  # parser only: the audit loads when run
+    from .eval.audit_cli import register as register_audit  # parser only: the audit loads when run
 
     regs.append(register_audit)
     return regs

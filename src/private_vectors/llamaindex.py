@@ -11,11 +11,12 @@ from .integrations.llamaindex import (
     PrivateIngestionPipeline,
     PrivateLlamaEmbedding,
     SanitizeNodes,
+    chroma_vector_store,
     index_from_collection,
     load_index,
     persist_index,
     protect_documents,
 )
 
-__all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "index_from_collection",
-           "load_index", "persist_index", "protect_documents"]
+__all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "chroma_vector_store",
+           "index_from_collection", "load_index", "persist_index", "protect_documents"]

@@ -76,13 +76,13 @@ def is_span_concept(concept: Any) -> bool:
 
 
 def _has_fitted_concept(name: str) -> bool:
-    from .concepts.spec import BUILTIN_CONCEPTS
+    from .fitted.spec import BUILTIN_CONCEPTS
 
     return name.strip().lower() in {b.lower() for b in BUILTIN_CONCEPTS}
 
 
 def _is_attribute(concept: Any) -> bool:
-    from .concepts.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
+    from .fitted.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
 
     if isinstance(concept, AttributeConcept):
         return True

@@ -61,9 +61,9 @@ def _load_noise_concept(concept: Any, encoder: Any) -> Any:
         raise InvalidTypeError("noise_concept", "None, a built-in concept name, a fitted-concept folder or a "
                                "FittedConcept", concept)
     try:
-        from .concepts import load_concept
+        from .fitted import load_concept
     except ImportError as exc:  # pragma: no cover - concepts not available
-        raise ModelNotAvailableError(f"concept {concept!r}: private_vectors.concepts is not available ({exc})") from exc
+        raise ModelNotAvailableError(f"concept {concept!r}: private_vectors.fitted is not available ({exc})") from exc
     fitted = load_concept(concept, encoder)
     if hasattr(fitted, "check_encoder"):
         fitted.check_encoder(encoder)
@@ -115,7 +115,7 @@ def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any, *, ep
         unit = 1.0 / math.sqrt(dim)  # the default, possibly one ulp off after a store's JSON round trip
     erasure = None
     if options.erase is not None:
-        from .concepts.attribute import load_attribute
+        from .fitted.attribute import load_attribute
 
         erasure = load_attribute(options.erase, encoder)
     concept = _load_noise_concept(options.noise_concept, encoder)

@@ -79,12 +79,12 @@ def llamaindex_pipeline(folder: str, source: str, queries: list[str]) -> dict[st
     from llama_index.core import Document
     from llama_index.core.node_parser import SentenceSplitter
     from llama_index.core.storage.docstore import SimpleDocumentStore
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     from private_vectors.chroma import open_collection
     from private_vectors.llamaindex import (
         PrivateIngestionPipeline,
         PrivateLlamaEmbedding,
+        chroma_vector_store,
         index_from_collection,
     )
 
@@ -94,8 +94,7 @@ def llamaindex_pipeline(folder: str, source: str, queries: list[str]) -> dict[st
     results = [[n.get_content() for n in retriever.retrieve(q)] for q in queries]
     ef = col._embedding_function
     pipeline = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef)],
-                                        docstore=SimpleDocumentStore(),
-                                        vector_store=ChromaVectorStore(chroma_collection=col))
+                                        docstore=SimpleDocumentStore(), vector_store=chroma_vector_store(col))
     pipeline.load(os.path.join(folder, "pipeline"))
     data = _inputs()
     docs = [Document(text=t, metadata=m, id_=i) for i, t, m in zip(data["ids"], data["texts"], data["metadatas"], strict=True)]

@@ -1,62 +1,6 @@
-"""Concepts: where a sensitive concept lives in an encoder's embedding space.
+"""Moved to :mod:`private_vectors.fitted` (this path works until 0.3.0, with a DeprecationWarning);
+``private_vectors.concepts.text`` is :mod:`private_vectors.fitted.removal`."""
 
-* :class:`Concept` / :func:`builtin_concept` build paired sets D⁺ (sentences with the
-  concept) and D⁻ = R(s, C) (:func:`remove_tokens`), with the removed values per pair;
-* :class:`SparseMask` (SPARSE §3.1, App. H) learns a diagonal neuron mask;
-* :class:`ConceptSubspace` estimates a low-rank V for Σ = a·VVᵀ + b·(I − VVᵀ);
-* :class:`FittedConcept` is the saved artefact (config.json + model.safetensors) that turns
-  into a :class:`~private_vectors.mechanisms.MahalanobisMechanism`;
-* :func:`load_concept` resolves a built-in name, a folder or an artefact for an encoder;
-  :func:`fit_concept` fits one;
-* :class:`AttributeConcept` / :func:`fit_attribute` / :func:`load_attribute`: an attribute
-  (sex, age band, …) erased from vectors (LEACE and variants, :mod:`.erasure`).
-"""
+from .._lazy import moved
 
-from .._lazy import lazy_attributes
-
-__all__ = [
-    "BUILTIN_ATTRIBUTES",
-    "BUILTIN_CONCEPTS",
-    "ESTIMATORS",
-    "AttributeConcept",
-    "Concept",
-    "ConceptPairs",
-    "ConceptSubspace",
-    "FittedConcept",
-    "SparseMask",
-    "builtin_concept",
-    "find_tokens",
-    "fit_attribute",
-    "fit_concept",
-    "is_attribute_folder",
-    "load_attribute",
-    "load_concept",
-    "remove_spans",
-    "remove_tokens",
-    "shipped_artefact",
-    "tidy",
-]
-
-# Imported on first use (the command line lists ``private-vectors concept`` without loading them).
-__getattr__, __dir__ = lazy_attributes(__name__, {
-    "ESTIMATORS": ".artefact",
-    "FittedConcept": ".artefact",
-    "fit_concept": ".artefact",
-    "load_concept": ".artefact",
-    "shipped_artefact": ".artefact",
-    "BUILTIN_ATTRIBUTES": ".attribute",
-    "AttributeConcept": ".attribute",
-    "fit_attribute": ".attribute",
-    "is_attribute_folder": ".attribute",
-    "load_attribute": ".attribute",
-    "SparseMask": ".mask",
-    "BUILTIN_CONCEPTS": ".spec",
-    "Concept": ".spec",
-    "ConceptPairs": ".spec",
-    "builtin_concept": ".spec",
-    "ConceptSubspace": ".subspace",
-    "find_tokens": ".text",
-    "remove_spans": ".text",
-    "remove_tokens": ".text",
-    "tidy": ".text",
-})
+moved(__name__, "private_vectors.fitted", renamed={"text": "removal"})

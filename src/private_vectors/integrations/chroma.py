@@ -61,10 +61,11 @@ from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import prepare_with_restore, with_records
 from ._stored import check_unique_ids, sanitize_values, warn_existing_ids
+from .chroma_files import scrub_collection, writing
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
-           "load_query_index", "open_collection", "query_index_collection_name", "register", "register_if_available",
-           "save_query_index"]
+           "load_query_index", "open_collection", "protected_write", "query_index_collection_name", "register",
+           "register_if_available", "save_query_index", "scrub_index_files"]
 
 _PATCHED = False
 _OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
@@ -375,11 +376,61 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     metas = with_records(metas, records, len(ids))  # a keyed text stage: each record under pv_restore
     if metas is not None:
         kwargs["metadatas"] = metas
-    (collection.upsert if upsert else collection.add)(**kwargs)
-    save_query_index(collection, ef)
+    with protected_write(collection):
+        (collection.upsert if upsert else collection.add)(**kwargs)
+        save_query_index(collection, ef)
     if _needs_upgrade(collection, ef):
         _upgrade_config(collection, ef)
     return stored
+
+
+def scrub_index_files(collection: Any) -> int:
+    """Zero the heap bytes Chroma left in the HNSW files of ``collection`` and of its keyed query
+    index collection (a local persistent folder only); returns the bytes changed.
+
+    chromadb writes a new HNSW segment's whole preallocated arrays, uninitialised, so a small
+    collection's ``data_level0.bin`` and ``length.bin`` can hold whatever the process heap held,
+    raw documents included (:mod:`private_vectors.integrations.chroma_files`). The protected
+    paths (:func:`add_documents`, ``private_vectors.langchain.Chroma``,
+    ``private_vectors.llamaindex.index_from_collection``) call this after every write; call it
+    yourself after writing through another path (``collection.add``, LlamaIndex's own
+    ``ChromaVectorStore``), when no other write to the folder is in flight. A collection on a
+    Chroma server or in memory is left alone (returns 0): its files, if any, are the server's.
+    """
+    changed = scrub_collection(collection)
+    side = _existing_index_collection(collection)
+    if side is not None:
+        changed += scrub_collection(side)
+    return changed
+
+
+@contextmanager
+def protected_write(collection: Any) -> Iterator[None]:
+    """Write to ``collection`` under its folder's write lock, then scrub its index files
+    (:func:`scrub_index_files`), also when the write raised part-way."""
+    with writing(collection):
+        try:
+            yield
+        finally:
+            scrub_index_files(collection)
+
+
+def _existing_index_collection(collection: Any) -> Any:
+    """The keyed query index collection of ``collection`` as a model with an ``id`` (no key
+    check: only its files are touched), or None."""
+    server = getattr(collection, "_client", None)
+    if server is None:
+        return None
+    try:
+        model = server.get_collection(name=query_index_collection_name(collection), tenant=collection.tenant,
+                                      database=collection.database)
+    except Exception as exc:  # Chroma raises NotFoundError (a ValueError in older versions)
+        if "not exist" in str(exc).lower() or "not found" in str(exc).lower():
+            return None
+        raise
+    from chromadb.api.models.Collection import Collection
+
+    return Collection(client=server, model=model, embedding_function=None)
 
 
 def _require_recorded(collection: Any) -> None:

@@ -54,7 +54,7 @@ from ._stored import (
     warn_existing_ids,
     warn_if_raw_hash_ids,
 )
-from .chroma import check_collection, load_query_index, save_query_index
+from .chroma import check_collection, load_query_index, protected_write, save_query_index
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]  # noqa: F822 (FAISS: lazy, module __getattr__)
@@ -272,13 +272,14 @@ class Chroma(_Base):
         documents, embeddings, records = self._documents_and_vectors(items, ids)
         metas = [m or None for m in self._metadatas_for(metadatas, len(items))]  # after: names learnt from the texts
         metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
-        for start in range(0, len(items), self._batch_size()):
-            stop = start + self._batch_size()
-            self._collection.upsert(
-                ids=ids[start:stop], documents=documents[start:stop],
-                embeddings=None if embeddings is None else embeddings[start:stop],
-                metadatas=metas[start:stop] if any(m is not None for m in metas[start:stop]) else None)
-        save_query_index(self._collection, ef)
+        with protected_write(self._collection):
+            for start in range(0, len(items), self._batch_size()):
+                stop = start + self._batch_size()
+                self._collection.upsert(
+                    ids=ids[start:stop], documents=documents[start:stop],
+                    embeddings=None if embeddings is None else embeddings[start:stop],
+                    metadatas=metas[start:stop] if any(m is not None for m in metas[start:stop]) else None)
+            save_query_index(self._collection, ef)
         return ids
 
     def _documents_and_vectors(self, items: list[str], ids: list[str]) -> tuple[list[str], Any, list[str] | None]:
@@ -305,11 +306,12 @@ class Chroma(_Base):
         metas = [m or None for m in self._metadatas_for(metas, len(documents))]
         metas = with_records(metas, records, len(texts)) or metas
         size = self._batch_size()
-        for start in range(0, len(ids), size):
-            sl = slice(start, start + size)
-            self._collection.update(ids=ids[sl], embeddings=embeddings[sl], documents=stored[sl],
-                                    metadatas=metas[sl] if any(m is not None for m in metas[sl]) else None)
-        save_query_index(self._collection, self._embedding_function)
+        with protected_write(self._collection):
+            for start in range(0, len(ids), size):
+                sl = slice(start, start + size)
+                self._collection.update(ids=ids[sl], embeddings=embeddings[sl], documents=stored[sl],
+                                        metadatas=metas[sl] if any(m is not None for m in metas[sl]) else None)
+            save_query_index(self._collection, self._embedding_function)
 
     def fork(self, new_name: str) -> Chroma:
         """Fork this store (same client, embedding function and ``store_raw_text``)."""

@@ -26,7 +26,8 @@ The protected call::
 
 With ``llama-index-vector-stores-chroma``, create the collection with
 ``private_vectors.chroma.create_collection(client, name, ef)`` (it records the configuration)
-and hand it to ``ChromaVectorStore``; reopen it with
+and hand it to :func:`chroma_vector_store` (LlamaIndex's ``ChromaVectorStore``, with the heap
+bytes Chroma leaves in its index files zeroed after each write); reopen it with
 ``private_vectors.chroma.open_collection(client, name, key=...)`` (another configuration or key
 is refused) and :func:`index_from_collection`.
 
@@ -53,6 +54,7 @@ docstore or its hashes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import secrets
@@ -93,7 +95,7 @@ except ImportError as exc:  # pragma: no cover - optional dependency
                                  "pip install 'private-vectors[llamaindex]'") from exc
 
 __all__ = ["CONFIG_FILE", "MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes",
-           "index_from_collection", "load_index", "persist_index", "protect_documents"]
+           "chroma_vector_store", "index_from_collection", "load_index", "persist_index", "protect_documents"]
 
 CONFIG_FILE = "private_vectors.json"
 """The file :func:`persist_index` writes beside LlamaIndex's own: the PrivateEmbedding's config."""
@@ -539,8 +541,38 @@ def index_from_collection(collection: Any, embedding: Any = None) -> Any:
         InvalidTypeError: no PrivateEmbedding given or attached to the collection.
     """
     from llama_index.core import VectorStoreIndex
-    from llama_index.vector_stores.chroma import ChromaVectorStore
 
     ef = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
-    return VectorStoreIndex.from_vector_store(ChromaVectorStore(chroma_collection=collection),
+    return VectorStoreIndex.from_vector_store(chroma_vector_store(collection),
                                               embed_model=PrivateLlamaEmbedding(embedding=_check_embedding(ef)))
+
+
+def chroma_vector_store(collection: Any) -> Any:
+    """LlamaIndex's ``ChromaVectorStore`` over ``collection`` that zeroes the heap bytes Chroma
+    leaves in its index files after each write (``private_vectors.chroma.scrub_index_files``).
+
+    Use it where you would write ``ChromaVectorStore(chroma_collection=collection)``; queries
+    and everything else are LlamaIndex's own.
+    """
+    return _scrubbing_store_class()(chroma_collection=collection)
+
+
+@functools.cache
+def _scrubbing_store_class() -> type:
+    """The ``ChromaVectorStore`` subclass, made once (llama-index-vector-stores-chroma is optional)."""
+    from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    from .chroma import protected_write
+
+    class ScrubbingChromaVectorStore(ChromaVectorStore):
+        """``ChromaVectorStore`` whose writes run under :func:`~private_vectors.chroma.protected_write`."""
+
+        @classmethod
+        def class_name(cls) -> str:
+            return "ChromaVectorStore"
+
+        def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
+            with protected_write(self._collection):
+                return super().add(list(nodes), **add_kwargs)
+
+    return ScrubbingChromaVectorStore

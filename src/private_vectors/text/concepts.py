@@ -29,8 +29,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..concepts.text import find_tokens
 from ..errors import InvalidParameterError, InvalidTypeError
+from ..fitted.removal import find_tokens
 from .identifiers import IdentifierDetector
 from .names import FirmDetector, NameDetector, PlaceDetector
 from .presets import PRESETS
@@ -353,7 +353,7 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
     """(concept name, detectors cheap first, whether the word-list fallback replaced presidio).
 
     A list of concepts gives the union of their detectors (one pass), named ``"PII+medical"``."""
-    from ..concepts.spec import Concept, canonical_builtin
+    from ..fitted.spec import Concept, canonical_builtin
 
     if isinstance(concept, (list, tuple)):
         if not concept:

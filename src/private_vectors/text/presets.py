@@ -55,7 +55,7 @@ def is_text_concept(concept: object) -> bool:
     """Whether ``concept`` names what the text stage can detect: a preset (``"PII"``, ``"PHI"``,
     ``"quasi"``), a built-in span concept (``"person"``, ``"medical"``, ...), or a non-empty list of
     them (``["PII", "medical"]``, composed in one pass)."""
-    from ..concepts.spec import BUILTIN_CONCEPTS
+    from ..fitted.spec import BUILTIN_CONCEPTS
 
     names = {n.lower() for n in (*PRESETS, *BUILTIN_CONCEPTS)}
     if isinstance(concept, str):

@@ -38,6 +38,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from .._detect_threads import call_with_timeout
 from .._version import __version__
 from ..errors import (
     ConfigMismatchError,
@@ -633,11 +634,7 @@ class Sanitizer:
     def _run(self, detector: Detector, texts: list[str]) -> list[list[Span]]:
         if self.timeout is None:
             return detector.spans(texts)
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=1)
-        try:
-            return pool.submit(detector.spans, texts).result(timeout=self.timeout)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+        return call_with_timeout(detector.spans, texts, timeout=self.timeout)  # on a thread that stays alive
 
     def _detect(self, texts: list[str]) -> list[list[Span]] | None:
         """Raw spans per text (chunked, offsets preserved); None when redact_all applies."""

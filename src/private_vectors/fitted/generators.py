@@ -1,0 +1,305 @@
+"""Offline corpus generators for the built-in concepts.
+
+Each generator yields ``(sentence, masked sentence, removed values)`` triples built from
+templates whose slots are filled with Faker values (several locales) or with the word
+lists shipped under ``private_vectors/data/concepts/``. The masked sentence is R(s, C):
+the filled-in values removed by character span, then tidied (:func:`remove_spans`).
+
+Values are drawn from a finite, seeded pool per slot (``pool_size``), so each value
+recurs in several sentences: the concept-subspace estimator groups pairs by removed value.
+No network and no ``shared/`` data are needed.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache
+from importlib import resources
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .removal import remove_spans
+
+__all__ = ["BUILTIN_TEMPLATES", "LOCALES", "fill_template", "generate", "generate_swaps", "generic_templates",
+           "word_list"]
+
+LOCALES = ("en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL")
+"""Faker locales the generators draw names, addresses and phone numbers from."""
+
+Triple = tuple[str, str, tuple[str, ...]]
+T = TypeVar("T")
+
+
+@cache
+def word_list(name: str) -> tuple[str, ...]:
+    """A shipped word list (``data/concepts/<name>.txt``), comments and blanks dropped."""
+    text = resources.files("private_vectors").joinpath("data", "concepts", f"{name}.txt").read_text("utf-8")
+    return tuple(line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+
+
+def generic_templates() -> tuple[str, ...]:
+    """The built-in generic corpus: sentences with one ``{}`` slot."""
+    return word_list("generic_templates")
+
+
+# -- slot pools ------------------------------------------------------------------------------
+def _fakers(seed: int) -> list[Any]:
+    from faker import Faker
+
+    out: list[Any] = []
+    for i, loc in enumerate(LOCALES):
+        f = Faker(loc)
+        f.seed_instance(seed * 131 + i)
+        out.append(f)
+    return out
+
+
+def _draw(fakers: list[Any], rng: np.random.Generator, method: str, size: int,
+          english_only: bool = False) -> list[str]:
+    pool: list[str] = []
+    tries = 0
+    while len(pool) < size and tries < size * 5:
+        tries += 1
+        f = fakers[0] if english_only else fakers[int(rng.integers(len(fakers)))]
+        value = " ".join(str(getattr(f, method)()).split())
+        if value and value not in pool:
+            pool.append(value)
+    return pool
+
+
+def _ages(rng: np.random.Generator, size: int) -> list[str]:
+    forms = ("{}-year-old", "{} years old", "aged {}", "{} years of age")
+    return [forms[int(rng.integers(len(forms)))].format(int(rng.integers(1, 96))) for _ in range(size)]
+
+
+def _dates(fakers: list[Any], rng: np.random.Generator, size: int) -> list[str]:
+    patterns = ("%B %d, %Y", "%d %B %Y", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%B %Y", "%b %d")
+    f = fakers[0]
+    return [str(f.date(pattern=patterns[int(rng.integers(len(patterns)))])) for _ in range(size)]
+
+
+def _pool_builders() -> dict[str, Callable[[list[Any], np.random.Generator, int], list[str]]]:
+    return {
+        "name": lambda f, r, n: _draw(f, r, "name", n),
+        "first_name": lambda f, r, n: _draw(f, r, "first_name", n),
+        "last_name": lambda f, r, n: _draw(f, r, "last_name", n),
+        "address": lambda f, r, n: _draw(f, r, "street_address", n),
+        "email": lambda f, r, n: _draw(f, r, "email", n),
+        "phone": lambda f, r, n: _draw(f, r, "phone_number", n),
+        "card": lambda f, r, n: _draw(f, r, "credit_card_number", n, english_only=True),
+        "ssn": lambda f, r, n: _draw(f, r, "ssn", n, english_only=True),
+        "iban": lambda f, r, n: _draw(f, r, "iban", n),
+        "license": lambda f, r, n: _draw(f, r, "license_plate", n),
+        "city": lambda f, r, n: _draw(f, r, "city", n),
+        "state": lambda f, r, n: _draw(f, r, "state", n, english_only=True),
+        "country": lambda f, r, n: _draw(f, r, "country", n, english_only=True),
+        "weekday": lambda f, r, n: _draw(f, r, "day_of_week", min(n, 7), english_only=True),
+        "month": lambda f, r, n: _draw(f, r, "month_name", min(n, 12), english_only=True),
+        "date": lambda f, r, n: _dates(f, r, n),
+        "time": lambda f, r, n: [str(f[0].time(pattern="%H:%M")) for _ in range(n)],
+        "gender": lambda f, r, n: list(word_list("demographic_terms")),
+        "age": lambda f, r, n: _ages(r, n),
+        "disease": lambda f, r, n: list(word_list("medical_diseases")),
+        "symptom": lambda f, r, n: list(word_list("medical_symptoms")),
+    }
+
+
+# -- templates -------------------------------------------------------------------------------
+BUILTIN_TEMPLATES: dict[str, tuple[str, ...]] = {
+    "PII": (
+        "Please send the invoice to {name} at {email}.",
+        "{name} can be reached on {phone} after six.",
+        "The parcel for {name} goes to {address}.",
+        "My card number is {card}, the name on it is {name}.",
+        "His social security number is {ssn}.",
+        "Contact {email} if the delivery to {address} fails.",
+        "The account holder {name} lives at {address}.",
+        "Call me back on {phone} or write to {email}.",
+        "Transfer the refund to {iban} in the name of {name}.",
+        "The car with plate {license} is registered to {name}.",
+        "{name} updated the billing address to {address}.",
+        "Payment with card {card} was declined yesterday.",
+        "Our records list {ssn} as the patient's ID number.",
+        "The form was signed by {name} and faxed from {phone}.",
+        "Send the contract to {email} before Friday.",
+        "I met {name} in the lobby and she gave me her number, {phone}.",
+        "The new tenant at {address} is called {name}.",
+        "Please verify the identity of {name} using ID {ssn}.",
+        "A charge on card {card} was reported by {name}.",
+        "Shipping label: {name}, {address}.",
+        "Hi, this is {name}; my email is {email}.",
+        "The emergency contact is {name}, phone {phone}.",
+    ),
+    "person": (
+        "{name} booked a table for two.",
+        "I had coffee with {name} this morning.",
+        "The award went to {name} this year.",
+        "{name} and {first_name} are working on the report.",
+        "Please forward this message to {name}.",
+        "According to {name}, the meeting was cancelled.",
+        "The new manager, {name}, starts on Monday.",
+        "{first_name} said the train was late again.",
+        "Everyone congratulated {name} on the promotion.",
+        "The letter was addressed to Mr. {last_name}.",
+        "Dr. {last_name} will see you now.",
+        "{name} was interviewed by the local newspaper.",
+        "We are still waiting for {first_name} to reply.",
+        "The painting was donated by {name}.",
+        "Ask {first_name} where the keys are.",
+        "{name}'s flight lands at noon.",
+        "The team photo shows {name} on the left.",
+        "I borrowed the book from {first_name}.",
+    ),
+    "location": (
+        "She moved to {city} last spring.",
+        "The conference will be held in {city}, {country}.",
+        "We drove through {state} on our way home.",
+        "He grew up in a small town near {city}.",
+        "The company opened a new office in {country}.",
+        "Flights to {city} are delayed because of the storm.",
+        "My cousin studies in {city}.",
+        "The wine comes from a vineyard in {country}.",
+        "They spent the summer in {state}.",
+        "The package was shipped from {city} to {city}.",
+        "I have never been to {country}.",
+        "The marathon in {city} attracts thousands of runners.",
+        "Housing prices in {state} keep rising.",
+        "Our team in {country} handles the support tickets.",
+        "The train from {city} arrives at platform four.",
+        "She was born in {city} and later moved to {country}.",
+    ),
+    "datetime": (
+        "The meeting is on {weekday}.",
+        "We are going on holiday in {month}.",
+        "The invoice is due on {date}.",
+        "The store closes at {time} every {weekday}.",
+        "He was born on {date}.",
+        "Let's schedule the call for {weekday} at {time}.",
+        "The festival takes place every {month}.",
+        "The contract expires on {date}.",
+        "I usually go running on {weekday} mornings.",
+        "The report must be submitted by {date}.",
+        "Her appointment is at {time}.",
+        "The package arrived on {weekday}, {date}.",
+        "Sales always drop in {month}.",
+        "The last update was made on {date} at {time}.",
+        "See you next {weekday}!",
+    ),
+    "demographic": (
+        "The applicant is a {age} {gender}.",
+        "A {gender}, {age}, was admitted this morning.",
+        "The survey respondent identified as {gender}.",
+        "The witness described a {gender} who looked {age}.",
+        "Our new volunteer is {age}.",
+        "The patient, {age}, reported no allergies.",
+        "The role was filled by a {gender} from the local team.",
+        "The participant is {gender} and {age}.",
+        "Tickets are discounted for anyone {age}.",
+        "The {gender} in the photo is my neighbour.",
+        "She registered her child, {age}, for swimming lessons.",
+        "The form lists the client as {gender}.",
+    ),
+    "medical": (
+        "The patient was diagnosed with {disease} last year.",
+        "She has been suffering from {symptom} for two weeks.",
+        "He reports {symptom} and {symptom} since Monday.",
+        "Treatment for {disease} started in March.",
+        "My father has {disease} and takes medication daily.",
+        "The doctor suspects {disease} because of the {symptom}.",
+        "Symptoms include {symptom} and occasional {symptom}.",
+        "The clinic specialises in {disease}.",
+        "Her history of {disease} was noted in the file.",
+        "He went to the emergency room with {symptom}.",
+        "The trial recruits adults living with {disease}.",
+        "A family history of {disease} raises the risk.",
+        "The main complaint today is {symptom}.",
+        "I've had {symptom} ever since the operation.",
+        "The nurse asked whether the {symptom} had improved.",
+    ),
+}
+"""Templates of each built-in concept; ``{slot}`` names the value pool."""
+
+
+def fill_template(template: str, values: Mapping[str, Callable[[], str]]) -> tuple[str, list[tuple[int, int]], list[str]]:
+    """Fill ``{slot}`` fields one by one, recording each inserted value's character span."""
+    out: list[str] = []
+    spans: list[tuple[int, int]] = []
+    removed: list[str] = []
+    pos = 0
+    for literal, field, _spec, _conv in string.Formatter().parse(template):
+        out.append(literal)
+        pos += len(literal)
+        if field is None:
+            continue
+        value = values[field]()
+        spans.append((pos, pos + len(value)))
+        removed.append(value)
+        out.append(value)
+        pos += len(value)
+    return "".join(out), spans, removed
+
+
+def _sample(concept: str, n: int, random_state: int, pool_size: int,
+            make: Callable[[str, Mapping[str, Callable[[], str]]], T | None]) -> Iterator[T]:
+    """Yield ``n`` items ``make(template, pickers)`` (None = skip) over seeded template draws.
+
+    Each slot's picker draws from a finite seeded pool of ``pool_size`` values.
+    """
+    rng = np.random.default_rng(random_state)
+    templates = BUILTIN_TEMPLATES[concept]
+    fields = {f for t in templates for _, f, _, _ in string.Formatter().parse(t) if f}
+    builders = _pool_builders()
+    fakers = _fakers(random_state) if fields - {"gender", "age", "disease", "symptom"} else []
+    pools = {f: builders[f](fakers, rng, pool_size) for f in sorted(fields)}
+    pickers: dict[str, Callable[[], str]] = {
+        f: (lambda p=p: p[int(rng.integers(len(p)))]) for f, p in pools.items()  # type: ignore[misc]
+    }
+    made = 0
+    while made < n:
+        item = make(templates[int(rng.integers(len(templates)))], pickers)
+        if item is not None:
+            made += 1
+            yield item
+
+
+def generate(concept: str, n: int, *, random_state: int = 0, pool_size: int = 200) -> Iterator[Triple]:
+    """Yield ``n`` (sentence, masked sentence, removed values) triples for a built-in concept.
+
+    Args:
+        concept: a key of :data:`BUILTIN_TEMPLATES`.
+        n: number of triples.
+        random_state: seed (generation is reproducible; it is not noise).
+        pool_size: distinct values per slot.
+    """
+
+    def triple(template: str, pickers: Mapping[str, Callable[[], str]]) -> Triple | None:
+        text, spans, removed = fill_template(template, pickers)
+        masked = remove_spans(text, spans)
+        return None if not masked or masked == text else (text, masked, tuple(removed))
+
+    yield from _sample(concept, n, random_state, pool_size, triple)
+
+
+def generate_swaps(concept: str, n: int, *, random_state: int = 0, pool_size: int = 200
+                   ) -> Iterator[tuple[str, str]]:
+    """Yield ``n`` pairs of one template filled twice with independently drawn values.
+
+    Where :func:`generate`'s pairs (s, R(s)) differ in *whether* the concept is present, these
+    differ only in *which* value fills it: Φ(s₁) − Φ(s₂) spans the directions that carry the
+    value's identity (``benchmarks/identity_subspace.py`` estimates a noise subspace from them).
+    Pairs whose two fillings happen to coincide are skipped.
+
+    Args:
+        concept: a key of :data:`BUILTIN_TEMPLATES`.
+        n: number of pairs.
+        random_state: seed (generation is reproducible; it is not noise).
+        pool_size: distinct values per slot.
+    """
+
+    def swap(template: str, pickers: Mapping[str, Callable[[], str]]) -> tuple[str, str] | None:
+        first, second = fill_template(template, pickers)[0], fill_template(template, pickers)[0]
+        return None if first == second else (first, second)
+
+    yield from _sample(concept, n, random_state, pool_size, swap)

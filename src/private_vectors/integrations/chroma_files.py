@@ -1,0 +1,239 @@
+"""Chroma's HNSW segment files: the bytes the index wrote, and the heap bytes it did not.
+
+A local Chroma folder keeps each collection's vectors in an HNSW segment folder
+(``<persist dir>/<segment id>/``: ``header.bin``, ``data_level0.bin``, ``length.bin``,
+``link_lists.bin``). chromadb 1.5.9 pins its hnswlib fork at 6868102, whose
+``HierarchicalNSW`` allocates the level-0 array and the length array with ``malloc`` (not
+zeroed) and, when a segment is created, ``initPersistentIndex()`` writes all
+``max_elements × size_data_per_element`` and ``max_elements × 4`` bytes of them. Chroma
+creates a segment with room for 100 elements, so a small collection's files carry thousands
+of bytes of whatever the process heap held before: raw documents the process handled can
+land on disk (chroma-core/chroma#7688 reports it for ``length.bin``). Elements the index adds
+later are zeroed before they are filled (``addPoint`` ``memset``s them), so the never-written
+bytes are:
+
+- ``data_level0.bin`` from ``cur_element_count × size_data_per_element`` to its end;
+- ``length.bin`` from ``cur_element_count × 4`` to its end, and, in a space that does not
+  normalise (``l2``, ``ip``), every entry: hnswlib stores a vector's length only for cosine
+  and otherwise persists the array's uninitialised bytes for each element it adds.
+
+:func:`scrub_collection` zeroes exactly those bytes in a collection's segment and nothing the
+index reads: hnswlib reads lengths only when it normalises, and never reads level-0 slots past
+its element count. The protected write paths call it after each write (see the stores guide);
+:func:`loose_bytes` counts such bytes without changing anything (``private-vectors audit``).
+
+The header layout is hnswlib's ``HEADER_FIELDS`` written field by field without padding
+(``hnswalg.h`` at chroma-core/hnswlib 6868102).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import struct
+import threading
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HnswHeader", "LooseBytes", "loose_bytes", "read_header", "scrub_collection", "scrub_segment",
+           "vector_segments", "writing"]
+
+# PERSISTENCE_VERSION, offsetLevel0_, max_elements_, cur_element_count, size_data_per_element_,
+# label_offset_, offsetData_, maxlevel_, enterpoint_node_, maxM_, maxM0_, M_, mult_, ef_construction_
+_HEADER = struct.Struct("<iQQQQQQiIQQQdQ")
+_VERSION = 1
+_FLOAT = 4
+_BLOCK = 1 << 20
+_NORMALISED = frozenset({"cosine"})
+_LOCKS: dict[str, threading.Lock] = {}
+_LOCKS_GUARD = threading.Lock()
+
+
+@dataclass(frozen=True)
+class HnswHeader:
+    """The fields of an hnswlib persisted header that locate what the index wrote."""
+
+    max_elements: int
+    count: int
+    element_size: int
+
+    @property
+    def level0_written(self) -> int:
+        """Bytes of ``data_level0.bin`` that hold elements."""
+        return self.count * self.element_size
+
+
+@dataclass(frozen=True)
+class LooseBytes:
+    """Non-zero bytes an HNSW segment holds outside what its index wrote."""
+
+    segment: str
+    data_level0: int
+    length: int
+
+    @property
+    def total(self) -> int:
+        return self.data_level0 + self.length
+
+
+def read_header(segment: Path) -> HnswHeader | None:
+    """The header of the HNSW segment folder ``segment``; None when it is not one this module
+    knows (no ``header.bin``, another persistence version, or a header that does not parse)."""
+    try:
+        raw = (segment / "header.bin").read_bytes()
+    except OSError:
+        return None
+    if len(raw) < _HEADER.size:
+        return None
+    fields = _HEADER.unpack_from(raw)
+    version, _offset0, max_elements, count, element_size = fields[:5]
+    if version != _VERSION or element_size <= 0 or count > max_elements:
+        return None
+    return HnswHeader(max_elements=max_elements, count=count, element_size=element_size)
+
+
+def _regions(segment: Path, header: HnswHeader, normalised: bool) -> Iterator[tuple[Path, int]]:
+    """(file, first never-written byte) for each file of the segment."""
+    yield segment / "data_level0.bin", header.level0_written
+    yield segment / "length.bin", header.count * _FLOAT if normalised else 0
+
+
+def _nonzero(path: Path, start: int) -> int:
+    if not path.is_file():
+        return 0
+    n = 0
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        while block := fh.read(_BLOCK):
+            n += len(block) - block.count(0)
+    return n
+
+
+def _zero(path: Path, start: int) -> int:
+    """Zero ``path`` from ``start`` to its end where it is not zero already; bytes changed."""
+    if not path.is_file():
+        return 0
+    changed = 0
+    with open(path, "r+b") as fh:
+        fh.seek(start)
+        pos = start
+        while block := fh.read(_BLOCK):
+            dirty = len(block) - block.count(0)
+            if dirty:
+                fh.seek(pos)
+                fh.write(bytes(len(block)))
+                changed += dirty
+            pos += len(block)
+        fh.flush()
+    return changed
+
+
+def loose_bytes(segment: Path, *, normalised: bool = True) -> LooseBytes | None:
+    """Count the non-zero bytes of ``segment`` outside what its index wrote.
+
+    Args:
+        segment: an HNSW segment folder.
+        normalised: whether the collection's space normalises (cosine); when not, every entry
+            of ``length.bin`` is outside what the index wrote. True is the cautious reading for
+            an unknown space (it counts fewer bytes).
+
+    Returns:
+        The counts, or None when ``segment`` is not a known HNSW segment.
+    """
+    header = read_header(segment)
+    if header is None:
+        return None
+    counts = [_nonzero(path, start) for path, start in _regions(segment, header, normalised)]
+    return LooseBytes(segment=segment.name, data_level0=counts[0], length=counts[1])
+
+
+def scrub_segment(segment: Path, *, normalised: bool) -> int:
+    """Zero the bytes of ``segment`` that its index never wrote; returns the bytes changed.
+
+    Call it only when no writer is adding to this segment (the header is read once; an element
+    added between the read and the write would be zeroed). The protected paths hold
+    :func:`writing` around their write and this call.
+    """
+    header = read_header(segment)
+    if header is None:
+        return 0
+    return sum(_zero(path, start) for path, start in _regions(segment, header, normalised))
+
+
+def vector_segments(persist_directory: str | Path, collection_id: str | None = None) -> list[Path]:
+    """The HNSW segment folders of a local Chroma folder (of one collection, when given).
+
+    Read from Chroma's ``segments`` table (read-only); folders that do not exist yet (a
+    collection that holds no vector) are left out.
+    """
+    root = Path(persist_directory)
+    db = root / "chroma.sqlite3"
+    if not db.is_file():
+        return []
+    query = "SELECT id FROM segments WHERE scope = 'VECTOR'"
+    params: tuple[str, ...] = ()
+    if collection_id is not None:
+        query += " AND collection = ?"
+        params = (str(collection_id),)
+    with closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as con:
+        rows = con.execute(query, params).fetchall()
+    return [root / r[0] for r in rows if (root / r[0] / "header.bin").is_file()]
+
+
+def _local_folder(collection: Any) -> Path | None:
+    """The persist directory of a collection in a local persistent client, else None (an
+    in-memory client writes no file; a server's files are the server's)."""
+    server = getattr(collection, "_client", None)
+    settings = getattr(server, "get_settings", lambda: None)()
+    if settings is None or not getattr(settings, "is_persistent", False):
+        return None
+    if "rust" not in str(getattr(settings, "chroma_api_impl", "")).lower():
+        return None
+    folder = getattr(settings, "persist_directory", None)
+    return Path(folder) if folder else None
+
+
+def _space(collection: Any) -> str | None:
+    try:
+        config = collection.configuration_json or {}
+    except AttributeError:
+        return None
+    hnsw = config.get("hnsw") or {}
+    space = hnsw.get("space")
+    if space is None:
+        space = (getattr(collection, "metadata", None) or {}).get("hnsw:space")
+    return str(space) if space else None
+
+
+@contextmanager
+def writing(collection: Any) -> Iterator[None]:
+    """Hold the process's write lock of ``collection``'s local folder (a no-op elsewhere).
+
+    The protected paths write and scrub under it, so one of their scrubs never runs while
+    another of their writes to the same folder is adding elements.
+    """
+    folder = _local_folder(collection)
+    if folder is None:
+        yield
+        return
+    with _LOCKS_GUARD:
+        lock = _LOCKS.setdefault(str(folder.resolve()), threading.Lock())
+    with lock:
+        yield
+
+
+def scrub_collection(collection: Any) -> int:
+    """Zero the never-written bytes of ``collection``'s HNSW segment files; bytes changed.
+
+    Does nothing (returns 0) for a collection that is not in a local persistent folder or has
+    no segment file yet. Run it when no other writer is adding to the collection: the protected
+    paths call it under :func:`writing` right after their write. Reopening, adding and querying
+    are unaffected (tested): only bytes the index never reads are changed.
+    """
+    folder = _local_folder(collection)
+    if folder is None:
+        return 0
+    normalised = (_space(collection) or "cosine") in _NORMALISED
+    return sum(scrub_segment(seg, normalised=normalised) for seg in vector_segments(folder, collection.id))
