@@ -94,7 +94,7 @@ def prepare_cached(embedding: PrivateEmbedding, cache: Any, texts: list[str], id
 
 
 # -- CacheBackedEmbeddings ----------------------------------------------------------------------------
-class CacheBackedEmbeddings(_CacheBackedEmbeddings):  # type: ignore[misc]
+class CacheBackedEmbeddings(_CacheBackedEmbeddings):
     """LangChain's ``CacheBackedEmbeddings`` whose cache keys are keyed HMACs (see the module)."""
 
     @classmethod
@@ -287,7 +287,7 @@ def warn_if_raw_hash_ids(store: Any, texts: Sequence[str], metadatas: Sequence[A
 
 
 # -- ParentDocumentRetriever ------------------------------------------------------------------------
-class ParentDocumentRetriever(_ParentDocumentRetriever):  # type: ignore[misc]
+class ParentDocumentRetriever(_ParentDocumentRetriever):
     """LangChain's ``ParentDocumentRetriever`` whose docstore keeps sanitized parents only.
 
     Each parent's ``page_content`` and string metadata go through the vector store's

@@ -403,7 +403,7 @@ class PrivateIngestionPipeline(IngestionPipeline):
                                        metadata_text=self.metadata_text))
         return [held[i] if i in held else next(fresh) for i in range(len(inputs))]
 
-    def _unchanged(self, inputs: list[BaseNode]) -> dict[int, BaseNode]:
+    def _unchanged(self, inputs: Sequence[BaseNode]) -> dict[int, BaseNode]:
         hasher = record_hasher(self.embedding, _HASH_PURPOSE)
         if self.docstore is None or hasher is None:
             return {}
@@ -445,7 +445,7 @@ def _hashing_caller() -> str | None:
 
     LlamaIndex passes a transformation only the nodes, so the caller is found on the stack.
     """
-    frame = sys._getframe(2)
+    frame: Any = sys._getframe(2)
     for _ in range(_STACK_DEPTH):
         if frame is None:
             return None
