@@ -10,7 +10,7 @@ the import path, so ``import _shared`` needs no path edit).
   spaCy small English model (the baselines). ``AnalyzerEngine`` with its default recognizer
   registry and the full spaCy pipeline (presidio's default NLP engine asks for
   ``en_core_web_lg``; the project ships the small model, resolved and hash-checked by
-  :func:`private_vectors.text.presidio.resolve_spacy_model`), and ``AnonymizerEngine`` with its
+  :func:`private_vectors.text.spacy_model.resolve_spacy_model`), and ``AnonymizerEngine`` with its
   default operator (replace each result with ``<ENTITY_TYPE>``). One change keeps it offline:
   the e-mail recognizer validates domains with the public-suffix snapshot bundled with
   ``tldextract`` instead of downloading the list (same results);
@@ -63,7 +63,7 @@ def _offline_email() -> Any:
 @lru_cache(maxsize=1)
 def spacy_target() -> str:
     """The spaCy model the project resolves (a package name or a verified folder)."""
-    from private_vectors.text.presidio import resolve_spacy_model
+    from private_vectors.text.spacy_model import resolve_spacy_model
 
     return resolve_spacy_model()[0]
 

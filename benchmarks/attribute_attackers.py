@@ -2,7 +2,7 @@
 
 Protocol:
 
-1. Vignettes: :func:`private_vectors.bench.vignettes.generate_vignettes` (Pri-DDXPlus
+1. Vignettes: :func:`private_vectors.eval.vignettes.generate_vignettes` (Pri-DDXPlus
    vocabulary and demographics, 2 notes + 1 query per synthetic patient; what the generator
    adds is listed in its docstring). The project's text stage
    ``Sanitizer("demographic", policy="redact")`` removes the explicit sex and age words.
@@ -10,7 +10,7 @@ Protocol:
    the task projection) and an **evaluation** part. Inside the evaluation part, patients are
    split again into the attacker's **training** identities (with a validation part for early
    stopping and model choice) and **test** identities.
-3. Attacker family (:mod:`private_vectors.attacks.family`): logistic, MLP(256), MLP(256, 128),
+3. Attacker family (:mod:`private_vectors.eval.attacks.family`): logistic, MLP(256), MLP(256, 128),
    gradient-boosted trees, retrained on the protected evaluation vectors; the strongest counts.
    Floor: the same family given only the one-hot diagnosis (the task label).
 4. Utility on the same vectors: a logistic diagnosis probe (same training/test rows) and
@@ -18,11 +18,16 @@ Protocol:
    (grade 2: the patient's own notes, grade 1: another patient with the same diagnosis);
    queries go through the same map as the documents wherever the method changes the space
    (noise is added to stored vectors only).
+5. ``builtin:<method>[:<eps>]`` rows apply the shipped artefact that
+   ``erase={"attribute": ..., "method": ...}`` loads (the cluster-LEACE built-ins are fitted on
+   this script's fitting identities by ``--build-builtins``, so the evaluation identities are
+   unseen; the LEACE built-ins were fitted on Pri-DDXPlus).
 
 Run (≈ 15–25 min on 2 busy cores; embeddings cached under ``--cache-dir``)::
 
     nice -n 10 .venv/bin/python benchmarks/attribute_attackers.py
     nice -n 10 .venv/bin/python benchmarks/attribute_attackers.py --attributes sex --settings leace
+    nice -n 10 .venv/bin/python benchmarks/attribute_attackers.py --build-builtins   # shipped cluster-LEACE
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "medical" / "pri-ddxplus"
 RESULTS = ROOT / "benchmarks" / "results" / "attribute_attackers.md"
+BUILTIN_OUT = ROOT / "src" / "private_vectors" / "data" / "concepts" / "all-MiniLM-L6-v2"
 EPS = 10.0
 Transform = Callable[[np.ndarray], np.ndarray]
 
@@ -102,10 +108,10 @@ def attribute_basis(X: np.ndarray, z: np.ndarray, k: int, n_clusters: int = 16, 
     """Orthonormal (n, k): the directions along which the attribute's mean moves inside k-means regions.
 
     Left singular vectors of the cross-covariance between X and the region-wise attribute
-    columns of :class:`~private_vectors.concepts.erasure.ClusterLeaceErasure` (a global column
+    columns of :class:`~private_vectors.fitted.erasure.ClusterLeaceErasure` (a global column
     and one per region), i.e. where a region-switching classifier reads the attribute.
     """
-    from private_vectors.concepts.erasure import ClusterLeaceErasure, encode_labels
+    from private_vectors.fitted.erasure import ClusterLeaceErasure, encode_labels
 
     codes, classes = encode_labels(z, len(X), "z")
     Z = ClusterLeaceErasure(n_clusters=n_clusters, random_state=seed).concept_matrix(X, codes, len(classes), seed)
@@ -114,60 +120,10 @@ def attribute_basis(X: np.ndarray, z: np.ndarray, k: int, n_clusters: int = 16, 
     return U[:, :k]
 
 
-def task_projection(X: np.ndarray, y: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
-    """(basis (n, rank), mean): the task's LDA directions, then the leading principal directions of the rest.
-
-    Keeps only what predicts the task label (Fisher 1936: between-class directions in the
-    within-class metric), orthonormalised, filled up to ``rank`` with principal directions of
-    the class means' residual so that retrieval within a class keeps some room.
-    """
-    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-
-    lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, y)
-    W = lda.scalings_[:, : len(np.unique(y)) - 1]
-    Q, _ = np.linalg.qr(W)
-    mu = X.mean(0)
-    R = (X - mu) - ((X - mu) @ Q) @ Q.T
-    if rank > Q.shape[1]:
-        _, _, Vt = np.linalg.svd(R, full_matrices=False)
-        Q, _ = np.linalg.qr(np.hstack([Q, Vt[: rank - Q.shape[1]].T]))
-    return Q[:, :rank], mu
-
-
-class RegionLeace:
-    """LEACE against the attribute globally and inside each task-label region (one affine step).
-
-    The concept matrix of :class:`~private_vectors.concepts.erasure.ClusterLeaceErasure`, with
-    the regions given by the task label seen at fitting time instead of k-means; the map is
-    one affine step applied to every vector (the task label is not needed at transform time).
-    """
-
-    def fit(self, X: np.ndarray, z: np.ndarray, regions: np.ndarray) -> RegionLeace:
-        from private_vectors.concepts.erasure import _leace_step, _one_hot, encode_labels
-
-        codes, classes = encode_labels(z, len(X), "z")
-        Y = _one_hot(codes, len(classes))
-        cols = [Y - Y.mean(0)]
-        for r in np.unique(regions):
-            inside = regions == r
-            if inside.sum() >= 10:
-                block = np.zeros_like(Y)
-                block[inside] = Y[inside] - Y[inside].mean(0)
-                cols.append(block)
-        step = _leace_step(X, np.hstack(cols), 0.01)
-        self.steps_ = [] if step is None else [step]
-        self.rank_ = sum(s[0].shape[1] for s in self.steps_)
-        return self
-
-    def transform(self, X: np.ndarray) -> np.ndarray:
-        from private_vectors.concepts.erasure import apply_steps
-
-        return apply_steps(X, self.steps_)
-
-
-def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndarray, seed: int) -> list[Setting]:
-    from private_vectors.concepts.erasure import make_erasure
-    from private_vectors.mechanisms import MahalanobisMechanism
+def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndarray, seed: int,
+                   attribute: str = "sex") -> list[Setting]:
+    from private_vectors.fitted.erasure import make_erasure
+    from private_vectors.mechanisms import LaplaceMechanism, MahalanobisMechanism
 
     unit = 1 / np.sqrt(Xf.shape[1])
     ident: Transform = lambda X: X  # noqa: E731
@@ -203,12 +159,22 @@ def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndar
                                lambda X, m=mech: m.perturb(leace.transform(X)), leace.transform,
                                "90% of the noise on the basis; erased clean queries"))
         elif name == "task-leace":
-            er = RegionLeace().fit(Xf, zf, yf)
+            er = make_erasure("region-leace").fit(Xf, zf, yf)
             out.append(Setting("LEACE inside each task label (regions = diagnoses)", er.transform, er.transform,
                                f"rank {er.rank_}"))
+        elif name.startswith("builtin"):  # builtin:<method>[:<eps>]: the shipped artefact, as erase= loads it
+            parts = name.split(":")
+            method = parts[1] if len(parts) > 1 else "cluster-leace"
+            concept = builtin_concept(attribute, method)
+            label = f"built-in erase={{'attribute': {attribute!r}, 'method': {method!r}}} (as shipped)"
+            if len(parts) > 2:
+                lap = LaplaceMechanism(epsilon=float(parts[2]), unit=unit, random_state=seed)
+                out.append(Setting(f"{label} + Laplace (ε={float(parts[2]):g})",
+                                   lambda X, m=lap, c=concept: m.perturb(c.erase(X)), concept.erase,
+                                   f"rank {concept.rank_}; erased clean queries"))
+            else:
+                out.append(Setting(label, concept.erase, concept.erase, f"rank {concept.rank_}"))
         elif name.startswith("cluster-laplace"):
-            from private_vectors.mechanisms import LaplaceMechanism
-
             _, k, it, eps = name.split(":")
             er = make_erasure("cluster-leace", n_clusters=int(k), n_iter=int(it), random_state=seed).fit(Xf, zf)
             lap = LaplaceMechanism(epsilon=float(eps), unit=unit, random_state=seed)
@@ -216,24 +182,28 @@ def build_settings(names: list[str], Xf: np.ndarray, zf: np.ndarray, yf: np.ndar
                                lambda X, m=lap, e=er: m.perturb(e.transform(X)), er.transform,
                                f"rank {er.rank_}; erased clean queries"))
         elif name.startswith("laplace"):
-            from private_vectors.mechanisms import LaplaceMechanism
-
             eps = float(name.split(":")[1]) if ":" in name else EPS
             lap = LaplaceMechanism(epsilon=eps, unit=unit, random_state=seed)
             out.append(Setting(f"LEACE + Laplace (ε={eps:g})", lambda X, m=lap: m.perturb(leace.transform(X)),
                                leace.transform, "erased clean queries"))
         elif name.startswith("task"):
             r = int(name.split(":")[1]) if ":" in name else 32
-            Q, mu = task_projection(Xf, yf, r)
-            P: Transform = lambda X, Q=Q, mu=mu: ((X - mu) @ Q) @ Q.T + mu  # noqa: E731
-            er = make_erasure("leace").fit(P(Xf), zf)
-            out.append(Setting(f"task projection (rank {r}) + LEACE", lambda X, P=P, er=er: er.transform(P(X)),
-                               lambda X, P=P, er=er: er.transform(P(X)), f"{len(np.unique(yf)) - 1} LDA + "
-                               f"{max(0, r - len(np.unique(yf)) + 1)} PCA directions kept"))
+            er = make_erasure("task-projection", rank=r).fit(Xf, zf, yf)
+            out.append(Setting(f"task projection (rank {r}) + LEACE", er.transform, er.transform,
+                               f"{len(np.unique(yf)) - 1} LDA + {max(0, r - len(np.unique(yf)) + 1)} PCA directions "
+                               "kept"))
         else:
             raise SystemExit(f"unknown setting {name!r}")
         out[-1].note += f"; fit {time.perf_counter() - t0:.1f} s"
     return out
+
+
+def builtin_concept(attribute: str, method: str) -> Any:
+    """The shipped artefact ``erase={"attribute": attribute, "method": method}`` loads."""
+    from private_vectors.fitted import load_attribute
+    from private_vectors.fitted.erase import ErasureSpec
+
+    return load_attribute(ErasureSpec(attribute, method))
 
 
 DEFAULT_SETTINGS = ["none", "leace", "task-leace", "cluster-leace:16", "cluster-leace:32:4", "adversarial:16",
@@ -255,15 +225,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-write", action="store_true")
     ap.add_argument("--pri-ddxplus", action="store_true",
                     help="Pri-DDXPlus itself, one copy of each text after the text stage (too small to gate on)")
+    ap.add_argument("--build-builtins", action="store_true",
+                    help=f"fit the shipped cluster-LEACE 'sex' and 'age_band' on the fitting identities into {BUILTIN_OUT}")
+    ap.add_argument("--render", action="store_true", help="rewrite --results from its JSON (no run)")
     args = ap.parse_args(argv)
+    if args.render:
+        write_markdown(args.results, json.loads(args.results.with_suffix(".json").read_text()))
+        return 0
     if not args.data.exists():
         print(f"Pri-DDXPlus not found at {args.data} (../shared/data/medical/pri-ddxplus)", file=sys.stderr)
         return 2
     import torch
 
     torch.set_num_threads(1)
-    from private_vectors.attacks.family import attack_family, identity_split, strongest
     from private_vectors.encoders import load_encoder
+    from private_vectors.eval.attacks.family import attack_family, identity_split, strongest
 
     start = time.perf_counter()
     enc = load_encoder(None)
@@ -271,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     X, Xq, patient, diag, labels = d["X"], d["Xq"], d["patient"], d["diag"], d["labels"]
     qp, q_diag = d["q_patient"], d["q_diag"]
     fit_rows, ev_rows = identity_split(patient, args.fit_share, args.seed)
+    if args.build_builtins:
+        return build_builtins(d, fit_rows, enc, args)
     ev_patients = np.unique(patient[ev_rows])
     atk_train_local, atk_test_local = identity_split(patient[ev_rows], 0.6, args.seed + 1)
     train, test = ev_rows[atk_train_local], ev_rows[atk_test_local]
@@ -296,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         block: dict[str, Any] = {"floor": floor, "majority": float(counts.max() / counts.sum()), "rows": []}
         print(f"[{attr}] floor (diagnosis alone): " + " ".join(f"{k} {v['accuracy']:.3f}" for k, v in floor.items()),
               flush=True)
-        for s in build_settings(args.settings, X[fit_rows], z[fit_rows], diag[fit_rows], args.seed):
+        for s in build_settings(args.settings, X[fit_rows], z[fit_rows], diag[fit_rows], args.seed, attr):
             t0 = time.perf_counter()
             D = np.asarray(s.docs(X[ev_rows]), dtype=np.float64)
             Dall = np.zeros_like(X)
@@ -324,8 +302,31 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def build_builtins(d: dict[str, Any], fit_rows: np.ndarray, enc: Any, args: Any) -> int:
+    """The shipped cluster-LEACE built-ins: fitted on the fitting identities only (the rows the
+    evaluation never scores), on the text stage's output, default parameters (K = 16, 2 rounds)."""
+    if args.pri_ddxplus or args.patients != 4000 or args.seed != 0 or args.fit_share != 0.3:
+        raise SystemExit("--build-builtins: the shipped artefacts use the vignettes, 4000 patients, seed 0, "
+                         "--fit-share 0.3 (the measured table's fitting identities)")
+    from private_vectors.fitted import fit_attribute
+
+    texts = [d["staged"][i] for i in fit_rows]
+    for attr in ("sex", "age_band"):
+        concept = fit_attribute(
+            texts, d["labels"][attr][fit_rows].tolist(), encoder=enc, method="cluster-leace", name=attr,
+            attribute=attr, random_state=args.seed, embeddings=d["X"][fit_rows],
+            source=f"{len(fit_rows)} generated clinical notes (private_vectors.eval.vignettes, 4000 patients, seed 0; "
+                   "Pri-DDXPlus vocabulary and demographics, CC BY 4.0), the fitting identities of "
+                   "benchmarks/attribute_attackers.py only, explicit words removed by the text stage "
+                   "(benchmarks/attribute_attackers.py --build-builtins)")
+        out = BUILTIN_OUT / attr / "cluster-leace"
+        concept.save(out)
+        print(f"saved {out}: {concept!r} evaluation {json.dumps(concept.evaluation_)}", flush=True)
+    return 0
+
+
 def vignette_data(args: Any, enc: Any) -> dict[str, Any]:
-    from private_vectors.bench.vignettes import generate_vignettes, load_pri_ddxplus_profiles
+    from private_vectors.eval.vignettes import generate_vignettes, load_pri_ddxplus_profiles
 
     vig = generate_vignettes(load_pri_ddxplus_profiles(args.data), args.patients, seed=args.seed)
     notes = [v for v in vig if v.kind == "note"]
@@ -345,7 +346,7 @@ def pri_ddxplus_data(args: Any, enc: Any) -> dict[str, Any]:
 
     Queries: each kept record's ``question_mask`` (its private items removed).
     """
-    from private_vectors.bench.vignettes import age_band
+    from private_vectors.eval.vignettes import age_band
 
     rows, seen = [], set()
     for split in ("test", "dev"):
@@ -378,7 +379,7 @@ def _fmt(a: dict[str, float]) -> str:
 
 
 def write_markdown(path: Path, res: dict[str, Any]) -> None:
-    from private_vectors.attacks.family import ATTACKER_FAMILY
+    from private_vectors.eval.attacks.family import ATTACKER_FAMILY
 
     info = res["info"]
     ddx = info.get("data") == "pri-ddxplus"
@@ -402,7 +403,7 @@ def write_markdown(path: Path, res: dict[str, Any]) -> None:
     lines += [
         f"{info['n_patients']} synthetic patients × 2 notes = {info['n_notes']} stored notes ({info['n_distinct_raw']} "
         f"distinct; {info['n_distinct_staged']} distinct after the text stage), {info['n_diagnoses']} diagnoses; "
-        "generator: `private_vectors.bench.vignettes` (Pri-DDXPlus vocabulary, demographics and phrase frequencies; "
+        "generator: `private_vectors.eval.vignettes` (Pri-DDXPlus vocabulary, demographics and phrase frequencies; "
         "it adds sex- and age-consistent histories and diagnosis-dependent presentation differences, so the "
         "attribute signal beyond the diagnosis is there by construction). Text stage: "
         "`Sanitizer('demographic', policy='redact')`.",

@@ -183,7 +183,7 @@ def _runtime_vocabulary() -> set[str]:
     import importlib
 
     out: set[str] = set()
-    for module, fn in (("names", "first_names"), ("names", "places"), ("wordlist", "name_words"),
+    for module, fn in (("vocabulary", "first_names"), ("vocabulary", "places"), ("wordlist", "name_words"),
                        ("wordlist", "word_lists")):
         try:  # an older or newer layout lacks some: the data files still count
             got = getattr(importlib.import_module(f"private_vectors.text.{module}"), fn)()

@@ -29,7 +29,7 @@ class _PresidioOnly:
 
     def __init__(self) -> None:
         from private_vectors.text import Sanitizer
-        from private_vectors.text.presidio import PRESIDIO_LABELS, PresidioDetector
+        from private_vectors.text.recognizers.presidio import PRESIDIO_LABELS, PresidioDetector
 
         self._s = Sanitizer(detectors=[PresidioDetector(entities=PRESIDIO_LABELS)])
 

@@ -15,7 +15,7 @@ from private_vectors.errors import (
     InvalidParameterError,
     InvalidTypeError,
 )
-from private_vectors.fitted import AttributeConcept, fit_attribute, load_attribute
+from private_vectors.fitted import DEFAULT_METHOD, AttributeConcept, fit_attribute, load_attribute
 from private_vectors.fitted.erasure import (
     AdversarialErasure,
     ClusterLeaceErasure,
@@ -141,7 +141,7 @@ def test_save_load_round_trip_and_integrity(planted_concept, fake_encoder, tmp_p
     folder = planted_concept.save(tmp_path / "planted")
     assert sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors"]
     cfg = json.loads((folder / "config.json").read_text())
-    assert cfg["attribute"] == "group" and cfg["method"] == "leace" and cfg["classes"] == ["A", "B"]
+    assert cfg["attribute"] == "group" and cfg["method"] == DEFAULT_METHOD == "cluster-leace" and cfg["classes"] == ["A", "B"]
     assert cfg["fingerprint"]["model_id"] == fake_encoder.model_id and "logistic" in cfg["evaluation"]
     again = load_attribute(folder, fake_encoder)
     X = fake_encoder.encode(["case 1 reports cough alpha history", "fever"])
@@ -189,7 +189,7 @@ def test_private_embedding_erases_documents_and_queries(planted_concept, fake_en
     np.testing.assert_allclose(ef.embed_array(docs), expected, atol=1e-5)
     np.testing.assert_allclose(ef.embed_query_array(docs), expected, atol=1e-5)
     cfg = ef.get_config()
-    assert "erasure" in DRIFT_FIELDS and cfg["erasure"]["method"] == "leace" and cfg["concept"] is None
+    assert "erasure" in DRIFT_FIELDS and cfg["erasure"]["method"] == DEFAULT_METHOD and cfg["concept"] is None
     report = ef.privacy_report()
     assert report["erasure"]["attribute"] == "group" and "logistic" in report["erasure"]["held_out_attackers"]
     assert "erasure" in report["warning"]
@@ -212,11 +212,13 @@ def test_builtin_attribute_concepts_ship_for_the_default_model():
     from importlib import resources
 
     for name in ("sex", "age_band"):
-        folder = resources.files("private_vectors").joinpath("data", "concepts", "all-MiniLM-L6-v2", name)
-        concept = AttributeConcept.load(str(folder))
-        assert concept.attribute == name and concept.fingerprint_["dim"] == 384
-        assert {"logistic", "mlp"} <= set(concept.evaluation_)
-        assert concept.erase(np.ones(384) / np.sqrt(384)).shape == (384,)
+        for sub in ((), ("cluster-leace",)):
+            folder = resources.files("private_vectors").joinpath("data", "concepts", "all-MiniLM-L6-v2", name, *sub)
+            concept = AttributeConcept.load(str(folder))
+            assert concept.attribute == name and concept.fingerprint_["dim"] == 384
+            assert concept.method == (sub[0] if sub else "leace")
+            assert {"logistic", "mlp"} <= set(concept.evaluation_)
+            assert concept.erase(np.ones(384) / np.sqrt(384)).shape == (384,)
 
 
 def test_builtin_attribute_by_name(fake_encoder):

@@ -7,13 +7,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from private_vectors.attacks.family import ATTACKER_FAMILY, attack_family, identity_split, strongest
-from private_vectors.bench.vignettes import (
+from private_vectors.errors import InvalidParameterError
+from private_vectors.eval.attacks.family import (
+    ATTACKER_FAMILY,
+    attack_family,
+    identity_split,
+    strongest,
+)
+from private_vectors.eval.vignettes import (
     Profile,
     generate_vignettes,
     load_pri_ddxplus_profiles,
 )
-from private_vectors.errors import InvalidParameterError
 
 PRI_DDXPLUS = Path(__file__).resolve().parents[2] / "shared" / "data" / "medical" / "pri-ddxplus"
 

@@ -293,3 +293,23 @@ def test_name_parts_and_scorer() -> None:
     assert score(Guesser([{}]), np.zeros((1, 2)), np.array([0]))["names_parts"] == 0.0
     assert math.isnan(name_scorer([["madrid"]], [[]])(Guesser([{"madrid": 1.0}]), np.zeros((1, 2)),
                                                       np.array([0]))["names_full"])
+
+
+def test_heap_bytes_in_chroma_index_files_are_reported(tmp_path: Path, corpus: Any) -> None:
+    from private_vectors.eval.audit import summary_text
+    from private_vectors.integrations.chroma_files import read_header, vector_segments
+
+    raw = dict(list(_raw(corpus).items())[:30])
+    folder = _write_chroma(tmp_path / "db", "redact", raw)
+    clean = audit(folder, raw, attackers={"prior": {}}, clean_baseline=False, progress=False)
+    assert clean["index_files"]["segments"] >= 1 and clean["index_files"]["heap_bytes"] == 0
+    segment = vector_segments(folder)[0]
+    header = read_header(segment)
+    with open(segment / "data_level0.bin", "r+b") as fh:  # what a dirty heap leaves past the elements
+        fh.seek(header.level0_written)
+        fh.write(b"Maria Lopez, maria.lopez@example.org")
+    dirty = audit(folder, raw, attackers={"prior": {}}, clean_baseline=False, progress=False)
+    files = dirty["index_files"]
+    assert files["heap_bytes"] == len(b"Maria Lopez, maria.lopez@example.org") and files["segments_with_heap_bytes"] == 1
+    assert files["collections"]["docs"] == files["heap_bytes"]
+    assert "scrub_index_files" in summary_text(dirty)

@@ -154,3 +154,19 @@ def test_a_scrubbed_store_reopens_grows_and_answers_like_an_unscrubbed_one(tmp_p
     col = _client(folders["scrubbed"]).get_collection("grow")
     got = col.get(ids=["v5", "v1200"], include=["embeddings"])
     assert np.allclose(np.asarray(got["embeddings"]), vectors[[5, 1200]], atol=1e-5)
+
+
+def test_a_store_opened_with_a_relative_path_is_scrubbed(tmp_path, monkeypatch):
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    from private_vectors.chroma import scrub_index_files
+
+    monkeypatch.chdir(tmp_path)
+    SharedSystemClient.clear_system_cache()
+    col = chromadb.PersistentClient(path="db").get_or_create_collection("rel")  # as the README writes it
+    col.add(ids=["a", "b"], embeddings=[[0.1, 0.2, 0.3], [0.3, 0.2, 0.1]])
+    _fill_unwritten(Path("db"), "l2")
+    assert scrub_index_files(col) > 0
+    for segment, space in _segments(Path("db")).values():
+        assert not any(b"".join(_unwritten(segment, space).values()))

@@ -21,8 +21,8 @@ from private_vectors import PrivateEmbedding
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError, PrivacyWarning
 from private_vectors.keys import KEY_ENV
 from private_vectors.text import Sanitizer
-from private_vectors.text.names import NameDetector
-from private_vectors.text.regex import RegexDetector
+from private_vectors.text.recognizers.names import NameDetector
+from private_vectors.text.recognizers.regex import RegexDetector
 
 chromadb = pytest.importorskip("chromadb")
 from private_vectors.chroma import (  # noqa: E402
@@ -172,8 +172,8 @@ def test_new_process_reopen_of_the_langchain_drop_in_with_a_keyed_text_stage(tmp
         from private_vectors import PrivateEmbedding
         from private_vectors.langchain import Chroma, chroma_store
         from private_vectors.text import Sanitizer
-        from private_vectors.text.names import NameDetector
-        from private_vectors.text.regex import RegexDetector
+        from private_vectors.text.recognizers.names import NameDetector
+        from private_vectors.text.recognizers.regex import RegexDetector
 
         def ef():  # a keyed text stage (cheap detectors: the point is the keyed rebuild, not detection)
             secret = {key_expr}
@@ -223,9 +223,9 @@ def test_index_is_loaded_lazily_and_checked_against_the_key(tmp_path):
     client = chromadb.PersistentClient(path=str(tmp_path))
     ef = _ef()
     open_collection(client, "notes", ef)
-    assert ef.sanitizer._pending is not None and not ef.sanitizer._index  # nothing read yet
+    assert ef.sanitizer.index.pending and not len(ef.sanitizer.index)  # nothing read yet
     assert ef.pipeline.sanitize_queries(["was okafor there"])[0] == "was <PERSON> there"  # the index caught it
-    assert ef.sanitizer._pending is None and ef.sanitizer._index
+    assert not ef.sanitizer.index.pending and len(ef.sanitizer.index)
 
 
 def test_a_store_written_by_the_previous_version_opens_and_is_upgraded(tmp_path):
@@ -284,8 +284,8 @@ def test_two_concurrent_writers_through_a_server_lose_no_index_entry(tmp_path):
             import chromadb, sys
             from private_vectors import PrivateEmbedding
             from private_vectors.text import Sanitizer
-            from private_vectors.text.names import NameDetector
-            from private_vectors.text.regex import RegexDetector
+            from private_vectors.text.recognizers.names import NameDetector
+            from private_vectors.text.recognizers.regex import RegexDetector
             from private_vectors.chroma import add_documents, open_collection
             san = Sanitizer("PII", policy="redact", key={key!r}, detectors=[RegexDetector(), NameDetector()])
             ef = PrivateEmbedding(model="fake:32", eps=10, key={key!r}, sanitize=san)

@@ -17,8 +17,8 @@ from private_vectors.errors import ConfigMismatchError, InvalidParameterError
 from private_vectors.keys import KEY_ENV, SecretBytes, SecretKey, generate
 from private_vectors.text import Sanitizer
 from private_vectors.text.concepts import TextConcept, TokenDetector
-from private_vectors.text.regex import RegexDetector
-from private_vectors.text.sanitizer import DEFAULT_TIMEOUT, DetectionError
+from private_vectors.text.detection import DEFAULT_TIMEOUT, DetectionError
+from private_vectors.text.recognizers.regex import RegexDetector
 
 KEY = "hygiene-test-key-Vq8sL2mX7"
 OTHER = "another-hygiene-key-Zp4Rt9wY"
@@ -134,12 +134,12 @@ def test_from_config_with_a_wrong_key_leaves_no_key_in_traceback_locals():
 
 def test_subkeys_are_redacted_secret_bytes():
     san = Sanitizer("PII", policy="surrogate", key=KEY, detectors=[RegexDetector()])
-    for sub in (san._index_key, san._config_key, san._surrogates._subkey):
+    for sub in (san.keys.index_key, san.keys.config_key, san._surrogates._subkey):
         assert isinstance(sub, SecretBytes) and repr(sub) == "<secret>" and sub.hex() not in repr(san.__dict__)
     with pytest.raises(TypeError):
         import pickle
 
-        pickle.dumps(san._index_key)
+        pickle.dumps(san.keys.index_key)
 
 
 # -- a check value per store ---------------------------------------------------------------------

@@ -69,7 +69,7 @@ def test_benchmark_scripts_import_the_package_and_one_helper() -> None:
     problems = []
     for path in sorted(BENCHMARKS.glob("*.py")):
         text = path.read_text(encoding="utf-8")
-        if "sys.path" in text or "PYTHONPATH" in text or "spec_from_file_location" in text:
+        if "sys.path" in text or "spec_from_file_location" in text:  # (an A/B run may give a child another tree)
             problems.append(f"{path.name}: edits the import path or loads a file as a module")
         for module, line in _benchmark_imports(path):
             top = module.split(".")[0]

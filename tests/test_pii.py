@@ -30,7 +30,7 @@ def det() -> LightDetector:
         ("Pay into GB82 WEST 1234 5698 7654 32 please.", "IBAN_CODE", "GB82 WEST 1234 5698 7654 32"),
         ("The login came from 192.168.10.254 again.", "IP_ADDRESS", "192.168.10.254"),
         ("She was born on 3/29/1982 in a small town.", "DATE_TIME", "3/29/1982"),
-        ("They moved to 42 Elm Street last year.", "STREET_ADDRESS", "42 Elm Street"),
+        ("They moved to 42 Elm Street last year.", "LOCATION", "42 Elm Street"),
         ("Yesterday I met Maria Lopez at the station.", "PERSON", "Maria Lopez"),
         ("We flew from Lisbon to the coast.", "LOCATION", "Lisbon"),
     ],

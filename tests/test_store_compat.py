@@ -146,3 +146,50 @@ def test_faiss_index_reopens(tmp_path):
     # the new document's noise is fresh (unkeyed) and may rank anywhere: rank the old ones
     old = [i for i, _, _ in again.search_texts(EXPECTED["stores"]["faiss"]["query"], k=4) if i < len(EXPECTED["ids"])]
     assert old[0] == hits[0][0]
+
+
+def _stored_sanitizer_config(name: str, folder) -> dict:
+    if name == "faiss":
+        return json.loads((folder / "private_vectors.json").read_text())["embedding"]["sanitizer"]
+    import chromadb
+
+    col = chromadb.PersistentClient(path=str(folder)).get_collection(EXPECTED["collection"])
+    return col.configuration_json["embedding_function"]["config"]["sanitizer"]
+
+
+@pytest.mark.parametrize("name", ["chroma-redact", "chroma-surrogate-keyed", "langchain", "faiss"])
+def test_each_store_takes_a_write_and_records_the_upgrade(tmp_path, monkeypatch, name):
+    """A 0.1.0 store opens, takes one write, records today's ruleset and ``upgraded_from``, and
+    the new document's entities are replaced."""
+    pytest.importorskip("chromadb")
+    new_doc = "Karl Huber repaired the office printer in Lisbon."
+    folder = _copy(name, tmp_path)
+    if name == "chroma-surrogate-keyed":
+        monkeypatch.setenv(KEY_ENV, KEY)
+    if name == "faiss":
+        pytest.importorskip("faiss")
+        from private_vectors.integrations.faiss import PrivateFaissIndex
+
+        index = PrivateFaissIndex.load(folder)
+        index.add_texts([new_doc])
+        index.save(folder)
+        written = [index.texts[i] for i in index.texts][-1:]
+    elif name == "langchain":
+        pytest.importorskip("langchain_chroma")
+        from private_vectors.langchain import Chroma
+
+        store = Chroma(collection_name=EXPECTED["collection"], persist_directory=str(folder))
+        store.add_texts([new_doc], ids=["new"])
+        written = store.get(ids=["new"])["documents"]
+    else:
+        import chromadb
+
+        from private_vectors.integrations.chroma import add_documents, open_collection
+
+        col = open_collection(chromadb.PersistentClient(path=str(folder)), EXPECTED["collection"])
+        add_documents(col, ids=["new"], documents=[new_doc])
+        written = col.get(ids=["new"])["documents"]
+    assert written and "Karl" not in written[0] and "Huber" not in written[0] and "Lisbon" not in written[0]
+    cfg = _stored_sanitizer_config(name, folder)
+    today = PrivateEmbedding(concept="PII", eps=10).sanitizer.get_config()
+    assert cfg["upgraded_from"] == 2 and cfg["version"] == today["version"] and cfg["rules"] == today["rules"]

@@ -13,7 +13,7 @@ from private_vectors.text import (
     Sanitizer,
     Span,
 )
-from private_vectors.text.presidio import tidy_model_span
+from private_vectors.text.recognizers.presidio import tidy_model_span
 
 KEY = "names-test-key-0123456789"
 
@@ -250,7 +250,7 @@ def test_queries_do_not_truecase_words_the_documents_write_in_lower_case():
 
 
 def test_a_full_name_outside_every_vocabulary_is_a_person():
-    from private_vectors.text.names import english_words
+    from private_vectors.text.vocabulary import english_words
 
     if not english_words():
         pytest.skip("needs spaCy's English model (its vocabulary tells English words from names)")
@@ -264,7 +264,7 @@ def test_a_full_name_outside_every_vocabulary_is_a_person():
 
 
 def test_a_lower_case_unknown_name_in_plain_english_is_a_weak_person():
-    from private_vectors.text.names import english_words
+    from private_vectors.text.vocabulary import english_words
 
     if not english_words():
         pytest.skip("needs spaCy's English model (its vocabulary tells English words from names)")
@@ -277,8 +277,8 @@ def test_a_lower_case_unknown_name_in_plain_english_is_a_weak_person():
     assert _texts(d, "I spoke with ogunsola about the delayed shipment yesterday.") == []
 
 
-def test_a_config_written_before_the_unknown_name_rule_reopens_without_it():
-    from private_vectors.text.names import english_words
+def test_an_older_config_without_the_unknown_name_rule_opens_with_it():
+    from private_vectors.text.vocabulary import english_words
 
     if not english_words():
         pytest.skip("needs spaCy's English model (its vocabulary tells English words from names)")
@@ -287,9 +287,9 @@ def test_a_config_written_before_the_unknown_name_rule_reopens_without_it():
     names = [d for d in cfg["detectors"] if d.get("type") == "names"]
     assert names and all(d["unknown_names"] is True for d in names)
     old = dict(cfg, version=3, detectors=[{k: v for k, v in d.items() if k != "unknown_names"} for d in cfg["detectors"]])
-    before = Sanitizer.from_config(old)
-    assert not any(getattr(d, "unknown_names", False) for d in before.detectors)
-    assert "Bunnag" in before.apply([text])[0]
+    upgraded = Sanitizer.from_config(old)  # an earlier version opens with today's recognizers
+    assert all(getattr(d, "unknown_names", True) for d in upgraded.detectors) and upgraded.upgraded_from == 3
+    assert "Bunnag" not in upgraded.apply([text])[0]
     assert "Bunnag" not in Sanitizer.from_config(cfg).apply([text])[0]
     with pytest.raises(InvalidParameterError, match="unknown_names"):
         NameDetector(unknown_names="yes")

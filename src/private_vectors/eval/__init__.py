@@ -5,9 +5,10 @@ retrieval keeps, measured on vectors that went through a real store via
 The library never imports this package; it uses only the library's public API.
 
 * :mod:`.attacks` — inversion attackers against stored vectors (MLC, k-NN, prior, generative);
-  :mod:`.attacks.attribute` the attribute attackers;
+  :mod:`.attacks.attribute` and :mod:`.attacks.family` the attribute attackers;
 * :mod:`.datasets` — loaders of the shared evaluation data (BEIR, STS, presidio's PII set, …);
-  :mod:`.synthetic` generated sentences with and without personal data;
+  :mod:`.synthetic` generated sentences with and without personal data; :mod:`.vignettes`
+  semi-synthetic clinical notes that carry sex and age band beyond the diagnosis;
 * :mod:`.metrics` — leakage, confidence, NDCG, correlation (pure functions);
 * :func:`run_benchmark` (:mod:`.runner`, :mod:`.tasks`, :mod:`.report`) — the benchmark grid
   (``private-vectors bench --quick`` runs ``benchmarks/configs/quick.json``);

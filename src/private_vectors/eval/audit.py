@@ -486,6 +486,7 @@ def audit(store: str | Path, raw: RawSource | None = None, *, key: Any = None, k
         "settings": {"quick": quick, "seed": seed, "attackers": spec, "train_share": TRAIN_SHARE,
                      "clean_baseline": clean_baseline, **settings},
         **{k: v for k, v in before.items() if k != "seconds"},
+        "index_files": snap.extra.get("index_files"),
         "threat_model": THREAT_MODEL,
         "not_tested": NOT_TESTED,
         "seconds": {**before["seconds"], "total": round(time.time() - t_all, 1)},
@@ -847,7 +848,7 @@ def summary_text(report: Mapping[str, Any]) -> str:
     if not store.get("protected"):
         lines.append("The clean-vector columns are not run for this store: its vectors carry no protection, so they "
                      "are the clean vectors.")
-    lines += ["", "## What retrieval keeps", "", _retrieval_line(q), "", "## Not tested", ""]
+    lines += ["", "## What retrieval keeps", "", _retrieval_line(q), "", *_index_files_text(report), "## Not tested", ""]
     lines += [f"- {x}" for x in report["not_tested"]] + ["", report["threat_model"], ""]
     return "\n".join(lines)
 
@@ -886,6 +887,20 @@ def _retrieval_line(q: Mapping[str, Any]) -> str:
     return (f"{q['mode']} over {q['queries']} queries: NDCG@10 {q['ndcg@10']:.3f} through the store, "
             f"{q['ndcg@10_clean']:.3f} on an unprotected index of the same documents ({_pct(q['ndcg@10_kept'])} "
             f"kept); the top 10 results agree with the unprotected ones on {_pct(q['top10_overlap'])}.")
+
+def _index_files_text(report: Mapping[str, Any]) -> list[str]:
+    """The summary's lines on heap bytes in a Chroma folder's HNSW files (none for other stores)."""
+    f = report.get("index_files")
+    if not f:
+        return []
+    head = ["## Chroma's index files", ""]
+    if not f["heap_bytes"]:
+        return head + [f"None of the {f['segments']} HNSW segments holds a byte outside what its index wrote.", ""]
+    where = ", ".join(f"{k} {v}" for k, v in f["collections"].items() if v)
+    return head + [f"{f['segments_with_heap_bytes']} of {f['segments']} HNSW segments hold {f['heap_bytes']} non-zero "
+                   f"bytes outside what the index wrote ({where}). chromadb persists uninitialised memory there, "
+                   "which can hold any text the writing process handled, raw documents included; "
+                   "`private_vectors.chroma.scrub_index_files(collection)` zeroes it.", ""]
 
 
 def write_report(report: Mapping[str, Any], out: str | Path) -> dict[str, Path]:

@@ -180,7 +180,9 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
 
     from ..config import CHROMA_NAME
     from ..integrations.chroma import load_query_index
+    from ..integrations.chroma_files import folder_report
 
+    index_files = folder_report(copy)  # before Chroma opens the copy
     client = chromadb.PersistentClient(path=str(copy))
     try:
         name = _collection_name(client, collection, where)
@@ -201,7 +203,8 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
     finally:
         _close(client)
     return StoreSnapshot(kind, label, dict(ef["config"]) if protected else {}, ids, vecs, texts, str(space),
-                         embedding, metadata_texts=metas, model=None if protected else _chroma_model(ef))
+                         embedding, extra={"index_files": index_files}, metadata_texts=metas,
+                         model=None if protected else _chroma_model(ef))
 
 
 def _chroma_model(ef: dict[str, Any]) -> str | None:

@@ -15,7 +15,10 @@ concept** (``erase=``: an attribute erased from the vectors). What the text stag
 * :func:`load_concept` resolves a built-in name, a folder or an artefact for an encoder;
   :func:`fit_concept` fits one;
 * :class:`AttributeConcept` / :func:`fit_attribute` / :func:`load_attribute`: an attribute
-  (sex, age band, …) erased from vectors (LEACE and variants, :mod:`.erasure`).
+  (sex, age band, …) erased from vectors (LEACE and variants, :mod:`.erasure`);
+  :class:`ErasureSpec` names an attribute and a method for ``erase=`` (:mod:`.erase`);
+  :func:`choose_method` is the rule that picked the default method from the measured table,
+  :func:`attacker_coverage` what an erasure bounds and what was measured (:mod:`.measured`).
 """
 
 from .._lazy import lazy_attributes
@@ -23,14 +26,19 @@ from .._lazy import lazy_attributes
 __all__ = [
     "BUILTIN_ATTRIBUTES",
     "BUILTIN_CONCEPTS",
+    "BUILTIN_METHODS",
+    "DEFAULT_METHOD",
     "ESTIMATORS",
     "AttributeConcept",
     "Concept",
     "ConceptPairs",
     "ConceptSubspace",
+    "ErasureSpec",
     "FittedConcept",
     "SparseMask",
+    "attacker_coverage",
     "builtin_concept",
+    "choose_method",
     "find_tokens",
     "fit_attribute",
     "fit_concept",
@@ -51,6 +59,11 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "load_concept": ".artefact",
     "shipped_artefact": ".artefact",
     "BUILTIN_ATTRIBUTES": ".attribute",
+    "BUILTIN_METHODS": ".attribute",
+    "DEFAULT_METHOD": ".attribute",
+    "ErasureSpec": ".erase",
+    "attacker_coverage": ".measured",
+    "choose_method": ".measured",
     "AttributeConcept": ".attribute",
     "fit_attribute": ".attribute",
     "is_attribute_folder": ".attribute",

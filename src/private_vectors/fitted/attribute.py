@@ -8,9 +8,17 @@ with ``config.json`` (attribute, classes, method, parameters, encoder fingerprin
 held-out attacker accuracy, library version, weights hash) and ``model.safetensors`` (the
 eraser's affine steps), written atomically. Loading needs numpy and safetensors only.
 
-Built-ins ``"sex"`` and ``"age_band"`` (Pri-DDXPlus, CC BY 4.0) ship for the default model
-under ``private_vectors/data/concepts/all-MiniLM-L6-v2/<name>/`` and are rebuilt with
-``benchmarks/attribute_erasure.py --build-builtins``.
+Built-ins ``"sex"`` and ``"age_band"`` ship for the default model, one artefact per method
+in :data:`BUILTIN_METHODS`: LEACE under ``private_vectors/data/concepts/all-MiniLM-L6-v2/<name>/``
+(fitted on Pri-DDXPlus, CC BY 4.0; rebuilt with ``benchmarks/attribute_erasure.py
+--build-builtins``) and cluster-LEACE under ``<name>/cluster-leace/`` (fitted on generated
+clinical notes, :mod:`private_vectors.eval.vignettes`, from the identities the attacker
+benchmark never scores; rebuilt with ``benchmarks/attribute_attackers.py --build-builtins``).
+
+:data:`DEFAULT_METHOD` is what ``erase="sex"`` and :func:`fit_attribute` use when no method is
+named: the method :func:`~private_vectors.fitted.measured.choose_method` picks from the measured
+table (the lowest strongest retrained attacker among the methods that keep 0.9× LEACE's
+retrieval and 0.9× the task accuracy).
 """
 
 from __future__ import annotations
@@ -34,16 +42,19 @@ from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, 
 from .artefact import check_content_hash, read_artefact_config, reference_target
 from .erasure import ERASURE_METHODS, Step, apply_steps, encode_labels, make_erasure
 
-__all__ = ["BUILTIN_ATTRIBUTES", "DEFAULT_METHOD", "AttributeConcept", "fit_attribute", "is_attribute_folder",
-           "load_attribute"]
+__all__ = ["BUILTIN_ATTRIBUTES", "BUILTIN_METHODS", "DEFAULT_METHOD", "AttributeConcept", "fit_attribute",
+           "is_attribute_folder", "load_attribute"]
 
 FORMAT = "private_vectors.attribute_concept"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 BUILTIN_ATTRIBUTES = ("sex", "age_band")
-DEFAULT_METHOD = "leace"
-"""Chosen from benchmarks/results/attribute_erasure.md (README, "Attribute concepts")."""
+BUILTIN_METHODS = ("leace", "cluster-leace")
+"""Methods shipped for each built-in attribute (``"leace"``: the folder itself; others: a subfolder)."""
+DEFAULT_METHOD = "cluster-leace"
+"""The method named by :func:`~private_vectors.fitted.measured.choose_method` (its default
+parameters, ``n_clusters=16, n_iter=2``, are the measured ones)."""
 
 
 class AttributeConcept:
@@ -99,7 +110,8 @@ class AttributeConcept:
         return int(self.fingerprint_["dim"])
 
     # -- fitting ---------------------------------------------------------------------------
-    def fit(self, X: Any, labels: Any, *, encoder: Any = None, groups: Any = None) -> AttributeConcept:
+    def fit(self, X: Any, labels: Any, *, encoder: Any = None, groups: Any = None,
+            task_labels: Any = None) -> AttributeConcept:
         """Fit the eraser on a fitting split and measure attackers on the held-out split.
 
         Args:
@@ -108,6 +120,8 @@ class AttributeConcept:
             encoder: the encoder that produced X (its fingerprint is recorded; None: a
                 fingerprint-less concept that cannot be saved).
             groups: optional ids (m,) kept on one side of the split (e.g. identical texts).
+            task_labels: a task label per row (m,), for the methods that need one
+                (``"region-leace"``, ``"task-projection"``); the fitted map does not.
 
         Returns:
             self.
@@ -132,7 +146,11 @@ class AttributeConcept:
         y = np.asarray(self.classes_, dtype=object)[codes]
         if len(set(codes[fit_idx].tolist())) < 2:
             raise InvalidParameterError("labels", "at least two classes in the fitting split", self.classes_)
-        eraser = make_erasure(self.method, **self.params).fit(mat[fit_idx], y[fit_idx].tolist())
+        task = None
+        if task_labels is not None:
+            task_codes, _ = encode_labels(task_labels, len(mat), "task_labels")
+            task = task_codes[fit_idx]
+        eraser = make_erasure(self.method, **self.params).fit(mat[fit_idx], y[fit_idx].tolist(), task)
         self.steps_ = eraser.steps_
         self.n_samples_ = len(fit_idx)
         if encoder is not None:
@@ -204,11 +222,17 @@ class AttributeConcept:
             ref["type"] = "inline"
         return ref
 
-    def report(self) -> dict[str, Any]:
-        """For the privacy report: attribute, method, rank and the held-out attacker accuracy."""
-        return {"attribute": self.attribute, "name": self.name, "method": self.method, "classes":
-                [str(c) for c in self.classes_], "rank": self.rank_, "held_out_attackers": self.evaluation_,
-                "fitted_on": self.extra_.get("source")}
+    def report(self, *, mechanism: str | None = None, eps: float | None = None) -> dict[str, Any]:
+        """For the privacy report: attribute, method, rank, the held-out attacker accuracy and
+        which attackers the erasure bounds (:func:`~private_vectors.fitted.measured.attacker_coverage`;
+        ``mechanism`` and ``eps``: the store's noise, to find a measurement of the combination)."""
+        from .measured import attacker_coverage
+
+        return {"attribute": self.attribute, "name": self.name, "method": self.method, "params": self.params,
+                "classes": [str(c) for c in self.classes_], "rank": self.rank_,
+                "held_out_attackers": self.evaluation_, "fitted_on": self.extra_.get("source"),
+                "attackers": attacker_coverage(self.method, self.params, attribute=self.attribute,
+                                               builtin=self.source == "builtin", mechanism=mechanism, eps=eps)}
 
     # -- persistence -----------------------------------------------------------------------
     def to_config(self) -> dict[str, Any]:
@@ -292,7 +316,7 @@ class AttributeConcept:
 def fit_attribute(texts: Any, labels: Any, *, encoder: Any = None, method: str = DEFAULT_METHOD,
                   name: str | None = None, attribute: str | None = None, test_size: float = 0.3,
                   random_state: int = 0, embeddings: Any = None, source: str | None = None,
-                  cache_embeddings: bool = False, **params: Any) -> AttributeConcept:
+                  cache_embeddings: bool = False, task_labels: Any = None, **params: Any) -> AttributeConcept:
     """Fit an attribute concept from labelled texts.
 
     Args:
@@ -300,7 +324,8 @@ def fit_attribute(texts: Any, labels: Any, *, encoder: Any = None, method: str =
             text stage does that at run time — so the eraser learns what is left implicit).
         labels: the attribute per text (binary or categorical; str or int).
         encoder: anything ``load_encoder`` accepts (None: the default model).
-        method: ``"leace"`` (default, from the measurements), ``"cluster-leace"`` or ``"adversarial"``.
+        method: one of :data:`~private_vectors.fitted.erasure.ERASURE_METHODS`; default
+            :data:`DEFAULT_METHOD` (``"cluster-leace"``, chosen from the measured table).
         name: concept name.
         attribute: attribute description (default ``"attribute"``).
         test_size: held-out share for the recorded attacker accuracy (identical texts stay together).
@@ -308,6 +333,8 @@ def fit_attribute(texts: Any, labels: Any, *, encoder: Any = None, method: str =
         embeddings: precomputed (m, n) embeddings of ``texts`` (skips encoding).
         source: free-text provenance recorded in the config.
         cache_embeddings: encode each distinct text once.
+        task_labels: a task label per text (e.g. the diagnosis), for ``"region-leace"`` and
+            ``"task-projection"``.
         **params: eraser hyperparameters (e.g. ``n_clusters=16``).
 
     Returns:
@@ -330,15 +357,31 @@ def fit_attribute(texts: Any, labels: Any, *, encoder: Any = None, method: str =
         X = np.asarray(enc.encode(items), dtype=np.float64)
     concept = AttributeConcept(name=name or attribute or "attribute", attribute=attribute, method=method,
                                params=params, test_size=test_size, random_state=random_state)
-    concept.fit(X, labels, encoder=enc, groups=groups)
+    concept.fit(X, labels, encoder=enc, groups=groups, task_labels=task_labels)
     if source:
         concept.extra_["source"] = source
     return concept
 
 
-def _shipped(name: str, model_id: str) -> Path | None:
+def _shipped(name: str, model_id: str, method: str) -> Path | None:
     path = Path(str(resources.files("private_vectors").joinpath("data", "concepts", model_id, name)))
+    if method != "leace":
+        path = path / method
     return path if (path / CONFIG_FILE).is_file() else None
+
+
+def _builtin(name: str, method: str, enc: Any) -> AttributeConcept:
+    shipped = _shipped(name, enc.model_id, method)
+    if shipped is None:
+        if method not in BUILTIN_METHODS:
+            raise InvalidParameterError("erase.method", "a method shipped for the built-in "
+                                        f"{name!r}: " + ", ".join(repr(m) for m in BUILTIN_METHODS), method)
+        raise InvalidParameterError("concept", f"a built-in attribute shipped for the encoder ({enc.model_id!r} has "
+                                    "none: only all-MiniLM-L6-v2); fit one with fit_attribute", name)
+    concept = AttributeConcept.load(shipped)
+    concept.check_encoder(enc)
+    concept.source = "builtin"
+    return concept
 
 
 def is_attribute_folder(ref: Any) -> bool:
@@ -357,8 +400,11 @@ def load_attribute(ref: Any, encoder: Any = None) -> AttributeConcept:
 
     Args:
         ref: an :class:`AttributeConcept`, a folder saved by :meth:`AttributeConcept.save`,
-            a built-in name (:data:`BUILTIN_ATTRIBUTES`, shipped for all-MiniLM-L6-v2), or a
-            reference dict from :meth:`AttributeConcept.reference` (its hash is checked).
+            a built-in name (:data:`BUILTIN_ATTRIBUTES`, shipped for all-MiniLM-L6-v2; the
+            :data:`DEFAULT_METHOD` artefact), an :class:`~private_vectors.fitted.erase.ErasureSpec`
+            or ``{"attribute", "method"}`` dict, or a reference dict from
+            :meth:`AttributeConcept.reference` (its method picks the built-in artefact, its hash
+            is checked).
         encoder: the encoder in use (None: default model).
 
     Raises:
@@ -366,29 +412,35 @@ def load_attribute(ref: Any, encoder: Any = None) -> AttributeConcept:
         ArtefactError: unreadable folder. ConfigMismatchError: another encoder, or a changed artefact.
     """
     from ..encoders import load_encoder
+    from .erase import ErasureSpec, check_erase, resolve_erase
 
     enc = load_encoder(encoder)
     if isinstance(ref, AttributeConcept):
         ref.check_encoder(enc)
         return ref
     if isinstance(ref, dict):
-        _, target = reference_target(ref, what="an attribute reference dict")
-        concept = load_attribute(target, enc)
+        if "type" not in ref:  # {"attribute", "method"}
+            return load_attribute(check_erase(ref), enc)
+        kind, target = reference_target(ref, what="an attribute reference dict")
+        if kind == "builtin":  # configs record the method; those written before methods shipped are LEACE
+            concept = _builtin(target, str(ref.get("method") or "leace"), enc)
+        else:
+            concept = load_attribute(target, enc)
         check_content_hash(concept, ref, what="attribute concept")
         return concept
-    if isinstance(ref, str) and ref in BUILTIN_ATTRIBUTES:
-        shipped = _shipped(ref, enc.model_id)
-        if shipped is None:
-            raise InvalidParameterError("concept", f"a built-in attribute shipped for the encoder ({enc.model_id!r} has "
-                                        "none: only all-MiniLM-L6-v2); fit one with fit_attribute", ref)
-        concept = AttributeConcept.load(shipped)
-        concept.check_encoder(enc)
-        concept.source = "builtin"
+    ref = resolve_erase(ref)
+    if isinstance(ref, ErasureSpec):
+        if ref.attribute in BUILTIN_ATTRIBUTES:
+            return _builtin(ref.attribute, ref.method or DEFAULT_METHOD, enc)
+        concept = load_attribute(ref.attribute, enc)
+        if ref.method is not None and ref.method != concept.method:
+            raise InvalidParameterError("erase.method", f"the folder's own method {concept.method!r} or None",
+                                        ref.method, note=f"{ref.attribute} was fitted with {concept.method!r}")
         return concept
     if isinstance(ref, (str, os.PathLike)):
         concept = AttributeConcept.load(ref)
         concept.check_encoder(enc)
         return concept
-    raise InvalidTypeError("concept", f"an AttributeConcept, a folder, a built-in name ({', '.join(BUILTIN_ATTRIBUTES)})"
-                           " or a reference dict", ref)
+    raise InvalidTypeError("concept", f"an AttributeConcept, a folder, a built-in name ({', '.join(BUILTIN_ATTRIBUTES)}),"
+                           " an ErasureSpec or a reference dict", ref)
 

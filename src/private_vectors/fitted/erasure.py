@@ -22,6 +22,17 @@ safetensors and applied with numpy (no torch, no pickle at load time).
   learned against an MLP adversary with a gradient-reversal layer (the adversarial objective of
   CAPE, Plant et al. EMNLP 2021, applied as a linear map on the frozen encoder; close to
   R-LACE, Ravfogel et al. ICML 2022, with a non-linear adversary).
+* :class:`RegionLeaceErasure` — the concept matrix of :class:`ClusterLeaceErasure` with the
+  regions given by a task label at fitting time (e.g. the diagnosis) instead of k-means; one
+  affine step, so the task label is not needed afterwards.
+* :class:`TaskProjectionErasure` — keep only what a task label needs: the orthogonal projection
+  onto the task's discriminant directions (Fisher 1936; LDA with Ledoit–Wolf shrinkage), filled
+  up to ``rank`` with the leading principal directions of the rest, then LEACE.
+
+Every method ends with, or contains, LEACE's constraint on the global label, so the class means
+of the attribute are equal on the fitting data after any of them (no linear predictor beats a
+constant there). Non-linear attackers are not bounded by any of them; what they read is measured
+(:mod:`private_vectors.fitted.measured`).
 """
 
 from __future__ import annotations
@@ -44,6 +55,8 @@ __all__ = [
     "ClusterLeaceErasure",
     "Erasure",
     "LeaceErasure",
+    "RegionLeaceErasure",
+    "TaskProjectionErasure",
     "apply_steps",
     "encode_labels",
     "make_erasure",
@@ -109,11 +122,15 @@ def _leace_step(X: np.ndarray, Z: np.ndarray, svd_tol: float) -> Step | None:
 class Erasure:
     """Base class: ``fit(X, z)`` returns self; ``transform(X)`` applies the learned steps.
 
+    Methods that need a task label to fit (``needs_task_labels``) take it as ``fit(X, z, y=...)``;
+    the fitted map never needs it.
+
     Attributes (after fit):
         steps_: list of (left, right, bias) affine steps; n_features_in_; classes_; rank_ (sum of k).
     """
 
     method: ClassVar[str] = ""
+    needs_task_labels: ClassVar[bool] = False
 
     def __init__(self) -> None:
         self.steps_: list[Step] = []
@@ -124,17 +141,30 @@ class Erasure:
     def rank_(self) -> int:
         return int(sum(s[0].shape[1] for s in self.steps_))
 
-    def fit(self, X: Any, z: Any) -> Erasure:
-        """Fit on vectors X (m, n) and labels z (m,). Returns self."""
+    def fit(self, X: Any, z: Any, y: Any = None) -> Erasure:
+        """Fit on vectors X (m, n) and attribute labels z (m,); ``y``: task labels (m,), for the
+        methods that need them (refused by the others). Returns self."""
         mat, _ = as_float_matrix(X, "X")
         if mat.shape[0] < 4:
             raise InvalidParameterError("X", "at least 4 vectors", X)
         codes, self.classes_ = encode_labels(z, mat.shape[0], "z")
+        if self.needs_task_labels and y is None:
+            raise InvalidParameterError("task_labels", f"a task label per vector for method {self.method!r}", None)
+        if not self.needs_task_labels and y is not None:
+            raise InvalidParameterError("task_labels", f"None for method {self.method!r} (it uses no task label; "
+                                        "'region-leace' and 'task-projection' do)", "task labels")
         self.n_features_in_ = mat.shape[1]
-        self.steps_ = self._fit(mat, codes, len(self.classes_))
+        if self.needs_task_labels:
+            task, _ = encode_labels(y, mat.shape[0], "task_labels")
+            self.steps_ = self._fit_task(mat, codes, len(self.classes_), task)
+        else:
+            self.steps_ = self._fit(mat, codes, len(self.classes_))
         return self
 
     def _fit(self, X: np.ndarray, codes: np.ndarray, c: int) -> list[Step]:
+        raise NotImplementedError
+
+    def _fit_task(self, X: np.ndarray, codes: np.ndarray, c: int, task: np.ndarray) -> list[Step]:
         raise NotImplementedError
 
     def transform(self, X: Any) -> np.ndarray:
@@ -198,6 +228,25 @@ def _kmeans(X: np.ndarray, k: int, seed: int, iters: int = 50) -> np.ndarray:
     return assign
 
 
+def region_concept_matrix(codes: np.ndarray, c: int, regions: np.ndarray, min_size: int) -> np.ndarray:
+    """[onehot − p̂, per region r with ≥ ``min_size`` members: (onehot − p̂(·|r))·1[r]].
+
+    After LEACE against these columns the attribute's class means are equal globally and
+    inside every such region (on the fitting data); the region means themselves are orthogonal
+    to the within-region columns and are kept.
+    """
+    Y = _one_hot(codes, c)
+    cols = [Y - Y.mean(0)]
+    for j in np.unique(regions):
+        inside = regions == j
+        if inside.sum() < min_size:
+            continue
+        block = np.zeros_like(Y)
+        block[inside] = Y[inside] - Y[inside].mean(0)
+        cols.append(block)
+    return np.hstack(cols)
+
+
 class ClusterLeaceErasure(Erasure):
     """LEACE against the label globally and inside each k-means region, iterated.
 
@@ -223,17 +272,7 @@ class ClusterLeaceErasure(Erasure):
 
     def concept_matrix(self, X: np.ndarray, codes: np.ndarray, c: int, seed: int) -> np.ndarray:
         """[onehot − p̂, per region k: (onehot − p̂(·|k))·1[k]] for the current vectors."""
-        Y = _one_hot(codes, c)
-        cols = [Y - Y.mean(0)]
-        assign = _kmeans(X, self.n_clusters, seed)
-        for j in np.unique(assign):
-            inside = assign == j
-            if inside.sum() < self.min_cluster:
-                continue
-            block = np.zeros_like(Y)
-            block[inside] = Y[inside] - Y[inside].mean(0)
-            cols.append(block)
-        return np.hstack(cols)
+        return region_concept_matrix(codes, c, _kmeans(X, self.n_clusters, seed), self.min_cluster)
 
     def _fit(self, X: np.ndarray, codes: np.ndarray, c: int) -> list[Step]:
         steps: list[Step] = []
@@ -335,10 +374,102 @@ class AdversarialErasure(Erasure):
                 "batch_size": self.batch_size, "weight_decay": self.weight_decay, "random_state": self.random_state}
 
 
+class RegionLeaceErasure(Erasure):
+    """LEACE against the attribute globally and inside each task-label region (one affine step).
+
+    The concept matrix of :class:`ClusterLeaceErasure` (:func:`region_concept_matrix`) with the
+    regions given by the task label ``y`` at fitting time instead of k-means; the map is one
+    affine step applied to every vector, so ``y`` is not needed afterwards.
+
+    Args:
+        min_region: regions with fewer members are left to the global column.
+        svd_tol: as in :class:`LeaceErasure`.
+    """
+
+    method: ClassVar[str] = "region-leace"
+    needs_task_labels: ClassVar[bool] = True
+
+    def __init__(self, *, min_region: int = 10, svd_tol: float = 0.01) -> None:
+        super().__init__()
+        self.min_region = check_int(min_region, "min_region", minimum=2)
+        self.svd_tol = check_positive_finite(svd_tol, "svd_tol")
+
+    def _fit_task(self, X: np.ndarray, codes: np.ndarray, c: int, task: np.ndarray) -> list[Step]:
+        step = _leace_step(X, region_concept_matrix(codes, c, task, self.min_region), self.svd_tol)
+        return [] if step is None else [step]
+
+    def get_params(self) -> dict[str, Any]:
+        return {"min_region": self.min_region, "svd_tol": self.svd_tol}
+
+
+def task_basis(X: np.ndarray, task: np.ndarray, rank: int) -> tuple[np.ndarray, np.ndarray]:
+    """(orthonormal basis (n, rank), mean (n,)): the task's discriminant directions, then the
+    leading principal directions of what they leave.
+
+    Discriminant directions: LDA (Fisher 1936) with Ledoit–Wolf shrinkage of the within-class
+    covariance (scikit-learn's ``LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto")``),
+    at most (number of task classes − 1) of them; orthonormalised, then filled up to ``rank`` with
+    the right singular vectors of the centred residual.
+    """
+    try:
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    except ImportError as exc:
+        raise ModelNotAvailableError("fitting a task projection needs scikit-learn: "
+                                     "pip install 'private-vectors[fit]'") from exc
+
+    lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, task)
+    W = lda.scalings_[:, : len(np.unique(task)) - 1]
+    Q, _ = np.linalg.qr(W)
+    mu = X.mean(0)
+    if rank > Q.shape[1]:
+        R = (X - mu) - ((X - mu) @ Q) @ Q.T
+        _, _, Vt = np.linalg.svd(R, full_matrices=False)
+        Q, _ = np.linalg.qr(np.hstack([Q, Vt[: rank - Q.shape[1]].T]))
+    return Q[:, :rank], mu
+
+
+class TaskProjectionErasure(Erasure):
+    """Keep only what a task label needs, then LEACE: x ↦ LEACE(μ + QQᵀ(x − μ)).
+
+    Q (n × ``rank``) spans the task's discriminant directions and, up to ``rank``, the leading
+    principal directions of the rest (:func:`task_basis`); everything orthogonal to it is
+    dropped, so what the attribute shares with the dropped directions goes with them. LEACE on
+    the projected vectors then removes the attribute's linear part inside the kept span.
+    Retrieval inside a task class keeps only ``rank`` − (classes − 1) directions.
+
+    Args:
+        rank: directions kept (≥ 1, < the dimension).
+        svd_tol: as in :class:`LeaceErasure`.
+    """
+
+    method: ClassVar[str] = "task-projection"
+    needs_task_labels: ClassVar[bool] = True
+
+    def __init__(self, *, rank: int = 10, svd_tol: float = 0.01) -> None:
+        super().__init__()
+        self.rank = check_int(rank, "rank", minimum=1)
+        self.svd_tol = check_positive_finite(svd_tol, "svd_tol")
+
+    def _fit_task(self, X: np.ndarray, codes: np.ndarray, c: int, task: np.ndarray) -> list[Step]:
+        n = X.shape[1]
+        if self.rank >= n:
+            raise InvalidParameterError("rank", f"an integer < the dimension {n}", self.rank)
+        Q, mu = task_basis(X, task, self.rank)
+        drop = np.eye(n) - Q @ Q.T  # x − (I − QQᵀ)(x − μ) = μ + QQᵀ(x − μ)
+        steps: list[Step] = [(drop, np.eye(n), mu)]
+        step = _leace_step(apply_steps(X, steps), _one_hot(codes, c), self.svd_tol)
+        return steps if step is None else [*steps, step]
+
+    def get_params(self) -> dict[str, Any]:
+        return {"rank": self.rank, "svd_tol": self.svd_tol}
+
+
 _METHODS: dict[str, type[Erasure]] = {
     "leace": LeaceErasure,
     "cluster-leace": ClusterLeaceErasure,
     "adversarial": AdversarialErasure,
+    "region-leace": RegionLeaceErasure,
+    "task-projection": TaskProjectionErasure,
 }
 ERASURE_METHODS = tuple(_METHODS)
 

@@ -65,7 +65,8 @@ from .chroma_files import scrub_collection, writing
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
            "load_query_index", "open_collection", "protected_write", "query_index_collection_name", "register",
-           "register_if_available", "save_query_index", "scrub_index_files"]
+           "register_if_available", "save_query_index", "scrub_index_files", "upgrade_recorded_config",
+           "write_query_index"]
 
 _PATCHED = False
 _OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
@@ -379,9 +380,15 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     with protected_write(collection):
         (collection.upsert if upsert else collection.add)(**kwargs)
         save_query_index(collection, ef)
-    if _needs_upgrade(collection, ef):
-        _upgrade_config(collection, ef)
+    upgrade_recorded_config(collection, ef)
     return stored
+
+
+def upgrade_recorded_config(collection: Any, embedding: Any) -> None:
+    """After a write: record ``embedding``'s configuration in place of one an earlier version wrote
+    (token lists in clear, no per-store check salt, an older text stage: ``upgraded_from``)."""
+    if isinstance(embedding, PrivateEmbedding) and _needs_upgrade(collection, embedding):
+        _upgrade_config(collection, embedding)
 
 
 def scrub_index_files(collection: Any) -> int:
@@ -537,10 +544,16 @@ def save_query_index(collection: Any, embedding: Any) -> bool:
     san = _sanitizer_of(embedding)
     if san is None:
         return False
-    changes = san.take_changes()
+    write_query_index(collection, san, san.take_changes())
+    return True
+
+
+def write_query_index(collection: Any, san: Any, changes: Mapping[str, str | None]) -> None:
+    """Write keyed index ``changes`` (HMAC -> label, None: removed) into ``collection``'s index
+    collection, checked against ``san``'s key (also the one writer of a Ray job's index)."""
     legacy = QUERY_INDEX_KEY in (collection.metadata or {})
     if not changes and not legacy:
-        return True
+        return
     side = _index_collection(collection, san, create=True)
     if legacy:  # migrate: every entry once, then the metadata copy goes
         changes = {**san.get_state()["entries"], **changes}
@@ -555,7 +568,6 @@ def save_query_index(collection: Any, embedding: Any) -> bool:
     if legacy:
         meta = {k: v for k, v in (collection.metadata or {}).items() if k != QUERY_INDEX_KEY}
         collection.modify(metadata=meta or {"private_vectors:query_index_moved": True})
-    return True
 
 
 def load_query_index(collection: Any, embedding: Any) -> bool:

@@ -28,6 +28,7 @@ The header layout is hnswlib's ``HEADER_FIELDS`` written field by field without 
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import struct
 import threading
@@ -37,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HnswHeader", "LooseBytes", "loose_bytes", "read_header", "scrub_collection", "scrub_segment",
-           "vector_segments", "writing"]
+__all__ = ["HnswHeader", "LooseBytes", "folder_report", "loose_bytes", "read_header", "scrub_collection",
+           "scrub_segment", "vector_segments", "writing"]
 
 # PERSISTENCE_VERSION, offsetLevel0_, max_elements_, cur_element_count, size_data_per_element_,
 # label_offset_, offsetData_, maxlevel_, enterpoint_node_, maxM_, maxM0_, M_, mult_, ef_construction_
@@ -168,7 +169,7 @@ def vector_segments(persist_directory: str | Path, collection_id: str | None = N
     Read from Chroma's ``segments`` table (read-only); folders that do not exist yet (a
     collection that holds no vector) are left out.
     """
-    root = Path(persist_directory)
+    root = Path(persist_directory).resolve()
     db = root / "chroma.sqlite3"
     if not db.is_file():
         return []
@@ -180,6 +181,49 @@ def vector_segments(persist_directory: str | Path, collection_id: str | None = N
     with closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as con:
         rows = con.execute(query, params).fetchall()
     return [root / r[0] for r in rows if (root / r[0] / "header.bin").is_file()]
+
+
+def _recorded_space(schema: str | None) -> str | None:
+    """The embedding's HNSW space as Chroma 1.x records it in ``collections.schema_str``."""
+    try:
+        parsed = json.loads(schema or "{}")
+    except ValueError:
+        return None
+    for part in ((parsed.get("keys") or {}).get("#embedding") or {}, parsed.get("defaults") or {}):
+        space = (((part.get("float_list") or {}).get("vector_index") or {}).get("config") or {}).get("space")
+        if space:
+            return str(space)
+    return None
+
+
+def folder_report(persist_directory: str | Path) -> dict[str, Any] | None:
+    """Bytes outside what the index wrote, for every HNSW segment of a local Chroma folder.
+
+    Returns:
+        ``{"segments": n, "segments_with_heap_bytes": k, "heap_bytes": total, "collections":
+        {name: bytes}}``, or None when the folder is not a Chroma folder this module reads.
+        A space Chroma did not record counts as normalising (the cautious reading).
+    """
+    root = Path(persist_directory).resolve()
+    db = root / "chroma.sqlite3"
+    if not db.is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"{db.as_uri()}?mode=ro", uri=True)) as con:
+            rows = con.execute("SELECT s.id, c.name, c.schema_str FROM segments s JOIN collections c "
+                               "ON s.collection = c.id WHERE s.scope = 'VECTOR'").fetchall()
+    except sqlite3.Error:
+        return None
+    out: dict[str, Any] = {"segments": 0, "segments_with_heap_bytes": 0, "heap_bytes": 0, "collections": {}}
+    for segment, name, schema in rows:
+        counted = loose_bytes(root / segment, normalised=(_recorded_space(schema) or "cosine") in _NORMALISED)
+        if counted is None:
+            continue
+        out["segments"] += 1
+        out["segments_with_heap_bytes"] += counted.total > 0
+        out["heap_bytes"] += counted.total
+        out["collections"][str(name)] = out["collections"].get(str(name), 0) + counted.total
+    return out
 
 
 def _local_folder(collection: Any) -> Path | None:

@@ -16,7 +16,12 @@ PrivateEmbedding has a text stage, the *sanitized* texts are kept (sanitized onc
 embedded is the text kept), never the raw values it replaced. Loading with a
 conflicting PrivateEmbedding raises :class:`~private_vectors.errors.ConfigMismatchError`.
 
-A GPU index is used when the FAISS GPU build is present and a GPU is visible.
+A GPU index is used when the FAISS GPU build is present and a GPU is visible (``use_gpu="auto"``)
+for the flat and IVF kinds; FAISS has no GPU HNSW, so an HNSW index stays on the CPU (and
+``use_gpu=True`` with ``kind="hnsw"`` is refused). An index is built and, for IVF, trained on the
+CPU and then copied to the GPU, so a GPU index holds the same centroids and vectors as the CPU
+index of the same data and answers alike (up to ties and float rounding in the distances);
+saves and :meth:`PrivateFaissIndex.stored_vectors` copy it back to the CPU.
 """
 
 from __future__ import annotations
@@ -126,7 +131,10 @@ class PrivateFaissIndex:
         self.store_raw_text = store_raw_text
         if use_gpu not in ("auto", True, False):
             raise InvalidParameterError("use_gpu", "'auto', True or False", use_gpu)
-        self.use_gpu = gpu_available() if use_gpu == "auto" else bool(use_gpu)
+        if use_gpu is True and kind == "hnsw":
+            raise InvalidParameterError("use_gpu", "False or 'auto' for kind='hnsw' (FAISS has no GPU HNSW index)",
+                                        use_gpu)
+        self.use_gpu = (gpu_available() and kind != "hnsw") if use_gpu == "auto" else bool(use_gpu)
         if self.use_gpu and not gpu_available():
             raise ModelNotAvailableError("use_gpu=True but the FAISS GPU build or a GPU is not available")
         self.space = embedding.space
@@ -148,7 +156,21 @@ class PrivateFaissIndex:
         """``"ip"`` or ``"l2"`` (cosine is inner product on normalised vectors)."""
         return "l2" if self.space == "l2" else "ip"
 
-    def _new_index(self, n_train: int) -> Any:
+    def _new_index(self, train: np.ndarray) -> Any:
+        """A new (CPU-built, IVF: CPU-trained on ``train``) index, copied to the GPU when in use."""
+        index = self._new_cpu_index(len(train))
+        if not index.is_trained:
+            index.train(train)
+        return self._to_gpu(index)
+
+    def _to_gpu(self, index: Any) -> Any:
+        if not self.use_gpu:
+            return index
+        faiss = _faiss()
+        self._gpu_res = faiss.StandardGpuResources()
+        return faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
+
+    def _new_cpu_index(self, n_train: int) -> Any:
         faiss = _faiss()
         metric = faiss.METRIC_L2 if self.metric == "l2" else faiss.METRIC_INNER_PRODUCT
         if self.kind == "flat":
@@ -167,9 +189,6 @@ class PrivateFaissIndex:
             self._quantizer = quantizer  # keep alive
         index = faiss.IndexIDMap2(base)
         self._base = base
-        if self.use_gpu:  # pragma: no cover - no GPU here
-            self._gpu_res = faiss.StandardGpuResources()
-            index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
         return index
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
@@ -208,9 +227,7 @@ class PrivateFaissIndex:
         public = keys if keys is not None and isinstance(keys[0], str) else id_arr.tolist()
         records = seal_records(self.embedding, public, texts, sanitized, logs)  # keyed text stage: by public id
         if self._index is None:
-            self._index = self._new_index(len(Z))
-        if not self._index.is_trained:
-            self._index.train(Z)
+            self._index = self._new_index(Z)
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
         kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
@@ -327,7 +344,7 @@ class PrivateFaissIndex:
 
     def _cpu_index(self) -> Any:
         faiss = _faiss()
-        if self.use_gpu:  # pragma: no cover
+        if self.use_gpu:
             return faiss.index_gpu_to_cpu(self._index)
         return self._index
 
@@ -409,10 +426,7 @@ class PrivateFaissIndex:
         if int(sidecar.get("ntotal", index.ntotal)) != int(index.ntotal):
             raise ArtefactError(f"{path / INDEX_FILE} holds {index.ntotal} vectors, {SIDECAR} expects "
                                 f"{sidecar.get('ntotal')}: the two files come from different saves")
-        if self.use_gpu:  # pragma: no cover
-            self._gpu_res = faiss.StandardGpuResources()
-            index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
-        self._index = index
+        self._index = self._to_gpu(index)
         stored_texts = sidecar.get("texts", {})
         ids = sidecar.get("ids", list(stored_texts))
         self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}

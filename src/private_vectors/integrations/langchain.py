@@ -54,7 +54,13 @@ from ._stored import (
     warn_existing_ids,
     warn_if_raw_hash_ids,
 )
-from .chroma import check_collection, load_query_index, protected_write, save_query_index
+from .chroma import (
+    check_collection,
+    load_query_index,
+    protected_write,
+    save_query_index,
+    upgrade_recorded_config,
+)
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]  # noqa: F822 (FAISS: lazy, module __getattr__)
@@ -280,6 +286,7 @@ class Chroma(_Base):
                     embeddings=None if embeddings is None else embeddings[start:stop],
                     metadatas=metas[start:stop] if any(m is not None for m in metas[start:stop]) else None)
             save_query_index(self._collection, ef)
+        upgrade_recorded_config(self._collection, ef)
         return ids
 
     def _documents_and_vectors(self, items: list[str], ids: list[str]) -> tuple[list[str], Any, list[str] | None]:

@@ -4,45 +4,126 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._validation import as_float_matrix, check_int, check_positive_finite
 from ..errors import InvalidParameterError, InvalidTypeError
-from ..random import RandomSource, resolve_random_state
+from ..random import RandomSource, SecureRandom, resolve_random_state
 
-__all__ = ["Mechanism", "gaussians_box_muller", "unit_sphere"]
+__all__ = ["CHUNK", "Mechanism", "add_radial_noise", "unit_sphere"]
 
 
 _TWO_PI32 = np.float32(2.0 * np.pi)
+_ONE_BITS = np.uint32(0x3F800000)  # float32 1.0: OR-ed with 23 random mantissa bits gives [1, 2)
+CHUNK = 64
+"""Rows per pass of the fast sampler: its scratch (~0.6 MB at n = 768) stays in cache and is
+allocated once per call, instead of megabyte temporaries that page-fault on every call."""
 
 
-def gaussians_box_muller(gen: np.random.Generator, m: int, n: int) -> np.ndarray:
-    """(m, n) float32 standard normals by the Box–Muller transform (Box & Muller, 1958).
+def _has_words(rng: Any) -> bool:
+    """Whether ``rng`` has a bulk uniform-word path: the default :class:`SecureRandom` (AES-CTR)
+    or a plain numpy ``Generator`` passed as ``rng=`` (its bit generator's raw output). Seeded
+    mechanisms (``random_state=``) and keyed streams have none: they keep drawing exactly the
+    numbers they drew before, through ``rng.standard_normal``."""
+    return isinstance(rng, SecureRandom) or type(rng) is np.random.Generator
 
-    From pairs of float32 uniforms u, v: √(−2 ln(1 − u))·(cos 2πv, sin 2πv) are two
-    independent N(0, 1) draws. With numpy's vectorised float32 log/sqrt/sin/cos this is
-    several times faster than ``Generator.standard_normal(dtype=float32)`` (ziggurat) on this
-    project's 2-core machine (benchmarks/results/mechanisms.md). The 2⁻²⁴ grid of float32
-    uniforms caps a pair's radius at √(48 ln 2) ≈ 5.8 (probability e^{−16.6} ≈ 6e-8 per pair
-    of exceeding it under the exact law) — far below what a float32 output resolves.
+
+def _fill_words(rng: Any, out: np.ndarray) -> None:
+    if isinstance(rng, SecureRandom):
+        rng.fill_words(out)
+    else:
+        out[...] = rng.bit_generator.random_raw((out.size + 1) // 2).view("<u4")[: out.size]
+
+
+class _Scratch:
+    """One call's working arrays for :func:`_sphere_rows` (reused across its chunks)."""
+
+    def __init__(self, rows: int, n: int) -> None:
+        h = (n + 1) // 2
+        self.words = np.empty(2 * rows * h, dtype=np.uint32)
+        self.trig = np.empty((rows, h), dtype=np.float32)
+        self.out = np.empty((rows, 2 * h), dtype=np.float32)
+        self.ones = np.ones(h, dtype=np.float32)
+
+
+def _sphere_rows(rng: Any, scratch: _Scratch, n: int, radius: np.ndarray) -> np.ndarray:
+    """(len(radius), n) float32 rows ``radius[i] · u_i``, u_i uniform on S^{n-1}, by Box–Muller
+    (Box & Muller, 1958), written into ``scratch`` (the returned array is a view of it).
+
+    Each row takes h = ⌈n/2⌉ pairs of uniform words. 23 bits of a word OR-ed into the mantissa
+    of 1.0 give f ∈ [1, 2) (no int-to-float conversion); a pair gives u = 2 − f ∈ (0, 1] and
+    θ = 2πf, and √(−2 ln u)·(cos θ, sin θ) are two independent N(0, 1) draws: a row of them,
+    normalised, is a uniform direction. For even n the squared norm of a row is Σ −2 ln u over
+    its pairs (cos² + sin² = 1), so the normalisation and the radius fold into the pair radii:
+    r′ = radius·√(ln u / Σ ln u). float32 throughout: the 2⁻²³ grid caps a pair's radius at
+    √(46 ln 2) ≈ 5.6 (probability e^{−16} ≈ 1e-7 per pair of exceeding it under the exact law),
+    far below what a float32 output resolves.
     """
-    total = m * n
-    half = (total + 1) // 2
-    radius = gen.random(half, dtype=np.float32)
-    np.subtract(np.float32(1.0), radius, out=radius)  # in (0, 1]: log is finite
-    np.log(radius, out=radius)
-    radius *= np.float32(-2.0)
-    np.sqrt(radius, out=radius)
-    angle = gen.random(half, dtype=np.float32)
-    angle *= _TWO_PI32
-    out = np.empty(2 * half, dtype=np.float32)
-    np.cos(angle, out=out[:half])
-    np.sin(angle, out=out[half:])
-    out[:half] *= radius
-    out[half:] *= radius
-    return out[:total].reshape(m, n)
+    rows, h = len(radius), (n + 1) // 2
+    words = scratch.words[: 2 * rows * h]
+    _fill_words(rng, words)
+    np.right_shift(words, np.uint32(9), out=words)
+    np.bitwise_or(words, _ONE_BITS, out=words)
+    f = words.view(np.float32)
+    log_u, theta = f[: rows * h].reshape(rows, h), f[rows * h:].reshape(rows, h)
+    np.subtract(np.float32(2.0), log_u, out=log_u)
+    np.log(log_u, out=log_u)  # ln u ≤ 0
+    theta *= _TWO_PI32
+    r = np.asarray(radius, dtype=np.float64)
+    if n % 2 == 0:
+        sum_log = (log_u @ scratch.ones).astype(np.float64)  # −½‖row‖², < 0 unless every u = 1
+        sum_log[sum_log == 0] = -1.0  # (probability 2^(−23h)): keeps the row finite
+        log_u *= (r * r / sum_log).astype(np.float32)[:, None]
+    else:
+        log_u *= np.float32(-2.0)
+    np.sqrt(log_u, out=log_u)
+    out, trig = scratch.out[:rows], scratch.trig[:rows]
+    np.cos(theta, out=trig)
+    np.multiply(trig, log_u, out=out[:, :h])
+    np.sin(theta, out=trig)
+    np.multiply(trig, log_u, out=out[:, h:])
+    if n % 2 == 0:
+        return out
+    g = out[:, :n]  # odd n: the last sine of each row is dropped, so normalise explicitly
+    norms = np.sqrt(np.einsum("ij,ij->i", g, g, dtype=np.float64))
+    norms[norms == 0] = 1.0
+    g *= (r / norms).astype(np.float32)[:, None]
+    return g
+
+
+def add_radial_noise(X: np.ndarray, rng: RandomSource, radius: np.ndarray,
+                     linear: Callable[[np.ndarray], np.ndarray] | None = None, *,
+                     rowwise: bool = True) -> None:
+    """``X[i] += radius[i] · L(u_i)`` in place, u_i uniform on S^{n-1}, L linear (default identity).
+
+    With a bulk-word source (the default) the directions come from Box–Muller draws with the
+    radius folded in (same law: L is linear), :data:`CHUNK` rows at a time; ``L`` is applied per
+    chunk when ``rowwise`` (cheap elementwise maps), else once to the whole batch (matrix products:
+    one large product instead of many small multi-threaded ones). Otherwise (seeded, keyed) the
+    directions come from :func:`unit_sphere`, then ``L``, then the radius, exactly as before, so
+    seeded and keyed outputs are unchanged bit for bit.
+    """
+    m, n = X.shape
+    if not _has_words(rng):
+        noise = unit_sphere(rng, m, n)
+        if linear is not None:
+            noise = linear(noise)
+        noise *= np.asarray(radius, dtype=np.float32)[:, None]
+        X += noise
+        return
+    per_chunk = linear is None or rowwise
+    target = X if per_chunk else np.zeros_like(X)
+    scratch = _Scratch(min(m, CHUNK), n)
+    for i in range(0, m, CHUNK):
+        noise = _sphere_rows(rng, scratch, n, radius[i:i + CHUNK])
+        target[i:i + CHUNK] += noise if linear is None or not per_chunk else linear(noise)
+    if not per_chunk:
+        assert linear is not None
+        X += linear(target)
+
 
 _RNG_METHODS = ("random", "standard_normal", "gamma")
 
@@ -52,16 +133,17 @@ def unit_sphere(rng: RandomSource, m: int, n: int, dtype: Any = np.float32) -> n
 
     float32 by default: noise needs no more precision than the float32 output it goes into.
 
-    The Gaussians come from :func:`gaussians_box_muller` when ``rng`` is a plain numpy
-    ``Generator`` — the fresh OS-seeded generator every unseeded call gets, the default — and
-    from ``rng.standard_normal`` otherwise, so seeded mechanisms (``random_state=``) and keyed
-    streams draw exactly the numbers they drew before. Both give i.i.d. N(0, 1) coordinates,
-    hence uniform directions.
+    With the default source (:class:`~private_vectors.random.SecureRandom`) or a plain numpy
+    ``Generator`` the Gaussians are Box–Muller draws from uniform words (see
+    :func:`add_radial_noise`); otherwise they come from ``rng.standard_normal``, so seeded
+    mechanisms (``random_state=``) and keyed streams draw exactly the numbers they drew before.
+    Both give i.i.d. N(0, 1) coordinates, hence uniform directions.
     """
-    if type(rng) is np.random.Generator and np.dtype(dtype) == np.float32:
-        g = gaussians_box_muller(rng, m, n)
-    else:
-        g = rng.standard_normal((m, n), dtype=dtype)
+    if np.dtype(dtype) == np.float32 and _has_words(rng):
+        out = np.zeros((m, n), dtype=np.float32)
+        add_radial_noise(out, rng, np.ones(m))
+        return out
+    g = rng.standard_normal((m, n), dtype=dtype)
     norms = np.sqrt(np.einsum("ij,ij->i", g, g))[:, None]
     norms[norms == 0] = 1.0  # probability zero; keeps the output finite
     g /= norms
@@ -123,7 +205,7 @@ class Mechanism(abc.ABC):
                 raise InvalidParameterError(name, "a value whose noise is representable", value,
                                             note=f"computing the noise failed ({type(exc).__name__})") from None
             out32 = np.ascontiguousarray(out, dtype=np.float32)
-        if not np.all(np.isfinite(out32)):
+        if out32.size and not (np.isfinite(out32.min()) and np.isfinite(out32.max())):  # NaN propagates
             name, value = self._noise_parameter()
             raise InvalidParameterError(name, "a value whose noise fits in float32 (finite output)", value,
                                         note="the noise overflows: epsilon is too small (or unit/sigma too large)")

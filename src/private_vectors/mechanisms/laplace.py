@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..random import RandomSource
-from .base import Mechanism, check_epsilon, check_unit, unit_sphere
+from .base import Mechanism, add_radial_noise, check_epsilon, check_unit
 
 __all__ = ["LaplaceMechanism"]
 
@@ -44,9 +44,7 @@ class LaplaceMechanism(Mechanism):
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
         m, n = X.shape
         radius = rng.gamma(n, self.scale, m).astype(np.float32)
-        noise = unit_sphere(rng, m, n)
-        noise *= radius[:, None]
-        X += noise
+        add_radial_noise(X, rng, radius)
         return X
 
     def _describe(self, n: int | None) -> dict[str, Any]:

@@ -24,7 +24,7 @@ import numpy as np
 from .._validation import as_float_matrix, check_probability
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..random import RandomSource
-from .base import Mechanism, check_epsilon, check_unit, unit_sphere
+from .base import Mechanism, add_radial_noise, check_epsilon, check_unit
 
 __all__ = ["MASK_FLOOR", "MahalanobisMechanism"]
 
@@ -174,9 +174,7 @@ class MahalanobisMechanism(Mechanism):
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
         m, n = X.shape
         radius = rng.gamma(n, self.unit / self.epsilon, m).astype(np.float32)
-        noise = self._apply_sqrt(unit_sphere(rng, m, n))  # a fresh float32 array: scaled in place
-        noise *= radius[:, None]
-        X += noise
+        add_radial_noise(X, rng, radius, self._apply_sqrt, rowwise=self._form == "diagonal")
         return X
 
     def _dense(self) -> tuple[np.ndarray, np.ndarray]:

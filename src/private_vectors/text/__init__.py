@@ -3,33 +3,44 @@
 Detectors (``spans(texts) -> list[list[Span]]``) are split from operators (redact /
 surrogate / keep), as presidio splits recognizers from anonymizer operators.
 
-    spans       Span, the Detector protocol, merging, chunking
-    regex       RegexDetector (e-mail, phone, card, IBAN, SSN, IP, dates, streets)
-    presidio    PresidioDetector (presidio-analyzer + spaCy small English, offline, verified)
-    names       NameDetector, PlaceDetector, FirmDetector (vocabularies: the shipped multilingual name/city pool, countries)
-    wordlist    name/place word lists, WordListDetector (fallback without presidio), query truecasing
-    light       LightDetector: regexes + word lists, one text at a time (labelling data)
-    concepts    TokenDetector, PatternDetector, NerDetector, TextConcept, built-in concept detectors
-    surrogates  keyed surrogates from the shipped, versioned pool
-    operators   Redact, Surrogate, Keep
-    sanitizer   Sanitizer (documents, queries, LangChain document transformer)
+    spans         Span, the Detector protocol, merging, chunking
+    recognizers/  what finds spans, one concern per file (regex, identifiers, presidio, names, places,
+                  firms, wordlist, concept)
+    rules/        span rules: named objects that keep, drop, extend or relabel spans
+    registry      recognizers and rules by name (a user's own recognizer is added here)
+    vocabulary    calendar words, forms of address, particles, ages; the word sets from installed packages
+    detection     running the recognizers: chunks, time limits, fallback, progress
+    entity_index  the keyed entity index (second pass over a batch, queries, stored state)
+    keycheck      subkeys and key check values; config_secrets: hiding lists in configs
+    stage_options, stage_config   options resolved once; the configuration and its rebuilding
+    wordlist      name/place word lists, query truecasing
+    light         LightDetector: regexes + word lists, one text at a time (labelling data)
+    concepts      TextConcept and which recognizers each concept runs
+    surrogates    keyed surrogates from the shipped, versioned pool
+    operators     Redact, Surrogate, Keep
+    sanitizer     Sanitizer (documents, queries, LangChain document transformer)
 """
 
 from importlib import import_module
 from typing import Any
 
 _HOMES = {
-    "POLICIES": "operators", "DetectionError": "sanitizer", "Detector": "spans", "FirmDetector": "names",
-    "LightDetector": "light", "NameDetector": "names", "NerDetector": "concepts", "PatternDetector": "concepts",
-    "PlaceDetector": "names", "PresidioDetector": "presidio", "RegexDetector": "regex", "Sanitizer": "sanitizer",
-    "Span": "spans", "SurrogateGenerator": "surrogates", "TextConcept": "concepts", "TokenDetector": "concepts",
-    "WordListDetector": "wordlist", "concept_detectors": "concepts", "load_pool": "surrogates",
-    "merge_spans": "spans", "presidio_available": "presidio",
+    "POLICIES": "operators", "DetectionError": "detection", "Detector": "spans", "FirmDetector": "recognizers.firms",
+    "LightDetector": "light", "NameDetector": "recognizers.names", "NerDetector": "recognizers.concept",
+    "PatternDetector": "recognizers.concept", "PlaceDetector": "recognizers.places",
+    "PresidioDetector": "recognizers.presidio", "QuantityDetector": "recognizers.concept",
+    "Recognizer": "recognizers.base", "RegexDetector": "recognizers.regex", "Rule": "rules.base",
+    "IdentifierDetector": "recognizers.identifiers", "Sanitizer": "sanitizer", "Span": "spans",
+    "SurrogateGenerator": "surrogates", "TextConcept": "concepts", "TokenDetector": "recognizers.concept",
+    "WordListDetector": "recognizers.wordlist", "concept_detectors": "concepts", "load_pool": "surrogates",
+    "merge_spans": "spans", "presidio_available": "recognizers.presidio",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """The package's names, imported on first use (the package itself loads no detector)."""
+    """The package's names, imported on first use (the package itself loads no recognizer)."""
+    if name == "registry":
+        return import_module(f"{__name__}.registry")
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -43,13 +54,17 @@ __all__ = [
     "DetectionError",
     "Detector",
     "FirmDetector",
+    "IdentifierDetector",
     "LightDetector",
     "NameDetector",
     "NerDetector",
     "PatternDetector",
     "PlaceDetector",
     "PresidioDetector",
+    "QuantityDetector",
+    "Recognizer",
     "RegexDetector",
+    "Rule",
     "Sanitizer",
     "Span",
     "SurrogateGenerator",

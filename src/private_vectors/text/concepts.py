@@ -1,13 +1,13 @@
-"""Concept detectors: token lists, regexes and spaCy NER labels, for built-in and user concepts.
+"""Which recognizers a concept runs: the presets, the built-in span concepts and user concepts.
 
-Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func:`concept_detectors`:
+Built-in concepts (``fitted.spec.BUILTIN_CONCEPTS``) map to recognizers in :func:`concept_detectors`:
 
-| concept | detectors (cheap first) |
+| concept | recognizers (cheap first) |
 |---|---|
 | PII | regexes (e-mail, phone, card, IBAN, SSN, IP, URL, street) + cue/shape identifiers (handles, ID numbers, dates of birth, ages, postcodes) + name and place vocabularies + firm names made of surnames + presidio (PERSON, LOCATION, NRP, URL, identifiers) |
 | PHI | PII + dates more specific than a year and ranges of them (regex and presidio/spaCy DATE_TIME), organisations (presidio ORGANIZATION, institution names by head noun with their gloss in parentheses and the acronyms defined for them), reference numbers of records, cases and registers (cue word or register-number shape), NRP, sex/gender and occupation terms (Faker's job titles and occupations named after a cue: "worked as a ..."), money (ISO 4217 codes, currency words) and spaCy MONEY/QUANTITY (:class:`QuantityDetector`) |
 | quasi | dates, age patterns, demographic terms, spaCy MONEY/QUANTITY/PERCENT, presidio DATE_TIME/ORGANIZATION/NRP |
-| person | first-name vocabulary (:class:`~private_vectors.text.names.NameDetector`) + presidio PERSON |
+| person | first-name vocabulary (:class:`~private_vectors.text.recognizers.names.NameDetector`) + presidio PERSON |
 | location | street regexes + place vocabulary + presidio LOCATION |
 | datetime | date regexes + weekday/month tokens + presidio DATE_TIME |
 | demographic | sex/gender vocabulary + age patterns + presidio NRP |
@@ -16,35 +16,37 @@ Built-in concepts (``concepts.spec.BUILTIN_CONCEPTS``) map to detectors in :func
 Presets (``PII``, ``PHI``, ``quasi``) and their sources are in :mod:`.presets`. A list of concepts
 runs one pass with the union of their detectors (:func:`union_detectors`).
 A user concept is a :class:`TextConcept` (tokens, regexes, spaCy NER labels) or a
-``concepts.Concept`` built with ``from_tokens`` / ``from_spacy``.
+``fitted.Concept`` built with ``from_tokens`` / ``from_spacy``.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError
-from ..fitted.removal import find_tokens
-from .identifiers import IdentifierDetector
-from .names import FirmDetector, NameDetector, PlaceDetector
+from ..errors import InvalidParameterError
 from .presets import PRESETS
-from .presidio import PresidioDetector, presidio_available
-from .regex import _YEAR, REGEX_LABELS, RegexDetector
-from .spans import Detector, Span, validate_texts
-from .wordlist import WordListDetector
+from .recognizers.concept import NerDetector, PatternDetector, QuantityDetector, TokenDetector
+from .recognizers.firms import FirmDetector
+from .recognizers.identifiers import IdentifierDetector
+from .recognizers.names import NameDetector
+from .recognizers.places import PlaceDetector
+from .recognizers.presidio import PresidioDetector, presidio_available
+from .recognizers.regex import REGEX_LABELS, RegexDetector
+from .recognizers.wordlist import WordListDetector
+from .spans import Detector
+from .vocabulary import AGE, MONTHS, WEEKDAYS
 
-__all__ = ["NerDetector", "PatternDetector", "QuantityDetector", "TextConcept", "TokenDetector", "concept_detectors", "union_detectors"]
+__all__ = ["NerDetector", "PatternDetector", "QuantityDetector", "TextConcept", "TokenDetector", "concept_detectors",
+           "union_detectors"]
 
 _DATA = Path(__file__).resolve().parents[1] / "data" / "concepts"
-_SPACY_TO_LABEL = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "FAC": "LOCATION",
-                   "NORP": "NRP", "DATE": "DATE_TIME", "TIME": "DATE_TIME", "ORG": "ORGANIZATION"}
-_WEEKDAYS_MONTHS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January", "February", "March", "April", "June", "July", "August", "September", "October", "November", "December"]
+_WEEKDAYS_MONTHS = [*WEEKDAYS, *(m for m in MONTHS if m != "May")]  # "may", the verb, is no date
 _PII_PRESIDIO = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN",
                  "IP_ADDRESS", "URL", "UK_NHS", "MEDICAL_LICENSE")
 _PII_REGEX = tuple(x for x in REGEX_LABELS if x != "DATE_TIME")
@@ -58,7 +60,6 @@ _DIAGNOSIS_CUE = (r"(?:(?<=diagnosed with )|(?<=diagnosis of )|(?<=diagnosis: )|
 # a disease by its medical word shape: -itis, -osis, -oma, -emia/-aemia, -pathy, -plasia, neoplasm, syndrome
 _DISEASE_SHAPE = (r"\b(?:[a-z]+ ){0,2}[a-z]+(?:itis|osis|omas?|a?emia|pathy|plasia|neoplasms?)\b"
                   r"|\b(?:[a-z]+ ){1,2}(?:syndrome|disease|disorder|infection)\b")
-_AGE = r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b(?:aged?|age)\s+\d{1,3}\b|\b\d{1,3}[- ]year[- ]old\b"
 
 
 def _read_list(name: str) -> list[str]:
@@ -70,166 +71,6 @@ def _read_list(name: str) -> list[str]:
 def medical_vocabulary() -> tuple[str, ...]:
     """Diseases and symptoms shipped with the built-in ``medical`` concept."""
     return tuple(_read_list("medical_diseases.txt") + _read_list("medical_symptoms.txt"))
-
-
-class TokenDetector:
-    """Occurrences of listed tokens (word boundaries, case-insensitive by default).
-
-    Args:
-        tokens: words or multi-word phrases.
-        label: the label of every span.
-        case_sensitive: match the exact case.
-        name: detector name (in spans and config).
-    """
-
-    def __init__(self, tokens: Sequence[str], *, label: str, case_sensitive: bool = False,
-                 name: str = "tokens") -> None:
-        if isinstance(tokens, str):
-            raise InvalidTypeError("tokens", "a list of strings", tokens, note="wrap a single token in a list")
-        toks = [t for t in tokens if isinstance(t, str) and t.strip()]
-        if not toks:
-            raise InvalidParameterError("tokens", "at least one non-blank token", tokens)
-        _check_label(label)
-        self.tokens = tuple(toks)
-        self.label = label
-        self.case_sensitive = bool(case_sensitive)
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"TokenDetector({len(self.tokens)} tokens, label={self.label!r})"
-
-    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        return [[Span(a, b, self.label, 1.0, self.name)
-                 for a, b, _ in find_tokens(t, self.tokens, case_sensitive=self.case_sensitive)]
-                for t in validate_texts(texts)]
-
-    def get_config(self) -> dict[str, Any]:
-        return {"type": "tokens", "name": self.name, "label": self.label, "tokens": list(self.tokens),
-                "case_sensitive": self.case_sensitive}
-
-
-class PatternDetector:
-    """Matches of regular expressions (Python ``re`` syntax), one label.
-
-    Args:
-        patterns: regular expressions.
-        label: the label of every span.
-        ignore_case: compile with ``re.IGNORECASE``.
-        score: the score of every span.
-        name: detector name.
-    """
-
-    def __init__(self, patterns: Sequence[str], *, label: str, ignore_case: bool = True, score: float = 0.9,
-                 name: str = "pattern") -> None:
-        if isinstance(patterns, str):
-            patterns = [patterns]
-        pats = list(patterns)
-        if not pats:
-            raise InvalidParameterError("patterns", "at least one regular expression", patterns)
-        compiled = []
-        for i, p in enumerate(pats):
-            try:
-                compiled.append(re.compile(p, re.IGNORECASE if ignore_case else 0))
-            except (re.error, TypeError) as exc:
-                raise InvalidParameterError(f"patterns[{i}]", "a valid regular expression", p) from exc
-        _check_label(label)
-        self.patterns = tuple(pats)
-        self.label = label
-        self.ignore_case = bool(ignore_case)
-        self.score = float(score)
-        self.name = name
-        self._compiled = compiled
-
-    def __repr__(self) -> str:
-        return f"PatternDetector({len(self.patterns)} patterns, label={self.label!r})"
-
-    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        return [[Span(m.start(), m.end(), self.label, self.score, self.name)
-                 for c in self._compiled for m in c.finditer(t) if m.end() > m.start()]
-                for t in validate_texts(texts)]
-
-    def get_config(self) -> dict[str, Any]:
-        return {"type": "pattern", "name": self.name, "label": self.label, "patterns": list(self.patterns),
-                "ignore_case": self.ignore_case, "score": self.score}
-
-
-class NerDetector:
-    """spaCy NER entities with the given labels (the pipeline presidio loaded, shared).
-
-    Args:
-        labels: spaCy labels (``["ORG", "PRODUCT"]``) or a mapping spaCy label -> span label;
-            a list maps the usual ones to presidio names (GPE -> LOCATION, NORP -> NRP, ...).
-        model: spaCy model, see :func:`~private_vectors.text.presidio.resolve_spacy_model`.
-        batch_size: texts per ``nlp.pipe`` batch.
-    """
-
-    name = "ner"
-
-    def __init__(self, labels: Sequence[str] | Mapping[str, str], *, model: str | None = None,
-                 batch_size: int = 32) -> None:
-        if isinstance(labels, str):
-            raise InvalidTypeError("labels", "a list of spaCy labels or a mapping", labels)
-        mapping = dict(labels) if isinstance(labels, Mapping) else {x: _SPACY_TO_LABEL.get(x, x) for x in labels}
-        if not mapping:
-            raise InvalidParameterError("labels", "at least one spaCy NER label", labels)
-        self.labels = mapping
-        self.model = model
-        self.batch_size = int(batch_size)
-        from .presidio import _engine
-
-        analyzer, self._meta = _engine(model)
-        self._nlp = analyzer.nlp_engine.nlp["en"]
-
-    def __repr__(self) -> str:
-        return f"NerDetector(labels={self.labels})"
-
-    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        texts = validate_texts(texts)
-        return [[Span(e.start_char, e.end_char, self.labels[e.label_], 0.85, self.name)
-                 for e in doc.ents if e.label_ in self.labels]
-                for doc in self._nlp.pipe(texts, batch_size=self.batch_size)]
-
-    def get_config(self) -> dict[str, Any]:
-        return {"type": "ner", "labels": dict(self.labels), "spacy_model": dict(self._meta), "model": self.model}
-
-
-_REFERENCE_BEFORE = re.compile(r"(?:article|art\.|§|paragraph|para\.|no\.|nos\.|rule|protocol|section|point|"
-                               r"page|pp?\.|chapter|table|figure|fig\.|item|annex|number|volume|vol\.)[ \t]*$",
-                               re.IGNORECASE)
-
-
-class QuantityDetector(NerDetector):
-    """Amounts of money and measured quantities ("80 kg", "3 hectares") that can single a person
-    out, from spaCy's MONEY and QUANTITY entities, validated: a bare year is no quantity, nor is a
-    number after a reference word ("Article 6", "paragraph 12", "Table 2"). Plain counts
-    (CARDINAL: "two cases", "seven other persons") and percentages (scores, odds, rates) are
-    not taken: on TAB train, counts added 13 annotated tokens for about 100 unannotated ones."""
-
-    name = "quantity"
-
-    def __init__(self, *, model: str | None = None, batch_size: int = 32) -> None:
-        super().__init__({"MONEY": "QUANTITY", "QUANTITY": "QUANTITY"}, model=model, batch_size=batch_size)
-
-    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        texts = validate_texts(texts)
-        out = []
-        for text, doc in zip(texts, self._nlp.pipe(texts, batch_size=self.batch_size), strict=True):
-            out.append([Span(e.start_char, e.end_char, "QUANTITY", 0.8, self.name) for e in doc.ents
-                        if e.label_ in self.labels and _is_quantity(text, e.start_char, e.end_char)])
-        return out
-
-    def get_config(self) -> dict[str, Any]:
-        return {**super().get_config(), "type": "quantity"}
-
-
-def _is_quantity(text: str, a: int, b: int) -> bool:
-    """Not a bare year, not a number after a reference word."""
-    return not (_YEAR.fullmatch(text[a:b].strip()) or _REFERENCE_BEFORE.search(text, max(0, a - 12), a))
-
-
-def _check_label(label: Any) -> None:
-    if not isinstance(label, str) or not re.fullmatch(r"[A-Z][A-Z0-9_]*", label):
-        raise InvalidParameterError("label", "an upper-case label such as 'PERSON' or 'PROJECT_CODE'", label)
 
 
 @dataclass(frozen=True)
@@ -390,6 +231,6 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
         model, fb = _model_or_fallback(("NRP",))
         return name, [TokenDetector(_read_list("demographic_terms.txt"), label="DEMOGRAPHIC",
                                     name="demographic:tokens"),
-                      PatternDetector([_AGE], label="DEMOGRAPHIC", name="demographic:age"), *model], fb
+                      PatternDetector([AGE], label="DEMOGRAPHIC", name="demographic:age"), *model], fb
     return name, [TokenDetector(medical_vocabulary(), label="MEDICAL", name="medical:tokens"),
                   PatternDetector([_DIAGNOSIS_CUE, _DISEASE_SHAPE], label="MEDICAL", score=0.8, name="medical:pattern")], False

@@ -4,13 +4,14 @@ Used to relabel "plain" training sentences that in fact contain PII (TextCrafter
 classifier, Tang et al. eqs. 5–8) and to label synthetic data. It is a heuristic, not a
 guarantee: structured identifiers (e-mail, phone, credit card with Luhn check, US SSN, IBAN
 with mod-97 check, IP address, URL/domain, dates, street addresses) come from
-:mod:`~private_vectors.text.regex`; person names and places from the word lists of
+:mod:`~private_vectors.text.recognizers.regex`; person names and places from the word lists of
 :mod:`~private_vectors.text.wordlist` and the name cues. With ``use_presidio=True``
 presidio-analyzer's findings are added. The text stage proper is the
 :class:`~private_vectors.text.sanitizer.Sanitizer`.
 
-Labels follow presidio's: EMAIL_ADDRESS, PHONE_NUMBER, CREDIT_CARD, US_SSN, IBAN_CODE,
-IP_ADDRESS, DOMAIN_NAME, DATE_TIME, STREET_ADDRESS, PERSON, LOCATION.
+Labels are the text stage's (presidio's names): EMAIL_ADDRESS, PHONE_NUMBER, CREDIT_CARD,
+US_SSN, IBAN_CODE, IP_ADDRESS, URL, DATE_TIME, PERSON, LOCATION (a street address is a
+LOCATION); overlapping spans merge as in the text stage (:func:`~private_vectors.text.spans.merge_spans`).
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from .regex import _STREET, _STREET_EU, cue_name_spans, structured_matches
-from .spans import Span
+from .recognizers.regex import _STREET, _STREET_EU, cue_name_spans, structured_matches
+from .spans import Span, merge_spans
 from .wordlist import COMMON_CAPITALISED, name_spans
 
 __all__ = ["LIGHT_LABELS", "LightDetector", "contains_pii", "detect_pii"]
 
 LIGHT_LABELS = (
     "EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE", "IP_ADDRESS",
-    "DOMAIN_NAME", "DATE_TIME", "STREET_ADDRESS", "PERSON", "LOCATION",
+    "URL", "DATE_TIME", "PERSON", "LOCATION",
 )
 """The labels :class:`LightDetector` reports."""
 
@@ -53,7 +54,7 @@ class LightDetector:
                 f"use_presidio={self.use_presidio})")
 
     def detect(self, text: str) -> list[Span]:
-        """All spans in ``text``, sorted by position, overlaps resolved by score then length."""
+        """All spans in ``text``, sorted by position, overlapping ones merged (the text stage's rule)."""
         if not isinstance(text, str):
             raise InvalidTypeError("text", "a str", text)
         spans = _regex_spans(text) + name_spans(text) + _cue_spans(text)
@@ -62,7 +63,7 @@ class LightDetector:
                 label = "LOCATION" if r.entity_type in ("GPE", "LOCATION") else r.entity_type
                 spans.append(Span(r.start, r.end, label, float(r.score), "presidio"))
         spans = [s for s in spans if s.label in self.entities and s.score >= self.min_score]
-        return _resolve_overlaps(spans)
+        return merge_spans(spans)
 
     def contains_pii(self, text: str) -> bool:
         """Whether ``text`` has at least one span."""
@@ -104,10 +105,9 @@ def _presidio_engine() -> Any:
 
 
 def _regex_spans(text: str) -> list[Span]:
-    found = [Span(m.start(), m.end(), "DOMAIN_NAME" if label == "URL" else label, score, "regex")
-             for label, m, score in structured_matches(text)]
+    found = [Span(m.start(), m.end(), label, score, "regex") for label, m, score in structured_matches(text)]
     for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6)):
-        found += [Span(m.start(), m.end(), "STREET_ADDRESS", score, "regex") for m in pattern.finditer(text)]
+        found += [Span(m.start(), m.end(), "LOCATION", score, "regex") for m in pattern.finditer(text)]
     return found
 
 
@@ -115,14 +115,6 @@ def _cue_spans(text: str) -> list[Span]:
     """The name-cue spans whose first word is no common capitalised word ("Named Hope" is not a name)."""
     return [s for s in cue_name_spans(text, detector="wordlist")
             if text[s.start:s.end].split()[0] not in COMMON_CAPITALISED]
-
-
-def _resolve_overlaps(spans: list[Span]) -> list[Span]:
-    kept: list[Span] = []
-    for s in sorted(spans, key=lambda s: (-s.score, -(s.end - s.start), s.start)):
-        if all(s.end <= k.start or s.start >= k.end for k in kept):
-            kept.append(s)
-    return sorted(kept, key=lambda s: s.start)
 
 
 _DEFAULT: LightDetector | None = None

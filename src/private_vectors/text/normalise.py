@@ -10,8 +10,8 @@ character a detector flagged survives in any written form. Per character, in thi
 * Latin look-alikes in Cyrillic and Greek (``а`` → ``a``, ``ο`` → ``o``) are folded when the
   word around them also has Latin letters (a word written wholly in Cyrillic stays Cyrillic);
 * a line break between two capitalised words, on a line without digits, becomes a space
-  ("Amelia\\nOkafor"; an address line "12 Main Street\\nSpringfield" keeps its break, and
-  from version 4 so does a line above a country's line: "ALFRICK\\nUnited Kingdom");
+  ("Amelia\\nOkafor"; an address line "12 Main Street\\nSpringfield" keeps its break, and so
+  does a line above a country's line: "ALFRICK\\nUnited Kingdom");
 * a placeholder-shaped token (``<AMELIA_OKAFOR>``, ``[JOHN-DOE]``) and an ALL-CAPS run of two or
   more words are title-cased, a placeholder's ``_``/``-`` joints and brackets become spaces, so a
   name written that way reads as a name in running text.
@@ -27,8 +27,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from .regex import UPPER_LETTERS
 from .spans import Span
+from .vocabulary import UPPER_LETTERS, countries
 
 __all__ = ["Normalised", "normalise"]
 
@@ -45,9 +45,6 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _CAP = rf"[{UPPER_LETTERS}][{UPPER_LETTERS}'’]+"  # capitals of Latin (with accents), Greek and Cyrillic
 _PLACEHOLDER = re.compile(rf"[<\[{{‹«]({_CAP}(?:[_\- ]{_CAP})+)[>\]}}›»]")
 _CAPS_RUN = re.compile(rf"(?<!\w){_CAP}(?:[ \t]+{_CAP})+(?!\w)")
-# behaviour version 3: ASCII capitals only
-_PLACEHOLDER_V3 = re.compile(r"[<\[{‹«]([A-Z][A-Z'’]+(?:[_\- ][A-Z][A-Z'’]+)+)[>\]}›»]")
-_CAPS_RUN_V3 = re.compile(r"\b[A-Z][A-Z'’]+(?:[ \t]+[A-Z][A-Z'’]+)+\b")
 _CAPS_STOP = frozenset(["AND", "OR", "OF", "THE", "IN", "ON", "FOR", "TO", "WITH", "BY", "AT", "A", "AN", "VS", "NOT"])
 
 
@@ -103,26 +100,23 @@ _POSTCODE_TAIL = re.compile(r"[ \t]+[\d -]{3,10}$")
 def country_line(chars: Sequence[str], start: int) -> bool:
     """Whether the line of ``chars`` (a string or a list of characters) starting at ``start`` is
     a country, with or without a postcode: the last line of an address block ("ALFRICK\nUnited
-    Kingdom"), whose break stays (version 4)."""
-    from .names import _countries
-
+    Kingdom"), whose break stays."""
     end = start
     while end < len(chars) and chars[end] != "\n":
         end += 1
     line = _POSTCODE_TAIL.sub("", "".join(chars[start:end]).strip())
-    return " ".join(line.casefold().split()) in _countries()
+    return " ".join(line.casefold().split()) in countries()
 
 
-def _shape(chars: list[str], version: int) -> None:
+def _shape(chars: list[str]) -> None:
     """Placeholder-shaped names and ALL-CAPS runs title-cased; a line break inside a name a space."""
     text = "".join(chars)
     if text.isupper():  # a text wholly in capitals says nothing about which words are names
         return
-    placeholder, caps_run = (_PLACEHOLDER, _CAPS_RUN) if version >= 4 else (_PLACEHOLDER_V3, _CAPS_RUN_V3)
-    for m in placeholder.finditer(text):
+    for m in _PLACEHOLDER.finditer(text):
         _title_case(chars, m.start(1), m.end(1), "_-")
         chars[m.start()] = chars[m.end() - 1] = " "  # brackets read as spaces: a name in running text
-    for m in caps_run.finditer(text):
+    for m in _CAPS_RUN.finditer(text):
         if not any(w in _CAPS_STOP for w in m.group(0).split()):
             _title_case(chars, m.start(), m.end(), "")
     line_start = 0
@@ -134,7 +128,7 @@ def _shape(chars: list[str], version: int) -> None:
         # "Amelia\nOkafor": a break between two capitalised words on a line without digits
         # (an address line "12 Main Street\nSpringfield" keeps its break)
         if chars[i - 1].isalpha() and chars[i + 1].isupper() and not any(c.isdigit() for c in line) \
-                and not (version >= 4 and country_line(chars, i + 1)):
+                and not country_line(chars, i + 1):
             j = i - 1
             while j > 0 and chars[j - 1].isalpha():
                 j -= 1
@@ -142,14 +136,10 @@ def _shape(chars: list[str], version: int) -> None:
                 chars[i] = " "
 
 
-def normalise(text: str, *, version: int = 4) -> Normalised:
+def normalise(text: str) -> Normalised:
     """The detection form of ``text`` with each character's source offset (see the module docstring).
-
-    Args:
-        text: the text as written.
-        version: the Sanitizer behaviour version; from 4, placeholders and ALL-CAPS runs may hold
-            accented, Greek and Cyrillic capitals (``<OISÍN_RANDRIANASOLO>``), before only ASCII ones.
-    """
+    Placeholders and ALL-CAPS runs may hold accented, Greek and Cyrillic capitals
+    (``<OISÍN_RANDRIANASOLO>``)."""
     out: list[str] = []
     source: list[int] = []
     for i, c in enumerate(text):
@@ -160,5 +150,5 @@ def normalise(text: str, *, version: int = 4) -> Normalised:
             out.append(ch)
             source.append(i)
     _fold_homoglyphs(out)
-    _shape(out, version)
+    _shape(out)
     return Normalised(text, "".join(out), source)

@@ -1,25 +1,24 @@
-"""Word lists of first names, last names and places, and the word-list person/place detector.
+"""Word lists of first names, last names and places, and name and place spans found with them.
 
 Names and places come from Faker's locale providers (first and last names of ~20 Latin-script
-locales, countries, US states) plus a list of large cities. :class:`WordListDetector` is the
-fallback when presidio is not installed: measured weaker than presidio + spaCy (see
-``benchmarks/results/detection``), so the Sanitizer uses it only when presidio-analyzer or spaCy
-is missing, and records that in its config. The same lists truecase lower-case queries
-(``truecase``) so spaCy can see names users type in lower case.
+locales, countries, US states) plus a list of large cities. :func:`name_spans` finds them in a
+text (the word-list recognizer, :class:`~private_vectors.text.recognizers.wordlist.WordListDetector`,
+is the fallback when presidio is not installed, and :class:`~private_vectors.text.light.LightDetector`
+uses them). The same lists truecase lower-case queries (``truecase``) so spaCy can see names
+users type in lower case.
 """
 
 from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
 
-from .regex import cue_name_spans, stop_words
-from .spans import Span, validate_texts
+from .spans import Span
+from .vocabulary import MONTHS, WEEKDAYS, encoder_words, stop_words
 
-__all__ = ["COMMON_CAPITALISED", "WordListDetector", "name_spans", "name_words", "truecase", "word_lists"]
+__all__ = ["COMMON_CAPITALISED", "name_spans", "name_words", "plain_nouns", "truecase", "word_lists"]
 
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
 
@@ -49,8 +48,7 @@ COMMON_CAPITALISED = frozenset(_words("""
 The A An And But Or If In On At To Of For By With From As Is It Its This That These Those He She
 We They You I My Our Your His Her Their Me Him Them Us Who What When Where Why How Which Not No Yes
 All Any Some Each Every Many Much More Most Other Such Only Own Same So Than Too Very Can Will Just
-Should Now May June July August April March Monday Tuesday Wednesday Thursday Friday Saturday Sunday
-January February September October November December Mark Bill Grant Rose Joy Hope Faith Grace
+Should Now Mark Bill Grant Rose Joy Hope Faith Grace
 Summer Autumn Winter Spring Dawn Sky Rain Storm River Lake Hill Wood Field Stone Page Young Long
 Little White Black Brown Green Gray Grey Golden Silver Gold King Queen Prince Duke Lord Judge
 Major General President Senator Doctor Dr Mr Mrs Ms Miss Sir Madam Saint St Street Road Avenue
@@ -64,7 +62,7 @@ Cancer Diabetes Health Care Medical Hospital Clinic School University College Co
 Christmas Easter Apple Amazon Google Microsoft Oracle Shell Ball
 Democratic Republic Islands Island Federal Territory Territories Outlying Minor Virgin Holy Arab
 Emirates Federated Southern Northern Western Eastern
-"""))
+""")) | frozenset(WEEKDAYS) | frozenset(MONTHS)
 
 @lru_cache(maxsize=1)
 def word_lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
@@ -89,6 +87,19 @@ def word_lists() -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
         pass
     keep = lambda s: frozenset(w for w in s if len(w) > 1 and w[0].isupper() and w not in COMMON_CAPITALISED)  # noqa: E731
     return keep(first), keep(last), keep(places)
+
+
+@lru_cache(maxsize=1)
+def plain_nouns() -> frozenset[str]:
+    """Whole words of the packaged encoder's vocabulary that no shipped name list or surrogate
+    pool knows as a name ("breast", "membrane", "pathway"; not "mark", "white", "amelia"): a
+    phrase with one is no name. Empty without the packaged encoder."""
+    from .surrogates import load_pool
+
+    first, last, _ = word_lists()
+    pool = load_pool()
+    names = {w.casefold() for w in (*first, *last, *pool.last)} | set(pool.first_keys)
+    return encoder_words() - names
 
 
 def name_spans(text: str, *, detector: str = "wordlist") -> list[Span]:
@@ -167,21 +178,3 @@ def truecase(text: str, keep: Callable[[str], bool] | None = None) -> str:
             if len(cap) == 1:
                 chars[m.start()] = cap
     return "".join(chars)
-
-
-class WordListDetector:
-    """PERSON and LOCATION spans from Faker-derived word lists (the presidio-less fallback)."""
-
-    name = "wordlist"
-
-    def __repr__(self) -> str:
-        return "WordListDetector()"
-
-    def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        return [name_spans(t, detector=self.name) + cue_name_spans(t, detector=self.name)
-                for t in validate_texts(texts)]
-
-    def get_config(self) -> dict[str, Any]:
-        import faker
-
-        return {"type": "wordlist", "faker": faker.VERSION}

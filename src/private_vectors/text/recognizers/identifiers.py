@@ -33,8 +33,8 @@ Each rule is general rather than fitted to one corpus:
   Interior", "Social Insurance Authority", "Court of Cassation", "Office for Veterans and
   Persecuted Persons". The head alone ("the Court", "the Ministry") is no name. An acronym the
   text defines for such a name, in parentheses after or before it, is the name wherever the
-  text uses it. From version "3", the name's gloss in parentheses right after it (its name in
-  the original language or its acronym: "Moers District Court (Amtsgericht)") is part of it, and
+  text uses it. The name's gloss in parentheses right after it (its name in the original
+  language or its acronym: "Moers District Court (Amtsgericht)") is part of it, and
   so is a part of the institution named before it ("the Fourteenth Chamber of the Istanbul
   Assize Court", "the 8th Section of the Supreme Administrative Court").
 * ``REFERENCE`` (opt-in, labelled ``ID_NUMBER``): a reference number of a record, case, file or
@@ -57,26 +57,21 @@ Each rule is general rather than fitted to one corpus:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from ..errors import InvalidParameterError
-from .spans import Span, check_labels, validate_texts
+from ..spans import Span, check_labels, validate_texts
+from ..vocabulary import AGE, HONORIFIC, MONTH
+from .base import Recognizer
 
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
-IDENTIFIERS_VERSION = "3"
-"""Version of the rules, recorded in configs: "2" adds ranges of dates (under DATE_TIME), "3"
-an institution name's gloss in parentheses and the part named before it, and ends a name
-at its sentence's end (under ORGANIZATION); a detector rebuilt from an older config runs without them."""
-_VERSIONS = ("1", "2", "3")
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
                                       "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
 _DEFAULT = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "PERSON")
 
-_MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
-          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
+_MONTH = MONTH
 _DAY = r"(?:[0-3]?\d)(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[89]\d\d|20\d\d)"
 _NUMERIC_DATE = r"(?:\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}|\d{4}-\d{2}-\d{2})"
@@ -122,8 +117,7 @@ _OCCUPATION = re.compile(
     r"working|attached|under|during|whose|which|that)\b))")
 _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
-_AGE = re.compile(r"\b\d{1,3}[- ](?:years?|yrs?)[- ]old\b|\b\d{1,3}[- ]year[- ]old\b"
-                  r"|\b(?:aged?|age:)[ \t]*\d{1,3}\b", re.IGNORECASE)
+_AGE = re.compile(AGE, re.IGNORECASE)
 _POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
                        r"|(?<=\b[A-Z]{2}[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
@@ -133,7 +127,7 @@ _DATE = re.compile(rf"\b{_SPECIFIC_DATE}\b", re.IGNORECASE)
 _DATE_RANGE = re.compile(rf"\b(?:{_DAY}(?:(?:,[ \t]*|[ \t]+and[ \t]+){_DAY})*|{_SPECIFIC_DATE})"
                          rf"[ \t]*(?:,[ \t]*)?(?:and|to|until|-|–)[ \t]*{_SPECIFIC_DATE}\b", re.IGNORECASE)
 # a title and initials, with or without a surname: "Mr F.L.", "Mr K.H. Christoph", "Ms A.-M. Mendiboure"
-_INITIALS = re.compile(r"\b(?:Mr|Mrs|Ms|Mx|Miss|Dr|Prof)\.?[ \t]+(?:[^\W\d_a-z]\.[ \t]?-?){1,3}"
+_INITIALS = re.compile(rf"\b{HONORIFIC}\.?[ \t]+(?:[^\W\d_a-z]\.[ \t]?-?){{1,3}}"
                        r"(?:[ \t]*(?!(?:and|or|of|the|in)\b)[^\W\d_][\w'’-]+)?")
 
 
@@ -199,10 +193,9 @@ def _institution(cap: str) -> re.Pattern[str]:
         rf"(?![ \t]*(?:of|for)[ \t]+the[ \t]+(?:Convention|Court)\b)){{1,6}})?")
 
 
-_INSTITUTION = _institution(_CAP)
-# version 3: a word of the name ends without a full stop, so a name stops at its sentence's end
+# a word of the name ends without a full stop, so a name stops at its sentence's end
 # ("the Ministry of Foreign Affairs. The ..."); dots inside a word stay ("S.A")
-_INSTITUTION_3 = _institution(rf"(?:[{_UPPER}][\w’'-]*(?:\.[\w’'-]+)*)")
+_INSTITUTION = _institution(rf"(?:[{_UPPER}][\w’'-]*(?:\.[\w’'-]+)*)")
 
 
 _ACRONYM = r"[A-Z]{2,6}(?:-[A-Z]{1,2})?"
@@ -233,21 +226,18 @@ def _glossed(text: str, end: int) -> int:
     return g.end() if g is not None and len(g.group(0).split()) <= 10 else end
 
 
-def _institutions(text: str, version: str = IDENTIFIERS_VERSION) -> list[Span]:
+def _institutions(text: str) -> list[Span]:
     """Institution names (see the module docstring): a head with a qualifier or a complement,
     and every use of an acronym the text defines for one ("Erich-Weinert-Ensemble (EWE)",
     "the PKK (the Kurdistan Workers' Party)")."""
     out: list[Span] = []
     acronyms: set[str] = set()
-    for m in (_INSTITUTION_3 if version >= "3" else _INSTITUTION).finditer(text):
+    for m in _INSTITUTION.finditer(text):
         value = m.group(0).rstrip(" .,")
         if " " not in value:
             continue
         end = m.start() + len(value)
-        if version >= "3":
-            out.append(Span(_with_part(text, m.start()), _glossed(text, end), "ORGANIZATION", 0.8, "identifiers"))
-        else:
-            out.append(Span(m.start(), end, "ORGANIZATION", 0.8, "identifiers"))
+        out.append(Span(_with_part(text, m.start()), _glossed(text, end), "ORGANIZATION", 0.8, "identifiers"))
         after = _ACRONYM_AFTER.match(text, end)
         before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
         acronyms.update(x.group(1) for x in (after, before) if x is not None)
@@ -276,7 +266,7 @@ def _references(text: str) -> list[Span]:
 
 
 
-def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION) -> list[Span]:
+def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
         out += [Span(m.start(), m.end(), "HANDLE", 0.8, "identifiers") for m in _HANDLE.finditer(text)]
@@ -298,40 +288,40 @@ def _find(text: str, wanted: frozenset[str], version: str = IDENTIFIERS_VERSION)
                 for m in _INITIALS.finditer(text)]
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
-        if version >= "2":
-            out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
+        out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
     if "QUANTITY" in wanted:
         out += [Span(m.start(), m.end(), "QUANTITY", 0.9, "identifiers") for m in _money().finditer(text)]
     if "ORGANIZATION" in wanted:
-        out += _institutions(text, version)
+        out += _institutions(text)
     return out
 
 
-class IdentifierDetector:
+class IdentifierDetector(Recognizer):
     """Cue- and shape-based identifiers (see the module docstring for each rule).
 
     Args:
         entities: labels to report, from :data:`IDENTIFIER_LABELS` (default: all but DATE_TIME,
             QUANTITY, ORGANIZATION, REFERENCE and OCCUPATION).
-        version: the rules' version (:data:`IDENTIFIERS_VERSION`; an older one for a detector
-            rebuilt from an older config).
     """
 
+    kind = "identifiers"
     name = "identifiers"
+    version = "4"
 
-    def __init__(self, *, entities: Sequence[str] | None = None, version: str = IDENTIFIERS_VERSION) -> None:
-        if version not in _VERSIONS:
-            raise InvalidParameterError("version", f"one of {list(_VERSIONS)}", version)
+    def __init__(self, *, entities: Sequence[str] | None = None) -> None:
         self.entities = check_labels(entities, IDENTIFIER_LABELS, _DEFAULT)
-        self.version = version
         self._wanted = frozenset(self.entities)
 
     def __repr__(self) -> str:
         return f"IdentifierDetector(entities={list(self.entities)})"
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        """Spans per text (overlaps not resolved: the Sanitizer merges)."""
-        return [_find(t, self._wanted, self.version) for t in validate_texts(texts)]
+        """Spans per text (overlaps not resolved: the text stage merges)."""
+        return [_find(t, self._wanted) for t in validate_texts(texts)]
 
     def get_config(self) -> dict[str, Any]:
-        return {"type": "identifiers", "version": self.version, "entities": list(self.entities)}
+        return {"type": self.kind, "version": self.version, "entities": list(self.entities)}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> IdentifierDetector:
+        return cls(entities=config.get("entities"))

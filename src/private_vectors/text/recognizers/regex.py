@@ -3,24 +3,22 @@
 E-mail, phone, credit card (Luhn-checked), IBAN (mod-97-checked), US SSN, IP address,
 URL/domain, dates, street and military postal addresses (with their city/region/country/postcode
 lines; streets whose type word comes first, "Rua Diadema 1903"; post-office boxes; "the corner
-of X and Y") and person names after a cue ("my name is", "Mr", "Dr", "Name:", "maiden name
-is", "directed by", ...): the project's one name-cue list. Street addresses are labelled
-LOCATION.
+of X and Y") and person names after a cue ("my name is", a form of address, "Name:", "maiden
+name is", ...): the project's one name-cue list. Street addresses are labelled LOCATION.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ..errors import InvalidTypeError
-from .spans import Span, check_labels, validate_texts
+from ..spans import Span, check_labels, validate_texts
+from ..vocabulary import HONORIFIC, MONTH, PARTICLES, UPPER_LETTERS, stop_words
+from .base import Recognizer
 
-__all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok", "luhn_ok", "structured_matches"]
-
-REGEX_VERSION = "4"
+__all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok", "in_code", "luhn_ok", "phone_ok",
+           "structured_matches"]
 
 # structured identifiers: e-mail, URL/domain, card, US SSN, IBAN, IP, date, phone, street
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -34,9 +32,8 @@ _SSN = re.compile(r"(?<!\d)(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
 _IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\d.])")
 _IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b")
-_DATE_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
 _DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
-                   rf"|\b{_DATE_MONTHS}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_DATE_MONTHS}\s+\d{{4}}\b")
+                   rf"|\b{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\s+\d{{4}}\b")
 _STREET = re.compile(r"\b\d{1,6}\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr"
                      r"|Court|Ct|Place|Pl|Way|Terrace|Circle|Highway|Hwy|Parkway|Square|Sq|Katu|Straße|Strasse|Gasse)\b\.?"
                      r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
@@ -70,18 +67,10 @@ def iban_ok(text: str) -> bool:
     return number % 97 == 1
 
 
-def structured_matches(text: str, *, dates_are_not_phones: bool = False,
-                       validate_phones: bool = False) -> Iterator[tuple[str, re.Match[str], float]]:
+def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
     """(label, match, score) for every structured identifier the project's regexes find: e-mail,
-    URL, card (Luhn-checked), US SSN, IBAN (mod-97 checked), IPv4/IPv6, date, phone.
-
-    Args:
-        text: the text to search.
-        dates_are_not_phones: skip phone matches that are dates ("2020-01-02", "12/03/1980");
-            the text stage sets it and ``validate_phones``;
-        validate_phones: skip phone matches :func:`phone_ok` rejects (runs of years, impossible
-            lengths); :class:`~private_vectors.text.light.LightDetector` keeps its original behaviour.
-    """
+    URL, card (Luhn-checked), US SSN, IBAN (mod-97 checked), IPv4/IPv6, date, phone (not a date,
+    not joined to a longer code, possible by :func:`phone_ok`)."""
     for m in EMAIL.finditer(text):
         yield "EMAIL_ADDRESS", m, 1.0
     for m in _URL.finditer(text):
@@ -102,11 +91,10 @@ def structured_matches(text: str, *, dates_are_not_phones: bool = False,
         yield "DATE_TIME", m, 0.7
     for m in _PHONE.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if dates_are_not_phones and (_DATE.fullmatch(m.group(0).strip())
-                                     or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0))):
+        if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)):
             continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()) \
-                and (not validate_phones or (phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()))):
+                and phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()):
             yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
 
 
@@ -147,75 +135,62 @@ def phone_ok(candidate: str) -> bool:
 
 
 
-# military and multi-line postal addresses (tuned on the tuning half of synth_dataset_v2 only)
+# military postal addresses (PSC/Unit/ship, then APO/FPO/DPO and a state code)
 _MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
-UPPER_LETTERS = "A-ZÀ-ÖØ-ÞΆΈ-ΊΌΎ-ΏΑ-ΩЀ-Я"
-"""Regex character-class body of the upper-case letters the address and place patterns accept
-(Latin with diacritics, Greek with its accented capitals "Ά", Cyrillic with "Ё")."""
+_TAIL_PARTICLES = ("de", "la", "del", "di", "du", "van", "von")  # of PARTICLES, those an address line may hold
+_PARTICLE = rf"(?:{'|'.join(_TAIL_PARTICLES)})"
 
 
-def _tail_pattern(*, nan: bool) -> re.Pattern[str]:
+def _tail_pattern() -> re.Pattern[str]:
     """The address tail after a street: more address lines (city, region, country, postcode) or,
     after "Suite 9" / "Apt. 615", up to four capitalised words on the same line ("Moosleerau
-    Switzerland"). ``nan`` (text-stage version 3 only) also took a literal "nan" line, an artefact
-    of one data set's empty address fields."""
+    Switzerland")."""
     word = (rf"(?:(?:Suite|Apt|Unit)\.?\s*\d+|[{UPPER_LETTERS}][\w'’.()-]*+(?!:)(?:[ \t]+(?:[{UPPER_LETTERS}(][\w'’.()-]*"
-            rf"|\d{{2,6}}|de|la|del|di|du|van|von)){{0,3}}|{'nan|' if nan else ''}\d{{2,6}})")
+            rf"|\d{{2,6}}|{_PARTICLE})){{0,3}}|\d{{2,6}})")
     line = rf"[ \t]*(?:\n[ \t>?*•|]*,?|,)[ \t]*{word}(?:[ \t]+\d{{4,6}})?"
     same_line = rf"(?:[ \t]+(?:Suite|Apt|Unit)\.?\s*\d+)+(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{0,4}}"
     return re.compile(rf"(?:{line})+|{same_line}(?:{line})*")
 
 
-_TAIL = _tail_pattern(nan=False)
-_TAIL_V3 = _tail_pattern(nan=True)
+_TAIL = _tail_pattern()
 _ENDS_WITH_UNIT = re.compile(r"(?:Suite|Apt|Unit)\.?\s*\d+$")
 _WORDS_AFTER_UNIT = re.compile(rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’.()-]*){{1,4}}")
 # "the corner of <street> and <street>"; "lives on <Name Street> <number>" (European order)
 # the whole phrase is the address: "the corner of" names the place as much as the two streets do
 _CORNER = re.compile(r"\b(?:the[ \t]+)?corner of (?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+? and (?:[\w'’.-]+[ \t]+){0,4}?[\w'’.-]+?"
                      r"(?=[ \t]*(?:[?.,;!\n]|$))", re.IGNORECASE)
-_PARTICLE = r"(?:de|del|dei|della|da|do|dos|la|le|di|du|van|von|der|den|ul\.)"
-_MONTHS = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?"
+_STREET_PARTICLE = rf"(?:{'|'.join(PARTICLES)}|ul\.)"  # "ul.": ulica, a Polish street
 # "73111 31 Seneca Place 5", "772 ul. Narewska 94", "10252 Μεγάλη Άμμος 184": number, name words, number
 # a capitalised function word is a title's ("5 Musicians Of The 70s"), not a street's
 _TITLE_WORD = r"(?:Of|The|And|For|In|On|To|At|By|With|From|A|An)\b"
-_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{_MONTHS}\b)(?!{_TITLE_WORD})"
-                         rf"[{UPPER_LETTERS}][\w'’.-]*(?:[ \t]+(?:(?!{_TITLE_WORD})[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})){{0,3}}"
+_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{MONTH}\b)(?!{_TITLE_WORD})"
+                         rf"[{UPPER_LETTERS}][\w'’.-]*(?:[ \t]+(?:(?!{_TITLE_WORD})[{UPPER_LETTERS}][\w'’.-]*|{_STREET_PARTICLE})){{0,3}}"
                          rf"[ \t]+\d{{1,5}}[A-Za-z]?\b")
 # a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
 _HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
 _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
-                        rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
+                        rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_STREET_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
 # a post-office box ("P.O. Box 149", "PO Box 242") and a street whose type word comes first, as in
 # Romance languages ("Rue Ibn El-Jazzar", "Rua Diadema 1903", "Avda. Rio Nalon 58", "Via dei Fiorentini 17")
 _PO_BOX = re.compile(r"\bP\.?[ \t]?O\.?[ \t]+Box[ \t]+\d{1,6}\b")
 _TYPE_FIRST = re.compile(rf"\b(?:Rue|Rua|Via|Viale|Calle|Avenida|Avda\.|Av\.|Rambla|Paseo|Praça|Largo|Travessa|"
                          rf"Estrada|Carrer|Strada|Piazza|Corso|Boulevard|Chemin|Allée|Place)[ \t]+"
-                         rf"(?:(?:{_PARTICLE}|des|degli|das)[ \t]+)?[{UPPER_LETTERS}][\w'’.-]*"
-                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_PARTICLE}|des|das)){{0,3}}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?")
-def _name_cue(*, credits: bool) -> re.Pattern[str]:
-    """Words after a name cue. ``credits`` (text-stage version 3 only) also took film and song
-    credits ("directed by", "starring", "songwriter"), cues fitted to one data set."""
-    extra = r"[Dd]irected by|[Ss]tarring|[Ss]ongwriter|" if credits else ""
-    return re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|Mr\.?|Mrs\.?|Ms\.?|Dr\.?|Miss|Prof\.?|"
-                      r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
-                      rf"{extra}[Ss]ays)|"
-                      r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
-                      rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
-
-
-_NAME_CUE = _name_cue(credits=False)
-_NAME_CUE_V3 = _name_cue(credits=True)
+                         rf"(?:{_STREET_PARTICLE}[ \t]+)?[{UPPER_LETTERS}][\w'’.-]*"
+                         rf"(?:[ \t]+(?:[{UPPER_LETTERS}][\w'’.-]*|{_STREET_PARTICLE})){{0,3}}(?:[ \t]+\d{{1,5}}[A-Za-z]?\b)?")
+_NAME_CUE = re.compile(r"(?:\b(?:[Mm]y name is|[Nn]amed|[Cc]alled|" + HONORIFIC + r"\.?|"
+                       r"(?:[Mm]aiden|[Ll]ast|[Ff]irst|[Ff]amily) name(?: is|\?|:)|(?:[Pp]eople|[Ee]veryone) calls? me|"
+                       r"[Ss]ays)|"
+                       r"(?:^|(?<=[\n|>]))[ \t]*(?:Full )?[Nn]ame:)[ \t]+"
+                       rf"([{UPPER_LETTERS}][\w'’-]+(?:[ \t]+[{UPPER_LETTERS}]\.?(?!\w))?(?:[ \t]+[{UPPER_LETTERS}][\w'’-]+)?)")
 _CUE_STOP = frozenset(["The", "A", "An", "And", "But", "Or", "In", "On", "At", "To", "Of", "For", "By", "With", "From", "As", "Is", "It", "This", "That"])
 
-def cue_name_spans(text: str, *, detector: str = "regex", strict: bool = True) -> list[Span]:
-    """PERSON spans for the words after a name cue ("my name is", "Mr", "Dr", "Name:", ...).
-    ``strict`` (version 4): no film-credit cues, and the words must be shaped like a name: no
-    digit, not one word in capitals ("a protein called FIP-2", "a syndrome called APECED")."""
-    found = (_NAME_CUE if strict else _NAME_CUE_V3).finditer(text)
-    return [Span(m.start(1), m.end(1), "PERSON", 0.75, detector) for m in found
-            if m.group(1).split()[0] not in _CUE_STOP and (not strict or _cue_name_shaped(m.group(1)))]
+def cue_name_spans(text: str, *, detector: str = "regex") -> list[Span]:
+    """PERSON spans for the words after a name cue ("my name is", "Mr", "Dr", "Name:", ...),
+    shaped like a name: no digit, not one word in capitals ("a protein called FIP-2", "a
+    syndrome called APECED")."""
+    return [Span(m.start(1), m.end(1), "PERSON", 0.75, detector) for m in _NAME_CUE.finditer(text)
+            if m.group(1).split()[0] not in _CUE_STOP and _cue_name_shaped(m.group(1))]
 
 
 def _cue_name_shaped(value: str) -> bool:
@@ -231,12 +206,12 @@ REGEX_LABELS: tuple[str, ...] = (
 _DEFAULT_LABELS = tuple(x for x in REGEX_LABELS if x not in ("URL", "DATE_TIME"))
 
 
-def _with_tail(text: str, start: int, end: int, strict: bool = True) -> tuple[int, int]:
+def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
     """Extend a street match over the following address lines (city, region code, country, postcode)."""
     if _ENDS_WITH_UNIT.search(text, start, end):
         words = _WORDS_AFTER_UNIT.match(text, end)
         end = words.end() if words else end
-    m = (_TAIL if strict else _TAIL_V3).match(text, end)
+    m = _TAIL.match(text, end)
     head = _HEAD.search(text, max(0, start - 24), start)
     return (head.start() if head else start, m.end() if m else end)
 
@@ -244,22 +219,11 @@ def _with_tail(text: str, start: int, end: int, strict: bool = True) -> tuple[in
 def _in_sentence(value: str) -> bool:
     """Whether a continental-style address match has an English function word between its numbers
     ("115 PAD patients and 116"): a count in a sentence, not a postcode, street and number
-    (version 4; particles of street names, "do", "de", "van", do not count)."""
-    particles = {"de", "del", "dei", "della", "da", "do", "dos", "la", "le", "di", "du", "van", "von", "der", "den"}
-    return any(w.casefold() in stop_words() and w.casefold() not in particles for w in value.split()[1:-1])
+    (particles of street names, "do", "de", "van", do not count)."""
+    return any(w.casefold() in stop_words() and w.casefold() not in PARTICLES for w in value.split()[1:-1])
 
 
-@functools.lru_cache(maxsize=1)
-def stop_words() -> frozenset[str]:
-    """Casefolded English function words (spaCy's stop words); empty without spaCy."""
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-    except ImportError:  # pragma: no cover - spaCy absent
-        return frozenset()
-    return frozenset(w.casefold() for w in STOP_WORDS)
-
-
-def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
+def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     found: list[Span] = []
     name = "regex"
 
@@ -267,56 +231,53 @@ def _find(text: str, wanted: frozenset[str], strict: bool = True) -> list[Span]:
         if label in wanted:
             found.append(Span(m.start(), m.end(), label, score, name))
 
-    for label, m, score in structured_matches(text, dates_are_not_phones=True, validate_phones=strict):
+    for label, m, score in structured_matches(text):
         add(label, m, score)
     if "LOCATION" in wanted:
         for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
                                (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
             for m in pattern.finditer(text):
-                if strict and pattern is _STREET_EU and _in_sentence(m.group(0)):
+                if pattern is _STREET_EU and _in_sentence(m.group(0)):
                     continue
-                a, b = _with_tail(text, m.start(), m.end(), strict)
+                a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
         for m in _CORNER.finditer(text):
             found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):
-            a, b = _with_tail(text, m.start(1), m.end(1), strict)
+            a, b = _with_tail(text, m.start(1), m.end(1))
             found.append(Span(a, b, "LOCATION", 0.7, name))
     if "PERSON" in wanted:
-        found.extend(cue_name_spans(text, strict=strict))
+        found.extend(cue_name_spans(text))
     return found
 
 
-class RegexDetector:
-    """The project's regexes as a :class:`~private_vectors.text.spans.Detector`.
+class RegexDetector(Recognizer):
+    """The project's regexes as a recognizer.
 
     Args:
         entities: labels to report, from :data:`REGEX_LABELS` (default: all but URL and
             DATE_TIME, which are common in ordinary text).
-        strict: phone numbers validated by :func:`phone_ok`, name cues without film credits and
-            shaped like a name, no literal "nan" address line (text-stage version 4; a stored
-            version-3 config rebuilds with ``strict=False``).
     """
 
+    kind = "regex"
     name = "regex"
+    version = "5"
 
-    def __init__(self, *, entities: Sequence[str] | None = None, strict: bool = True) -> None:
+    def __init__(self, *, entities: Sequence[str] | None = None) -> None:
         labels = check_labels(entities, REGEX_LABELS, _DEFAULT_LABELS)
         self.entities = labels
         self._wanted = frozenset(labels)
-        if not isinstance(strict, bool):
-            raise InvalidTypeError("strict", "a bool", strict)
-        self.strict = strict
 
     def __repr__(self) -> str:
-        return f"RegexDetector(entities={list(self.entities)}, strict={self.strict})"
+        return f"RegexDetector(entities={list(self.entities)})"
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        """Spans per text (overlaps not resolved: the ensemble merges)."""
-        return [_find(t, self._wanted, self.strict) for t in validate_texts(texts)]
+        """Spans per text (overlaps not resolved: the text stage merges)."""
+        return [_find(t, self._wanted) for t in validate_texts(texts)]
 
     def get_config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"type": "regex", "version": REGEX_VERSION, "entities": list(self.entities)}
-        if self.strict:  # absent in the configs of text-stage version 3 and before
-            cfg["strict"] = True
-        return cfg
+        return {"type": self.kind, "version": self.version, "entities": list(self.entities)}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> RegexDetector:
+        return cls(entities=config.get("entities"))

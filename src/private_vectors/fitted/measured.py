@@ -1,0 +1,214 @@
+"""Which attackers each erasure method bounds, and what retrained attackers were measured to read.
+
+Every method in :mod:`private_vectors.fitted.erasure` keeps LEACE's constraint on the global
+label, so after it the attribute's class means are equal on the fitting data and no linear
+predictor beats a constant there in expected (convex) loss (Belrose et al., "LEACE: Perfect
+linear concept erasure in closed form", NeurIPS 2023, Thm. 3.1). That is the whole guarantee:
+it says nothing about accuracy, about data unlike the fitting data, or about non-linear
+attackers. What those read is measured, not bounded: :data:`MEASURED` holds, per method, the
+strongest of a fixed family of attackers (logistic regression, MLPs with one hidden layer of
+256 and two of 256 and 128, gradient-boosted trees; :mod:`private_vectors.eval.attacks.family`)
+retrained on the protected vectors of identities the eraser never saw, with the utility kept.
+
+:func:`choose_method` applies the rule that picked
+:data:`~private_vectors.fitted.attribute.DEFAULT_METHOD` to that table;
+:func:`attacker_coverage` is what the privacy report says about an erasure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ATTACKER_FAMILY", "MEASURED", "MeasuredErasure", "attacker_coverage", "choose_method"]
+
+ATTACKER_FAMILY = ("logistic", "mlp256", "mlp256x128", "gbt")
+"""The attackers measured (the names of :data:`private_vectors.eval.attacks.family.ATTACKER_FAMILY`)."""
+DATA = ("8 000 generated clinical notes of 4 000 patients, 11 diagnoses, explicit sex and age words removed by "
+        "the text stage; the sex and age signal beyond the diagnosis is there by construction")
+
+
+@dataclass(frozen=True)
+class MeasuredErasure:
+    """One measured row: a method (with its parameters, and the store's noise if any) against
+    retrained attackers, and the utility it kept.
+
+    Attributes:
+        method: an erasure method, or ``"builtin"`` for a shipped artefact as ``erase=`` loads it
+            (then ``params`` holds its ``method``).
+        params: the eraser's parameters that differ from the method's defaults.
+        eps: ε of the Laplace noise added after erasure, or None (erasure alone).
+        attribute: the attribute attacked.
+        strongest: accuracy of the strongest attacker; ``attacker``: which one.
+        floor: the strongest attacker given only the task label (the diagnosis).
+        ndcg, ndcg_leace: retrieval NDCG@10 of the row and of LEACE alone in the same run.
+        task, task_unprotected: the task probe's accuracy, and on the text stage's vectors alone.
+        results: the results file (relative to the repository); ``row``: the row's name there.
+    """
+
+    method: str
+    params: dict[str, Any]
+    eps: float | None
+    attribute: str
+    strongest: float
+    attacker: str
+    floor: float
+    ndcg: float
+    ndcg_leace: float
+    task: float
+    task_unprotected: float
+    results: str
+    row: str
+    key: tuple[Any, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.method, tuple(sorted(self.params.items())), self.eps))
+
+    @property
+    def retrieval_vs_leace(self) -> float:
+        return self.ndcg / self.ndcg_leace
+
+    @property
+    def task_kept(self) -> float:
+        return self.task / self.task_unprotected
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-safe summary for the privacy report."""
+        return {"attribute": self.attribute, "data": DATA, "attackers": list(ATTACKER_FAMILY),
+                "strongest_attacker": self.attacker, "strongest_accuracy": self.strongest,
+                "task_label_floor": self.floor, "noise": None if self.eps is None else f"laplace, epsilon {self.eps:g}",
+                "retrieval_ndcg10_vs_leace": round(self.retrieval_vs_leace, 3),
+                "task_accuracy_kept": round(self.task_kept, 3), "results": self.results, "row": self.row}
+
+
+_MAIN = "benchmarks/results/attribute_attackers.md"
+_EPS = "benchmarks/results/attribute_attackers-sex-eps.md"
+_COMBINED = "benchmarks/results/attribute_attackers-sex-combined.md"
+_SEX = {"attribute": "sex", "floor": 0.579, "ndcg_leace": 0.5442, "task_unprotected": 0.9946}
+
+# Sex on the generated notes (seed 0, one split: fitting 2 400 vectors, attackers trained on 3 360
+# and scored on 2 240 of other patients, 95 % intervals about ±0.02). The figures are the results
+# files' (tests/test_attribute_measured.py checks each against the file's JSON).
+MEASURED: tuple[MeasuredErasure, ...] = (
+    MeasuredErasure("leace", {}, None, strongest=0.779, attacker="mlp256", ndcg=0.5442, task=0.9942,
+                    results=_MAIN, row="LEACE", **_SEX),
+    MeasuredErasure("region-leace", {}, None, strongest=0.745, attacker="gbt", ndcg=0.5425, task=0.9946,
+                    results=_MAIN, row="LEACE inside each task label (regions = diagnoses)", **_SEX),
+    MeasuredErasure("cluster-leace", {}, None, strongest=0.679, attacker="mlp256x128", ndcg=0.5126, task=0.9888,
+                    results=_MAIN, row="cluster-LEACE (K=16, ×2)", **_SEX),
+    MeasuredErasure("cluster-leace", {"n_clusters": 32, "n_iter": 4}, None, strongest=0.671, attacker="mlp256",
+                    ndcg=0.4882, task=0.9911, results=_MAIN, row="cluster-LEACE (K=32, ×4)", **_SEX),
+    MeasuredErasure("adversarial", {"hidden": 256}, None, strongest=0.741, attacker="mlp256", ndcg=0.5158,
+                    task=0.9933, results=_MAIN, row="LEACE + adversarial projection (r=16, MLP adversary)", **_SEX),
+    MeasuredErasure("adversarial", {"rank": 64, "hidden": 256}, None, strongest=0.728, attacker="mlp256",
+                    ndcg=0.5110, task=0.9879, results=_MAIN, row="LEACE + adversarial projection (r=64, MLP adversary)",
+                    **_SEX),
+    MeasuredErasure("task-projection", {"rank": 32}, None, strongest=0.775, attacker="mlp256x128", ndcg=0.5271,
+                    task=0.9942, results=_MAIN, row="task projection (rank 32) + LEACE", **_SEX),
+    MeasuredErasure("task-projection", {}, None, strongest=0.643, attacker="mlp256x128", ndcg=0.4301, task=0.9920,
+                    results=_MAIN, row="task projection (rank 10) + LEACE", **_SEX),
+    MeasuredErasure("leace", {}, 10.0, strongest=0.584, attacker="mlp256", ndcg=0.4751, task=0.9527,
+                    results=_MAIN, row="LEACE + Laplace (ε=10)", **_SEX),
+    MeasuredErasure("leace", {}, 20.0, strongest=0.694, attacker="mlp256", ndcg=0.5197, task=0.9915,
+                    results=_EPS, row="LEACE + Laplace (ε=20)", **_SEX),
+    MeasuredErasure("leace", {}, 40.0, strongest=0.750, attacker="mlp256", ndcg=0.5364, task=0.9933,
+                    results=_EPS, row="LEACE + Laplace (ε=40)", **_SEX),
+    MeasuredErasure("cluster-leace", {}, 20.0, strongest=0.558, attacker="mlp256", ndcg=0.4779, task=0.9513,
+                    results=_COMBINED, row="cluster-LEACE (K=16, ×2) + Laplace (ε=20)", **_SEX),
+    MeasuredErasure("cluster-leace", {"n_clusters": 32, "n_iter": 4}, 20.0, strongest=0.542, attacker="gbt",
+                    ndcg=0.4496, task=0.9790, results=_COMBINED, row="cluster-LEACE (K=32, ×4) + Laplace (ε=20)", **_SEX),
+    MeasuredErasure("cluster-leace", {"n_clusters": 32, "n_iter": 4}, 40.0, strongest=0.587, attacker="mlp256",
+                    ndcg=0.4784, task=0.9884, results=_COMBINED, row="cluster-LEACE (K=32, ×4) + Laplace (ε=40)", **_SEX),
+)
+
+
+def choose_method(*, attribute: str = "sex", min_retrieval: float = 0.9, min_task: float = 0.9,
+                  methods: tuple[str, ...] | None = None) -> tuple[str, dict[str, Any]]:
+    """The measured method with the lowest strongest attacker among those that keep
+    ``min_retrieval`` × LEACE's NDCG@10 and ``min_task`` × the unprotected task accuracy
+    (erasure alone, no noise; ties: the row listed first).
+
+    With the defaults this names :data:`~private_vectors.fitted.attribute.DEFAULT_METHOD` and
+    its default parameters.
+
+    Args:
+        attribute: the attribute whose measurements decide.
+        min_retrieval: share of LEACE's retrieval a candidate must keep.
+        min_task: share of the task accuracy a candidate must keep.
+        methods: candidate methods (default: all measured).
+
+    Returns:
+        (method, parameters that differ from the method's defaults).
+    """
+    from .._validation import check_positive_finite
+    from ..errors import InvalidParameterError
+
+    check_positive_finite(min_retrieval, "min_retrieval")
+    check_positive_finite(min_task, "min_task")
+    rows = [r for r in MEASURED if r.attribute == attribute and r.eps is None and r.method != "builtin"
+            and (methods is None or r.method in methods)
+            and r.retrieval_vs_leace >= min_retrieval and r.task_kept >= min_task]
+    if not rows:
+        raise InvalidParameterError("min_retrieval", f"a bound that at least one measured method on {attribute!r} meets",
+                                    min_retrieval)
+    best = min(rows, key=lambda r: r.strongest)
+    return best.method, dict(best.params)
+
+
+_ALSO = {
+    "cluster-leace": "linear probes inside each of the k-means regions fitted (on the fitting data)",
+    "region-leace": "linear probes inside each task-label region (on the fitting data)",
+    "adversarial": "the MLP adversary it was trained against, on the fitting data (not a fresh attacker)",
+    "task-projection": "anything outside the kept task directions, which are dropped",
+}
+
+
+def _changed(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters that differ from the method's defaults (random_state aside)."""
+    from .erasure import make_erasure
+
+    defaults = make_erasure(method).get_params()
+    return {k: v for k, v in params.items() if k != "random_state" and defaults.get(k) != v}
+
+
+def _find(method: str, params: dict[str, Any], attribute: str, eps: float | None) -> MeasuredErasure | None:
+    rows = [r for r in MEASURED if r.method == method and r.params == params and r.eps == eps]
+    same = [r for r in rows if r.attribute == attribute]
+    return (same or rows or [None])[0]
+
+
+def attacker_coverage(method: str, params: dict[str, Any] | None = None, *, attribute: str = "",
+                      builtin: bool = False, mechanism: str | None = None, eps: float | None = None) -> dict[str, Any]:
+    """What an erasure bounds, what it does not, and the measurement of its method (JSON-safe).
+
+    Args:
+        method: the erasure method.
+        params: its parameters (the defaults are left out when matching a measurement).
+        attribute: the attribute erased (a measurement of the same attribute is preferred).
+        builtin: the shipped artefact (its own measured row is preferred).
+        mechanism, eps: the store's noise; a measurement of erasure + Laplace at that ε is added.
+
+    Returns:
+        ``{"bounded", "also_bounded", "not_bounded", "measured", "measured_with_noise"}``; the
+        measurements are None where this method and these parameters were not measured.
+    """
+    changed = _changed(method, dict(params or {}))
+    own = [method, changed]
+    if builtin:
+        exact = _find("builtin", {"method": method}, attribute, None)
+        measured = exact or _find(*own, attribute, None)
+    else:
+        measured = _find(*own, attribute, None)
+    noisy = None
+    if mechanism == "laplace" and eps is not None:
+        noisy = (_find("builtin", {"method": method}, attribute, float(eps)) if builtin else None) or _find(
+            *own, attribute, float(eps))
+    return {
+        "bounded": ("linear probes: the attribute's class means are equal on the fitting data, so no linear "
+                    "predictor beats a constant there in expected loss (LEACE, Belrose et al. 2023)"),
+        "also_bounded": _ALSO.get(method),
+        "not_bounded": ("non-linear attackers retrained on the erased vectors (MLPs, boosted trees), and any "
+                        "attacker on data unlike the fitting data: measured, not bounded"),
+        "measured": None if measured is None else measured.as_dict(),
+        "measured_with_noise": None if noisy is None else noisy.as_dict(),
+    }

@@ -1,0 +1,40 @@
+"""Which span wins where spans overlap: the one overlap rule of the text stage.
+
+Overlapping spans merge into their union (:func:`~private_vectors.text.spans.merge_spans`), so
+no character any recognizer flagged survives; the union takes its label from the span that
+ranks first: the precise regexes (a street address that spaCy calls PERSON stays LOCATION), then
+the keyed entity index (the label the entity had at ingest), then the higher score, then the
+longer span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .spans import Span, merge_spans
+
+__all__ = ["merge_document_spans", "precedence"]
+
+
+def precedence(s: Span) -> tuple[bool, bool, float, int]:
+    """The rank of a span in a merge (lower wins)."""
+    return (s.detector != "regex", s.detector != "keyed-index", -s.score, -(s.end - s.start))
+
+
+def _credited(span: Span, detected: Sequence[Span]) -> Span:
+    """A merged span the keyed index won, credited to a recognizer that also found it: only spans
+    no recognizer found keep the name ``"keyed-index"`` (they came from propagation)."""
+    if span.detector != "keyed-index":
+        return span
+    for s in detected:
+        if s.start < span.end and span.start < s.end:
+            return Span(span.start, span.end, span.label, span.score, s.detector)
+    return span
+
+
+def merge_document_spans(kept: list[Span], extra: Sequence[Span] = ()) -> list[Span]:
+    """The merged spans of one document: its selected spans and the keyed index's (``extra``)."""
+    merged = merge_spans(kept + list(extra), priority=precedence)
+    if extra:  # "keyed-index" names a span only the second pass found
+        merged = [_credited(s, kept) for s in merged]
+    return merged

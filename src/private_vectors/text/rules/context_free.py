@@ -1,0 +1,160 @@
+"""In a document about no one, what identifies no one alone is kept (gene names, eponyms, study sites)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from ..normalise import country_line
+from ..shapes import alone, term_shaped
+from ..spans import Span
+from ..vocabulary import common_words, countries
+from ..wordlist import plain_nouns
+from .base import Rule, RuleContext
+from .person_title import TITLE_BEFORE
+
+__all__ = ["ContextFree", "personal_context"]
+
+_PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
+                      r"|[Ss]he|[Hh]er|[Hh]ers)\b")
+_CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
+_ONE_WORD_RECOGNIZERS = frozenset(["presidio", "ner", "places"])
+_LONG_TEXT_RECOGNIZERS = frozenset([*_ONE_WORD_RECOGNIZERS, "names"])
+_LONG_TEXT = 100
+_PERSONAL = frozenset(["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "HANDLE", "ID_NUMBER", "US_SSN", "CREDIT_CARD",
+                       "IBAN_CODE", "DATE_OF_BIRTH", "MEDICAL_LICENSE", "UK_NHS"])
+_WORD = re.compile(r"\w+")
+_BEFORE_WORD = re.compile(r"([^\W\d_][\w'’-]*)[ \t]$")
+_AFTER_WORD = re.compile(r"[ \t]([^\W\d_][\w'’-]*)")
+
+
+def personal_context(text: str, spans: Iterable[Span], town_lines: bool = True) -> str | None:
+    """Why ``text`` is about someone before any span is weighed, or None: a singular personal
+    pronoun ("I'm", "my", "you", "she", "his"; not the authors' "we", nor a bare "I", also a
+    numeral: "type I diabetes"), or the town line of an address block (:func:`town_line`)."""
+    if _PRONOUN.search(text):
+        return "a singular personal pronoun"
+    if town_lines and any(s.label == "LOCATION" and town_line(text, s) for s in spans):
+        return "the town line of an address block"
+    return None
+
+
+def town_line(text: str, s: Span) -> bool:
+    """The town line of a postal address, which is contact data: a place alone on its line
+    right above a country's line ("ALFRICK\\nUnited Kingdom", "Chiclana de la Frontera\\nSpain";
+    :func:`~private_vectors.text.normalise.country_line`)."""
+    line_start = text.rfind("\n", 0, s.start) + 1
+    line_end = text.find("\n", s.end)
+    if line_end < 0 or text[line_start:s.start].strip(" \t>|*•") or text[s.end:line_end].strip():
+        return False
+    return country_line(text, line_end + 1)
+
+
+def long_text(text: str) -> bool:
+    """A text of at least 100 words. Without personal context such a text is about no one (a
+    text about a person names them in full, or says "he", "her", "my" within a hundred words), so
+    there a one-word name that the model and a name list agree on ("Cohen's kappa", "Werner
+    syndrome", "Borg scale") and a name-list phrase ending in a plain noun ("Berg Balance Scale",
+    "Mayo Clinic") are terms. A short message ("Scott is a very sympathetic person") keeps them."""
+    return len(_WORD.findall(text)) >= _LONG_TEXT
+
+
+def in_capitalised_run(text: str, span: Span) -> bool:
+    """Whether a capitalised word that is no common English word stands right before or after
+    ``span`` on its line: the model often takes a surname and leaves the given name ("Dzhamalay
+    [Batukayev]"); such a span is part of a name, not a lone word."""
+    common = common_words()
+    before = _BEFORE_WORD.search(text, max(0, span.start - 40), span.start)
+    after = _AFTER_WORD.match(text, span.end)
+    return any(m is not None and m.group(1)[0].isupper() and not m.group(1).isupper()
+               and m.group(1).casefold() not in common for m in (before, after))
+
+
+class ContextFree(Rule):
+    """Without personal context, drop what identifies no one alone.
+
+    Dropped: a one-word name or place that one model or vocabulary recognizer found (no title
+    before it, no second recognizer on it, no capitalised word beside it, score below 0.88), a
+    country and an age (in a document about no one, "aged 20-60" is a group's); in a text of 100
+    words or more (:func:`long_text`) also a one-word name that several model and vocabulary
+    recognizers agree on and a name-list phrase ending in a plain noun. Personal context,
+    anywhere in the document: :func:`personal_context`, or a full name (two or more words, not
+    all capitals, found by a name list, a cue or two recognizers: the model alone calls title
+    words "Insulin Resistance" a person) or contact or identity data. A place after a place cue,
+    a street and a model's boosted call (score at least 0.88) are always kept. In scientific
+    abstracts the one-word spans are gene, drug and species names ("Kras", "Concerta",
+    "Xenopus"), eponyms ("Cohen's kappa") and the countries are study sites. A surname alone is
+    still replaced where the keyed index knows it from a full name (index spans are not filtered
+    here).
+
+    Args:
+        off: parts switched off, of :attr:`parts`.
+    """
+
+    name = "context-free"
+    summary = "in a document about no one, what identifies no one alone is kept"
+    parts = ("countries", "ages", "long-texts", "capitalised-runs", "town-lines")
+
+    def __init__(self, off: Iterable[str] = ()) -> None:
+        self.off = frozenset(off)
+
+    def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
+        why = personal_context(text, spans, "town-lines" not in self.off)
+        if why is not None:
+            return self._kept(spans, spans, why, context, text)
+        candidates = self.candidates(text, spans)
+        if not candidates:
+            return spans
+        person = next((s for s in spans if s not in candidates and _personal(text, s, spans)), None)
+        if person is not None:
+            return self._kept(spans, candidates, f"the document names someone ({person.label} at {person.start})",
+                              context, text)
+        return [s for s in spans if s not in candidates]
+
+    def candidates(self, text: str, spans: list[Span]) -> list[Span]:
+        """The spans dropped unless the document has personal context."""
+        is_long = "long-texts" not in self.off and long_text(text)
+        recognizers, agreeing = (_LONG_TEXT_RECOGNIZERS, _LONG_TEXT_RECOGNIZERS) if is_long else \
+            (_ONE_WORD_RECOGNIZERS, frozenset())
+        known = countries() if "countries" not in self.off else frozenset()
+
+        def lone(s: Span) -> bool:
+            value = text[s.start:s.end]
+            if s.score >= _CUED:
+                return False
+            if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in known:
+                return True
+            if s.label == "AGE" and "ages" not in self.off:
+                return True
+            if is_long and s.label == "PERSON" and s.detector in _LONG_TEXT_RECOGNIZERS \
+                    and term_shaped(value, plain_nouns()):
+                return True
+            # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
+            return (s.label in ("PERSON", "LOCATION") and s.detector in recognizers
+                    and len(value.replace("_", " ").split()) == 1 and alone(s, spans, agreeing)
+                    and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
+                    and not ("capitalised-runs" not in self.off and in_capitalised_run(text, s)))
+
+        return [s for s in spans if lone(s)]
+
+    def _kept(self, spans: list[Span], which: list[Span], why: str, context: RuleContext, text: str) -> list[Span]:
+        if context.decisions is not None:
+            for s in self.candidates(text, spans) if which is spans else which:
+                context.note(self.name, "kept", s, f"personal context: {why}")
+        return spans
+
+    def get_config(self) -> dict[str, object]:
+        cfg: dict[str, object] = {"name": self.name, "version": self.version}
+        if self.off:
+            cfg["off"] = sorted(self.off)
+        return cfg
+
+
+def _personal(text: str, s: Span, spans: list[Span]) -> bool:
+    """Whether a span gives personal context: contact or identity data, or a full name (two or
+    more words, not all capitals) that is not the model's guess alone."""
+    if s.label != "PERSON":
+        return s.label in _PERSONAL
+    value = text[s.start:s.end]
+    found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
+    return len(value.split()) >= 2 and not value.isupper() and (len(found_by) >= 2 or s.detector != "presidio")

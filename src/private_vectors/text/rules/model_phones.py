@@ -1,0 +1,32 @@
+"""A phone number a model found must be one: seven digits or more, possible in a numbering plan."""
+
+from __future__ import annotations
+
+import re
+
+from ..recognizers.regex import in_code, phone_ok
+from ..spans import Span
+from .base import Rule, RuleContext
+
+__all__ = ["ModelPhones"]
+
+_DECIMAL = re.compile(r"(?<![\d.])\d\.\d+(?![\d.])")  # "0.89": an odds ratio or a score, not a phone
+
+
+class ModelPhones(Rule):
+    """A phone number from a recognizer other than the project's regexes (which validate their
+    own) is dropped when it has fewer than seven digits ("1683"), holds a decimal ("0.89-1.26"),
+    is joined to a longer code by a hyphen or slash (:func:`~private_vectors.text.recognizers.regex.in_code`)
+    or is no possible number (:func:`~private_vectors.text.recognizers.regex.phone_ok`)."""
+
+    name = "model-phones"
+    stage = "document"
+    summary = "a phone number a model found is validated like the regexes' own"
+
+    def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
+        def ok(s: Span) -> bool:
+            value = text[s.start:s.end]
+            return sum(c.isdigit() for c in value) >= 7 and not _DECIMAL.search(value) and phone_ok(value) \
+                and not in_code(text, s.start, s.end)
+
+        return [s for s in spans if s.label != "PHONE_NUMBER" or s.detector == "regex" or ok(s)]

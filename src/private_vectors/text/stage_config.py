@@ -1,0 +1,203 @@
+"""The text stage's configuration: what it records, and how a stored one is rebuilt.
+
+A configuration names the concept, the policy, the recognizers (each with its kind and version)
+and the ruleset with its ordered rules; what a user asked to hide or keep is recorded only as
+keyed HMACs (:mod:`.config_secrets`). A configuration written by an earlier version of the text
+stage (0.1.0 wrote version 2) opens with today's ruleset and records ``upgraded_from``; one
+written by a newer version is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .._version import __version__
+from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from .concepts import TextConcept, concept_detectors
+from .config_secrets import has_hidden, is_hidden, listed
+from .registry import DEFAULT as REGISTRY
+from .rules import DEFAULT_RULESET, RulePipeline
+from .spans import Detector
+from .stage_options import parse_rule
+from .surrogates import load_pool
+
+__all__ = ["SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "from_config", "get_config",
+           "hide_config"]
+
+SANITIZER_VERSION = 5
+"""Version of the text stage's configuration and behaviour. 5: recognizers and rules by name in a
+registry, the ruleset recorded; 2 (0.1.0) to 4 open as upgrades to it."""
+
+
+@dataclass(frozen=True)
+class ConceptChoice:
+    """What a concept argument resolves to."""
+
+    name: str
+    recorded: Any
+    label: str
+    recognizers: list[Detector]
+    fallback: bool
+    user_recognizers: bool
+
+
+def builtin_names(concept: Any) -> bool:
+    """Whether ``concept`` is a built-in concept name or a list of them (their recognizers are
+    shipped, not a user's secret: recorded in clear and rebuilt from the names)."""
+    if isinstance(concept, str):
+        return True
+    return isinstance(concept, (list, tuple)) and bool(concept) and all(isinstance(n, str) for n in concept)
+
+
+def choose_concept(concept: Any, detectors: Sequence[Detector] | None) -> ConceptChoice:
+    """The recognizers of ``concept`` (or the user's ``detectors`` instead) and how it is recorded."""
+    if detectors is None:
+        name, built, fallback = concept_detectors(concept)
+    else:  # the user's recognizers replace the concept's (the concept is only recorded)
+        if isinstance(detectors, (str, bytes)) or not all(hasattr(d, "spans") for d in detectors):
+            raise InvalidTypeError("detectors", "a list of detectors (objects with .spans(texts))", detectors)
+        name, built, fallback = str(getattr(concept, "name", concept) or "custom"), list(detectors), False
+    label = concept if isinstance(concept, str) else getattr(concept, "name", "custom")
+    if isinstance(concept, (list, tuple)):
+        label = name = "+".join(str(getattr(c, "name", c)) for c in concept)
+    if isinstance(concept, TextConcept):
+        recorded: Any = concept.get_config()
+    elif isinstance(concept, (list, tuple)) and all(isinstance(c, str) for c in concept):
+        recorded = list(concept)
+    else:
+        recorded = name
+    if not built:
+        raise InvalidParameterError("concept", "a concept with at least one detector", concept)
+    return ConceptChoice(name, recorded, label, list(built), fallback,
+                         detectors is not None or not builtin_names(concept))
+
+
+def build_rules(rules: Sequence[str]) -> RulePipeline:
+    """The rule pipeline of a rule list (``"name"`` or ``"name[part,...]"`` with parts switched off)."""
+    out = []
+    for entry in rules:
+        name, off = parse_rule(entry)
+        cls = REGISTRY.rule_class(name)
+        out.append(cls(off=off) if off else cls())  # type: ignore[call-arg]
+    return RulePipeline(out)
+
+
+def get_config(san: Any) -> dict[str, Any]:
+    """JSON-safe description of a Sanitizer: no key material; token lists, patterns and the allow
+    list only as keyed HMACs (or withheld)."""
+    opts = san.options
+    detectors = [d.get_config() for d in san.detectors]
+    cfg: dict[str, Any] = {
+        "type": "sanitizer", "version": SANITIZER_VERSION, "library": __version__,
+        "ruleset": DEFAULT_RULESET, "rules": san.rules.get_config(),
+        "concept": san.secret_fields(san._concept_cfg),
+        "policy": opts.policy, "keyed": san.keyed,
+        "operators": dict(opts.operators), "entities": None if opts.entities is None else list(opts.entities),
+        "score_threshold": opts.score_threshold,
+        "allow_list": san.secret_fields({"allow_list": list(opts.allow_list)})["allow_list"],
+        "on_error": opts.on_error, "timeout": opts.timeout, "chunk_size": opts.chunk_size,
+        "detectors": san.secret_fields(detectors) if san._user_detectors else detectors,
+        "fallback": san.fallback,
+        "pool": {"version": san.pool.version, "sha256": san.pool.sha256}, "language": "en",
+    }
+    if opts.thresholds:
+        cfg["thresholds"] = dict(opts.thresholds)
+    if san.upgraded_from is not None:
+        cfg["upgraded_from"] = san.upgraded_from
+    cfg.update(san.keys.config_fields())
+    return cfg
+
+
+def hide_config(san: Any, config: Any) -> Any:
+    """A stored sanitizer config (possibly written before token lists were hidden) with its token
+    lists, patterns and allow list hidden as ``san.get_config()`` hides them, so the two compare;
+    values already hidden are left as they are. Compared with a store written by an earlier
+    version, ``san`` records that it upgrades it (``upgraded_from``, written with its config)."""
+    if not isinstance(config, Mapping):
+        return config
+    version = config.get("version")
+    if san.upgraded_from is None:
+        if config.get("upgraded_from") is not None:
+            san.upgraded_from = config["upgraded_from"]
+        elif isinstance(version, int) and not isinstance(version, bool) and version < SANITIZER_VERSION:
+            san.upgraded_from = version
+    out = dict(config)
+    out["concept"] = san.secret_fields(out.get("concept"))
+    out["allow_list"] = san.secret_fields({"allow_list": out.get("allow_list") or []})["allow_list"]
+    if san._user_detectors:
+        out["detectors"] = san.secret_fields(out.get("detectors"))
+    return out
+
+
+def _rules_off(config: Mapping[str, Any]) -> list[str] | None:
+    """The rules (and parts) a stored configuration of this version left out of its ruleset."""
+    from .rules import RULESETS
+
+    stored = config.get("rules")
+    if not isinstance(stored, list):
+        return None
+    names = [r.get("name") for r in stored if isinstance(r, Mapping)]
+    base = RULESETS[DEFAULT_RULESET]
+    unknown = [n for n in names if n not in base]
+    if unknown:
+        raise ConfigMismatchError(f"the text stage names rule {unknown[0]!r}, which is not in ruleset "
+                                  f"{DEFAULT_RULESET!r} of this library")
+    off = [n for n in base if n not in names]
+    off += [f"{r['name']}.{p}" for r in stored if isinstance(r, Mapping) for p in r.get("off", ())]
+    return off or None
+
+
+def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Sequence[Detector] | None) -> Any:
+    """A Sanitizer rebuilt from :func:`get_config` (see the module docstring)."""
+    if not isinstance(config, Mapping) or config.get("type") != "sanitizer":
+        raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", "<not a sanitizer config>")
+    if config.get("keyed") and secret is None:
+        raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
+    version = config.get("version", 1)
+    if not isinstance(version, int) or version > SANITIZER_VERSION:
+        raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+                                  f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
+    pool = config.get("pool") or {}
+    current = load_pool(str(pool.get("version", "1")))
+    if pool.get("sha256") and pool["sha256"] != current.sha256:
+        raise ConfigMismatchError(f"surrogate pool v{pool.get('version')}: recorded sha256 differs from the "
+                                  "installed pool; surrogates would not match")
+    hidden = [f for f in ("concept", "allow_list") if is_hidden(config.get(f)) or has_hidden(config.get(f))]
+    if detectors is None and has_hidden(config.get("detectors")):
+        hidden.append("detectors")
+    if hidden:
+        raise InvalidParameterError(
+            "config", "a text stage whose token lists, patterns and allow list can be rebuilt",
+            f"<{', '.join(hidden)} stored only as keyed HMACs>",
+            note="reopen the store with the same PrivateEmbedding (or Sanitizer) instead of rebuilding it")
+    concept = config.get("concept")
+    if isinstance(concept, Mapping):
+        concept = TextConcept(concept["name"], tuple(concept.get("tokens", ())), tuple(concept.get("patterns", ())),
+                              tuple(concept.get("ner_labels", ())), concept.get("label"))
+    stored = config.get("detectors") or []
+    user = detectors is not None or not builtin_names(concept) or listed(stored) != listed(_builtin_configs(concept))
+    upgrade = version < SANITIZER_VERSION
+    if detectors is None and (user or not upgrade):  # an upgrade of a built-in concept takes today's recognizers
+        detectors = [REGISTRY.recognizer_from_config(d) for d in stored]
+    out = cls(concept, policy=config["policy"], key=secret if config.get("keyed") else None, detectors=detectors,
+              entities=config.get("entities"), score_threshold=config["score_threshold"],
+              allow_list=config.get("allow_list"), operators=config.get("operators"),
+              on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
+              chunk_size=config.get("chunk_size", 10_000), thresholds=config.get("thresholds"),
+              rules_off=None if upgrade else _rules_off(config))
+    out._user_detectors = user
+    if config.get("keyed"):
+        out.check_config_key(config, "Sanitizer.from_config")
+    out.fallback = bool(config.get("fallback", False)) if not upgrade else out.fallback
+    out.upgraded_from = config.get("upgraded_from", version if upgrade else None)
+    return out
+
+
+def _builtin_configs(concept: Any) -> list[Any]:
+    """The recognizer configs of built-in concept ``concept`` (empty when it is none)."""
+    try:
+        return [d.get_config() for d in concept_detectors(concept)[1]]
+    except Exception:
+        return []

@@ -1,0 +1,221 @@
+"""Ray Data adapter: protected rows built on workers from a config and a key reference.
+
+One small local Ray cluster for the module (4 logical CPUs: 2 actors and the read, shuffle and write tasks); skipped without ``ray``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import pickle
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from private_vectors.integrations.ray import (
+    ChromaDatasink,
+    FaissShardDatasink,
+    FaissShards,
+    ParquetDatasink,
+    ProtectDocuments,
+    SecretRef,
+    merge_index_changes,
+)
+
+KEY = "ray-test-key-Zq8vN3xW1pLk7Rt2"
+KEY_ENV_NAME = "PV_RAY_TEST_KEY"
+FIRST = ["Amelia", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiroshi", "Ingrid", "Jonas",
+         "Kalinda", "Lorenzo", "Mireille", "Nikolai", "Oksana", "Pavel", "Quentin", "Rosalind", "Sebastian",
+         "Theodora", "Ulrich", "Valentina", "Wilhelmina", "Xavier", "Yolanda", "Zoltan"]
+LAST = ["Okafor", "Lindqvist", "Moreau", "Petrov", "Nakamura", "Haddad", "Castellano", "Brennan", "Kowalski",
+        "Oyelaran", "Vasquez", "Thornbury", "Achterberg", "Fairweather", "Gruber", "Halvorsen"]
+
+
+def _docs(n: int) -> list[dict[str, str]]:
+    """Documents whose names occur once each (no entity for the second pass to carry over)."""
+    names = [f"{a} {b}" for a, b in itertools.product(FIRST, LAST)]
+    random.Random(0).shuffle(names)
+    return [{"id": f"d{i:04d}", "text": f"{names[i]} was admitted on 12 March 2021; call {555_0100 + i} for "
+             f"the discharge summary of patient {names[i]}."} for i in range(n)]
+
+
+def test_index_merge_does_not_depend_on_order() -> None:
+    parts = [{"a": "PERSON", "b": "~PERSON"}, {"a": "LOCATION", "b": "PERSON", "c": "~LOCATION"},
+             {"c": None, "d": "~PERSON"}, {"d": "~LOCATION"}]
+    merged = [merge_index_changes(p) for p in itertools.permutations(parts)]
+    assert all(m == merged[0] for m in merged)
+    assert merged[0] == {"a": "LOCATION", "b": "PERSON", "c": None, "d": "~LOCATION"}
+
+
+def test_secret_ref_names_a_variable_or_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(Exception, match="exactly one"):
+        SecretRef(env="A", file="b")
+    monkeypatch.setenv("PV_SOME_KEY", KEY)
+    assert SecretRef(env="PV_SOME_KEY").read() is not None
+    keyfile = tmp_path / "key"
+    keyfile.write_text(KEY + "\n")
+    assert SecretRef(file=str(keyfile)).read() == SecretRef(env="PV_SOME_KEY").read()
+    ref = pickle.dumps(SecretRef(file=str(keyfile)))
+    assert KEY.encode() not in ref and b"PV_SOME_KEY" not in ref
+
+
+ray = pytest.importorskip("ray")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    spill = tmp_path_factory.mktemp("spill")
+    os.environ[KEY_ENV_NAME] = KEY  # set outside Ray: the workers inherit the driver's environment
+    ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False,
+             _system_config={"object_spilling_config": json.dumps(
+                 {"type": "filesystem", "params": {"directory_path": str(spill)}})})
+    session = Path(ray._private.worker._global_node.get_session_dir_path())
+    yield {"spill": spill, "session": session}
+    ray.shutdown()
+    os.environ.pop(KEY_ENV_NAME, None)
+
+
+@pytest.fixture(scope="module")
+def embedding(cluster: dict[str, Path]) -> object:
+    from private_vectors import PrivateEmbedding
+
+    return PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact")
+
+
+def _protect(embedding: object, docs: list[dict[str, str]], sink: object, **kwargs: object) -> None:
+    ds = ray.data.from_items(docs).repartition(4).random_shuffle(seed=1)
+    out = ds.map_batches(ProtectDocuments, fn_constructor_kwargs={
+        "config": embedding.get_config(), "secret": SecretRef(env=KEY_ENV_NAME), **kwargs},
+        batch_size=8, concurrency=2, num_cpus=1)
+    out.write_datasink(sink)
+
+
+def test_workers_protect_like_the_single_process_path(cluster: dict[str, Path], embedding: object,
+                                                      tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    docs = _docs(40)
+    sink = ParquetDatasink(tmp_path / "pq")
+    _protect(embedding, docs, sink)
+    table = pq.read_table(sink.path).to_pydict()
+    got = dict(zip(table["id"], table["document"], strict=True))
+    vectors = dict(zip(table["id"], np.asarray(table["embedding"], dtype=np.float32), strict=True))
+    assert sorted(got) == [d["id"] for d in docs]
+    single = embedding.sanitize_documents([d["text"] for d in docs])
+    assert [got[d["id"]] for d in docs] == single
+    assert all("<PERSON>" in t and "Okafor" not in t for t in single)
+    expected = embedding.pipeline.embed_sanitized(single)
+    np.testing.assert_allclose(np.vstack([vectors[d["id"]] for d in docs]), expected, atol=1e-5)
+    assert sink.index_changes()  # the keyed entities, as HMACs
+    assert not any(w in json.dumps(sink.index_changes()) for w in ("Okafor", "okafor", "Amelia"))
+    files = sorted(p.name for p in Path(sink.path).iterdir())
+    _protect(embedding, docs, sink)  # the same job again (a retry): the same files, no duplicate row
+    assert sorted(p.name for p in Path(sink.path).iterdir()) == files
+    assert len(pq.read_table(sink.path)) == len(docs)
+
+
+def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluster: dict[str, Path],
+                                                                          embedding: object, tmp_path: Path) -> None:
+    kwargs = {"config": embedding.get_config(), "secret": SecretRef(env=KEY_ENV_NAME)}
+    assert KEY.encode() not in pickle.dumps(kwargs)  # what Ray ships to the actors
+    assert KEY not in json.dumps(ray.get_runtime_context().runtime_env)
+
+    @ray.remote
+    def canary() -> str:
+        print("ray-canary-3b9f")  # a worker's stdout lands in the session's logs
+        return os.environ.get(KEY_ENV_NAME, "")[:3]
+
+    assert ray.get(canary.remote()) == KEY[:3]  # the variable reached the workers outside Ray
+    _protect(embedding, _docs(16), FaissShardDatasink(tmp_path / "f"))
+    time.sleep(1.0)  # log flush
+    texts = b""
+    for root in (cluster["session"], cluster["spill"]):
+        for p in root.rglob("*"):
+            if p.is_file() and p.stat().st_size < 50_000_000:
+                try:
+                    texts += p.read_bytes()
+                except OSError:
+                    continue
+    assert b"ray-canary-3b9f" in texts  # the scan reads the logs
+    assert KEY.encode() not in texts
+
+
+def test_faiss_shards_fan_out_equals_the_merged_index(cluster: dict[str, Path], embedding: object,
+                                                      tmp_path: Path) -> None:
+    docs = _docs(24)
+    _protect(embedding, docs, FaissShardDatasink(tmp_path / "f"))
+    shards = FaissShards(tmp_path / "f")
+    assert len(shards) == 24 and len(shards.shards) > 1
+    Q = embedding.embed_query_array(["discharge summary of patient", "admitted in March"])
+    scores, ids = shards.search(Q, k=5)
+    merged, order = shards.merged()
+    ms, mi = merged.search(np.ascontiguousarray(Q, dtype=np.float32), 5)
+    np.testing.assert_allclose(scores, ms, rtol=1e-5)
+    assert [set(r) for r in ids] == [{order[i] for i in row} for row in mi]
+    _protect(embedding, docs, FaissShardDatasink(tmp_path / "f"))  # retried: same shards
+    assert len(FaissShards(tmp_path / "f")) == 24
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> int:
+    exe = shutil.which("chroma", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.skip("the chroma CLI (chromadb) is not installed")
+    port = _free_port()
+    proc = subprocess.Popen([exe, "run", "--path", str(tmp_path_factory.mktemp("chroma")), "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(120):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.25)
+        else:
+            pytest.skip("chroma run did not start")
+        yield port
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_chroma_server_sink_upserts_and_reopens_with_the_key(cluster: dict[str, Path], embedding: object,
+                                                             chroma_server: int,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import chromadb
+
+    from private_vectors.integrations.chroma import create_collection, open_collection
+
+    client = chromadb.HttpClient(host="localhost", port=chroma_server)
+    create_collection(client, "notes", embedding)
+    docs = _docs(30)
+    sink = ChromaDatasink("notes", port=chroma_server, secret=SecretRef(env=KEY_ENV_NAME))
+    _protect(embedding, docs, sink)
+    _protect(embedding, docs, sink)  # a retried job: upsert by id, nothing twice
+    col = open_collection(client, "notes", key=KEY)
+    assert col.count() == 30
+    got = col.get(ids=[d["id"] for d in docs], include=["documents", "metadatas"])  # (in the server's order)
+    stored = dict(zip(got["ids"], got["documents"], strict=True))
+    assert [stored[d["id"]] for d in docs] == embedding.sanitize_documents([d["text"] for d in docs])
+    assert all(m and m.get("pv_restore") for m in got["metadatas"])
+    state = sink.index_state()
+    assert state and state["entries"]
+    # reopened with the key, a query naming an ingested person is sanitized by the stored index
+    name = docs[3]["text"].split(" was ")[0]
+    assert name.lower() not in col._embedding_function.pipeline.sanitize_queries([f"what about {name.lower()}?"])[0]
+    hits = col.query(query_texts=["discharge summary"], n_results=3)
+    assert len(hits["ids"][0]) == 3
