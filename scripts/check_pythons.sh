@@ -41,18 +41,23 @@ interpreter() {  # the python executable for version $1, or nothing
   [ -n "$found" ] && [ -x "$found/bin/python" ] && echo "$found/bin/python"
 }
 
+# the range pyproject.toml admits, so that `pip install -e .` keeps the torch installed first
+torch_range=$(grep -o '"torch[^"]*"' pyproject.toml | head -1 | tr -d '"')
+
 choose_torch() {  # sets torch_args (pip arguments) and torch_desc for version $1
   if [ "$1" = "3.11" ]; then
     torch_args=("torch==2.13.0"); torch_desc="the CPU build on this machine's disk"
   elif curl -fsS -m 15 -o /dev/null https://download.pytorch.org/whl/cpu/torch/ 2>/dev/null; then
-    torch_args=(torch --index-url https://download.pytorch.org/whl/cpu); torch_desc="the CPU build from download.pytorch.org"
+    torch_args=("$torch_range" --index-url https://download.pytorch.org/whl/cpu); torch_desc="the CPU build from download.pytorch.org"
   else
-    torch_args=(torch); torch_desc="PyPI's Linux build with the CUDA libraries (download.pytorch.org unreachable)"
+    torch_args=("$torch_range"); torch_desc="PyPI's Linux build with the CUDA libraries (download.pytorch.org unreachable)"
   fi
 }
 
 record() {  # version, python, torch, install seconds, outcome, test seconds
-  local row="| $1 | $2 | $3 | $4 s | $5 | $6 s | $(date -u +%Y-%m-%d) |"
+  local inst="$4 s"
+  [[ "$4" == *" ("* ]] && inst="${4/ (/ s (}"
+  local row="| $1 | $2 | $3 | $inst | $5 | $6 s | $(date -u +%Y-%m-%d) |"
   local tmp
   tmp=$(mktemp)
   if [ -f "$results" ]; then grep -v "^| $1 |" "$results" | grep '^| [0-9]' > "$tmp" || true; fi
@@ -82,7 +87,8 @@ for v in "${versions[@]}"; do
   venv=".venvs/py$v"
   echo "== Python $exact ($py) -> $venv"
   start=$(date +%s)
-  [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+  reused=""
+  if [ -x "$venv/bin/python" ]; then reused=" (into an existing environment)"; else "$py" -m venv "$venv"; fi
   "$venv/bin/python" -m pip install -q --upgrade pip
   choose_torch "$v"
   echo "   torch: $torch_desc"
@@ -94,7 +100,7 @@ for v in "${versions[@]}"; do
     record "$v" "$exact" "-" "$(( $(date +%s) - start ))" "not run: pip install -e '.[all]' failed" "-"
     status=1; continue
   fi
-  installed=$(( $(date +%s) - start ))
+  installed="$(( $(date +%s) - start ))$reused"
   torch_version=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
   echo "   installed in ${installed}s (torch $torch_version); running the tests"
   start=$(date +%s)
