@@ -2,6 +2,11 @@
 results, and the native-Chroma quick start runs from the wheel installed in a fresh virtual
 environment.
 
+Building, installing and running the quick start take one to three minutes on 2 cores, so those
+tests are ``slow`` (``pytest -m slow tests/test_wheel.py``; ``scripts/check_pythons.sh`` runs them
+on every Python version). The default run checks, without building, that every file the package
+ships besides its modules is declared as package data (the way a file goes missing from a wheel).
+
 The sdist and the wheel are built (``python -m build --no-isolation``: the wheel from the
 sdist, so the sdist is complete too) from a copy of the tracked files. The fresh environment
 gets the wheel by ``pip install --no-deps``; its dependencies come from the running
@@ -47,6 +52,29 @@ def _tracked_copy(dest: Path) -> Path:
     return dest
 
 
+def test_every_packaged_file_is_declared_package_data():
+    """A non-Python file under ``src/private_vectors`` that no ``package-data`` pattern of
+    pyproject.toml matches is left out of the wheel."""
+    import tomllib
+
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["private_vectors"]
+    package = ROOT / "src" / "private_vectors"
+    files = [p.relative_to(package) for p in package.rglob("*")
+             if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts]
+    assert files and any(str(f).startswith("data/") for f in files)
+    undeclared = [str(f) for f in files if not any(_glob_match(f, pat) for pat in patterns)]
+    assert not undeclared, undeclared[:10]
+    manifest = (ROOT / "MANIFEST.in").read_text(encoding="utf-8").split()
+    assert "prune" in manifest and "tests" in manifest  # setuptools puts tests/test*.py in an sdist by default
+
+
+def _glob_match(path: Path, pattern: str) -> bool:
+    """``pattern`` as setuptools reads package-data globs (``**`` any number of folders)."""
+    regex = re.escape(pattern).replace(r"\*\*/", "(?:.*/)?").replace(r"\*", "[^/]*")
+    return re.fullmatch(regex, path.as_posix()) is not None
+
+
 @pytest.fixture(scope="module")
 def dist(tmp_path_factory) -> Path:
     source = _tracked_copy(tmp_path_factory.mktemp("source"))
@@ -63,6 +91,7 @@ def _one(folder: Path, pattern: str) -> Path:
     return found[0]
 
 
+@pytest.mark.slow
 def test_the_wheel_carries_the_packaged_data_and_no_tests_or_results(dist):
     names = set(zipfile.ZipFile(_one(dist, "*.whl")).namelist())
     missing = [n for n in [*PACKAGE_DATA, "private_vectors/py.typed", "private_vectors/__init__.py"] if n not in names]
@@ -73,6 +102,7 @@ def test_the_wheel_carries_the_packaged_data_and_no_tests_or_results(dist):
         entry_points).decode()
 
 
+@pytest.mark.slow
 def test_the_sdist_carries_the_sources_and_data_and_no_tests_or_results(dist):
     with tarfile.open(_one(dist, "*.tar.gz")) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
@@ -87,6 +117,7 @@ def _readme_block(heading: str) -> str:
     return re.search(r"```python\n(.*?)```", section, re.S).group(1)
 
 
+@pytest.mark.slow
 def test_the_native_chroma_quick_start_runs_from_the_installed_wheel(dist, tmp_path):
     env_dir = tmp_path / "fresh"
     subprocess.run([sys.executable, "-m", "venv", str(env_dir)], check=True, capture_output=True, timeout=300)
