@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Install private_vectors on each supported Python and run the tests that exercise what differs
 # between versions: the README blocks, the every-path test, the store tests, the edge cases and
-# the wheel test.
+# the wheel test (its slow build, install and quick start included).
 #
 #   bash scripts/check_pythons.sh              # 3.11, 3.12 and 3.13
 #   bash scripts/check_pythons.sh 3.12 3.13    # some of them
 #   FULL=1 bash scripts/check_pythons.sh       # the whole default test suite on each
+#   TESTS="tests/test_readme.py tests/test_edges.py" bash scripts/check_pythons.sh 3.13   # a selection
 #
 # Interpreter for version X.Y: $PYTHON_X_Y if set, else pythonX.Y on PATH, else pyenv's newest X.Y.
 # Each version gets its own virtual environment, .venvs/pyX.Y (kept for reruns; `rm -r .venvs`
@@ -27,6 +28,7 @@ versions=("$@")
 tests=(tests/test_readme.py tests/test_every_path.py tests/test_chroma_native.py tests/test_langchain.py
        tests/test_langchain_faiss.py tests/test_faiss.py tests/test_llamaindex.py tests/test_langchain_records.py
        tests/test_edges.py tests/test_store_compat.py tests/test_wheel.py)
+[ -n "${TESTS:-}" ] && read -r -a tests <<< "$TESTS"  # another selection (pytest arguments)
 [ -n "${FULL:-}" ] && tests=()
 results=benchmarks/results/pythons.md
 export PIP_DISABLE_PIP_VERSION_CHECK=1
@@ -66,7 +68,8 @@ record() {  # version, python, torch, install seconds, outcome, test seconds
     echo "# Supported Python versions"
     echo
     echo "Made by \`bash scripts/check_pythons.sh\` (one fresh virtual environment per version, the package"
-    echo "installed with \`pip install -e '.[all]'\`; tests: ${tests[*]:-the whole default suite})."
+    echo "installed with \`pip install -e '.[all]'\`; tests: ${tests[*]:-the whole default suite}; then"
+    echo "\`-m slow tests/test_wheel.py\`)."
     echo "Install and test times are wall-clock seconds on the machine that ran it (2 shared CPU cores)."
     echo
     echo "| Python | interpreter | torch | install | tests | test time | date |"
@@ -108,6 +111,12 @@ for v in "${versions[@]}"; do
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}" 2>&1 | tee "$log" | tail -5
   code=${PIPESTATUS[0]}
   summary=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
+  # the wheel build, install and quick start are `slow` (deselected above): run them too
+  "$venv/bin/python" -m pytest -q -p no:cacheprovider -m slow tests/test_wheel.py 2>&1 | tee "$log" | tail -3
+  wheel_code=${PIPESTATUS[0]}
+  [ "$wheel_code" -eq 0 ] || code=$wheel_code
+  wheel=$(grep -E '^[0-9]+ (passed|failed)|^=+ .*(passed|failed)' "$log" | tail -1 | sed 's/=//g; s/^ *//; s/ *$//')
+  summary="${summary:-exit $code}; wheel: ${wheel:-exit $wheel_code}"
   rm -f "$log"
   [ "$code" -eq 0 ] || status=1
   record "$v" "$exact" "$torch_version ($torch_desc)" "$installed" "${summary:-exit $code}" "$(( $(date +%s) - start ))"
