@@ -24,12 +24,23 @@ reopened_upper              documents ingested without a key; a new text stage r
                             persisted query-index state (none without a key) and gets a query with the
                             name in capitals
 reopened_surname            as reopened_upper, the query names the (capitalised) surname alone
+possessive                  a capitalised name with a possessive ending (``Amelia Okafor's car``)
+initial                     a capitalised surname after an initial (``A. Okafor``); the surname is checked
+hashtag                     the name written as a hashtag (``#AmeliaOkafor``); the joined form and each
+                            part are checked
+common_lower_case           as lower_case, with common names
+common_possessive           as possessive, with common names
+common_initial              as initial, with common names
+common_hashtag              as hashtag, with common names
 ==========================  ===========================================================================
 
 Names: ``benchmarks/configs/evasion_names.json``, hand-written given names and surnames from many
 naming traditions, none in a list the library ships (the generator drops, at run time, any entry
 a shipped list has gained: see :func:`shipped_words`). Within a category every case has its own
-given name and surname, so one case's name never helps another's.
+given name and surname, so one case's name never helps another's. The ``common_`` categories take
+their names from ``benchmarks/configs/common_names.json`` instead: the most frequent given names
+and surnames of eighteen countries (parts of at least 3 letters), most of them in the library's
+lists: what real documents hold.
 
 A case **leaks** when any name part (case-folded, at least 3 letters) survives in the checked
 text: after Unicode NFKC, with invisible format characters (zero-width, bidi, soft hyphen)
@@ -40,7 +51,9 @@ Systems: the library's default text stage (``PrivateEmbedding(concept="PII", eps
 ``sanitize_documents`` / ``sanitize_queries``; one instance per category, so the keyed index
 holds only that category's names; for the reopened categories, a second instance that loads the
 first one's ``query_index_state()``), the same with a key (``library-keyed``: the keyed query
-index is persisted, so a reopened store restores it) and presidio's defaults (``AnalyzerEngine`` with every
+index is persisted, so a reopened store restores it), the same two with the learned tagger
+(``library-model``, ``library-model-keyed``: ``Sanitizer("PII", detector="model")``), the tagger
+alone (``tagger``) and presidio's defaults (``AnalyzerEngine`` with every
 recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
 ``<ENTITY_TYPE>``), which has no memory across documents.
 
@@ -66,12 +79,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES_FILE = ROOT / "benchmarks" / "configs" / "evasion_names.json"
+COMMON_FILE = ROOT / "benchmarks" / "configs" / "common_names.json"
 SHIPPED_DATA = ROOT / "src" / "private_vectors" / "data"
 
 DOCUMENT_CATEGORIES = ("lower_case", "cross_document_case", "cross_batch_case", "url", "placeholder",
                        "line_break", "full_width", "all_caps", "zero_width")
 QUERY_CATEGORIES = ("query_typo", "reopened_upper", "reopened_surname")
-CATEGORIES = DOCUMENT_CATEGORIES + QUERY_CATEGORIES
+FORM_CATEGORIES = ("possessive", "initial", "hashtag")
+COMMON_CATEGORIES = ("common_lower_case", "common_possessive", "common_initial", "common_hashtag")
+CATEGORIES = DOCUMENT_CATEGORIES + QUERY_CATEGORIES + FORM_CATEGORIES + COMMON_CATEGORIES
 
 SENTENCES = (
     "I spoke with {name} about the delayed shipment yesterday.",
@@ -111,8 +127,24 @@ SURNAME_QUERIES = (
     "Is {name} still the representative?",
     "Invoice sent to {name}",
 )
+POSSESSIVE_SENTENCES = (
+    "The keys to {name} flat are with the caretaker.",
+    "Nobody has replied to {name} email about the refund.",
+    "We found {name} umbrella under the table after the party.",
+    "The doctor reviewed {name} results on the phone.",
+    "The school sent {name} report card home last week.",
+    "I borrowed {name} bicycle to get to the station.",
+)
+HASHTAG_SENTENCES = (
+    "Happy birthday to the best neighbour ever {tag}",
+    "So proud of this team today {tag} #teamwork",
+    "{tag} wins the regional chess final again",
+    "Thoughts with the family this week {tag}",
+    "Cannot wait for the concert on Saturday {tag} #live",
+    "Retweet if you support {tag} for council",
+)
 ASCII_ONLY = ("url", "full_width")  # URLs and full-width forms exist for ASCII letters only
-LOWER_CASE = ("lower_case", "cross_document_case", "cross_batch_case")  # the lower-case name never opens the sentence
+LOWER_CASE = ("lower_case", "cross_document_case", "cross_batch_case", "common_lower_case")  # the lower-case name never opens the sentence
 ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
 
 
@@ -210,6 +242,15 @@ def name_source(path: Path = NAMES_FILE, shipped: frozenset[str] | None = None) 
     return lists[0], lists[1]
 
 
+def common_source(path: Path = COMMON_FILE) -> tuple[list[str], list[str]]:
+    """(given names, surnames) of the common-name probes: single words of at least 3 letters (a
+    shorter part could never count as a leak)."""
+    data = _load_names(path)
+    return tuple(  # type: ignore[return-value]
+        [w for origin in sorted(data[key]) for w in data[key][origin] if " " not in w and len(w) >= 3]
+        for key in ("first", "last"))
+
+
 def name_origins(path: Path = NAMES_FILE) -> list[str]:
     """The naming traditions the source covers."""
     data = _load_names(path)
@@ -254,7 +295,12 @@ def _url_name(first: str, last: str, rng: random.Random) -> str:
                                    sep=rng.choice("-_."))
 
 
+def _possessive(name: str) -> str:
+    return name + ("'" if name.endswith("s") else "'s")
+
+
 def _probe(category: str, case: int, first: str, last: str, rng: random.Random) -> Probe:
+    kind = category.removeprefix("common_")
     name = f"{first} {last}"
     s1, s2 = rng.sample(SENTENCES, 2)
     if category in LOWER_CASE:  # the lower-case name goes in a sentence it does not open
@@ -263,34 +309,42 @@ def _probe(category: str, case: int, first: str, last: str, rng: random.Random) 
     doc = lambda n, s=s1: s.format(name=n)  # noqa: E731
     parts = (first, last)
     one = lambda text: Probe(category, case, ((text,),), (), ("document", 0), parts)  # noqa: E731
-    if category == "lower_case":
+    if kind == "lower_case":
         return one(doc(name.lower()))
-    if category == "cross_document_case":
+    if kind == "cross_document_case":
         return Probe(category, case, ((doc(name, s2), doc(name.lower())),), (), ("document", 1), parts)
-    if category == "cross_batch_case":
+    if kind == "cross_batch_case":
         return Probe(category, case, ((doc(name, s2),), (doc(name.lower()),)), (), ("document", 1), parts)
-    if category == "url":
+    if kind == "url":
         return one(_url_name(first, last, rng))
-    if category == "placeholder":
+    if kind == "placeholder":
         return one(doc(f"<{first.upper()}_{last.upper()}>"))
-    if category == "line_break":
+    if kind == "line_break":
         return one(doc(f"{first}\n{last}"))
-    if category == "full_width":
+    if kind == "full_width":
         return one(doc(full_width(name)))
-    if category == "all_caps":
+    if kind == "all_caps":
         return one(doc(name.upper()))
-    if category == "zero_width":
+    if kind == "zero_width":
         return one(doc(f"{insert_zero_width(first, rng)} {insert_zero_width(last, rng)}"))
-    if category == "query_typo":
+    if kind == "query_typo":
         wrong = (typo(first, rng), typo(last, rng))
         query = rng.choice(QUERIES).format(name=" ".join(wrong).lower())
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), wrong)
-    if category == "reopened_upper":
+    if kind == "reopened_upper":
         query = rng.choice(QUERIES).format(name=name.upper())
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), parts, reopen=True)
-    if category == "reopened_surname":
+    if kind == "reopened_surname":
         query = rng.choice(SURNAME_QUERIES).format(name=last)
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), (last,), reopen=True)
+    if kind == "possessive":
+        return one(rng.choice(POSSESSIVE_SENTENCES).format(name=_possessive(name)))
+    if kind == "initial":
+        return Probe(category, case, ((doc(f"{first[0]}. {last}"),),), (), ("document", 0), (last,))
+    if kind == "hashtag":
+        tag = "#" + re.sub(r"\W", "", first + last)
+        return Probe(category, case, ((rng.choice(HASHTAG_SENTENCES).format(tag=tag),),), (), ("document", 0),
+                     (tag[1:], first, last))
     raise ValueError(f"unknown category {category!r}")
 
 
@@ -302,12 +356,14 @@ def generate(cases: int = 150, seed: int = 0, categories: Sequence[str] = CATEGO
     if cases > min(len(firsts), len(lasts)):
         raise ValueError(f"{cases} cases need as many distinct names; the source has "
                          f"{len(firsts)} given names and {len(lasts)} surnames")
+    common = common_source()
     out = {}
     for category in categories:
         if category not in CATEGORIES:
             raise ValueError(f"unknown category {category!r}; choose from {CATEGORIES}")
         rng = random.Random(f"{seed}/{category}")
-        pools = [[w for w in ws if w.isascii()] if category in ASCII_ONLY else ws for ws in (firsts, lasts)]
+        source = common if category in COMMON_CATEGORIES else (firsts, lasts)
+        pools = [[w for w in ws if w.isascii()] if category in ASCII_ONLY else ws for ws in source]
         if cases > min(len(pools[0]), len(pools[1])):
             raise ValueError(f"{cases} cases of {category} need as many distinct names; the source has "
                              f"{len(pools[0])} given names and {len(pools[1])} surnames for it")
@@ -378,6 +434,27 @@ def _default_embedding(key: bytes | None = None) -> Any:
         return PrivateEmbedding(concept="PII", eps=10, key=key)
 
 
+def _model_embedding(key: bytes | None = None) -> Any:
+    from private_vectors import PrivateEmbedding
+    from private_vectors.text import Sanitizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stage = Sanitizer("PII", detector="model", key=key)
+        return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
+
+
+def model_library() -> LibraryStage:
+    """The default text stage with the learned tagger (``Sanitizer("PII", detector="model")``), no key."""
+    return LibraryStage(_model_embedding)
+
+
+def keyed_model_library() -> LibraryStage:
+    """As :func:`model_library`, with a key (a fresh random one per store)."""
+    key = secrets.token_bytes(32)
+    return LibraryStage(lambda: _model_embedding(key))
+
+
 def keyed_library() -> LibraryStage:
     """The default text stage with a key (a fresh random one per store: the results do not depend
     on its value), so the keyed query index is persisted and a reopened store restores it."""
@@ -404,6 +481,33 @@ class PresidioStage(TextStage):
         return [self._one(t) for t in texts]
 
     def reopened(self) -> PresidioStage:
+        return self
+
+
+class TaggerStage(TextStage):
+    """The learned tagger alone (``private_vectors.text_model``): every span it finds replaced by
+    ``<LABEL>``; no memory across documents."""
+
+    def __init__(self) -> None:
+        from private_vectors.text_model import TaggerModel
+
+        self.model = TaggerModel()
+
+    def _apply(self, texts: list[str]) -> list[str]:
+        out = []
+        for text, spans in zip(texts, self.model.spans(texts), strict=True):
+            for s in sorted(spans, key=lambda s: -s.start):
+                text = text[:s.start] + f"<{s.label}>" + text[s.end:]
+            out.append(text)
+        return out
+
+    def documents(self, texts: list[str]) -> list[str]:
+        return self._apply(texts)
+
+    def queries(self, texts: list[str]) -> list[str]:
+        return self._apply(texts)
+
+    def reopened(self) -> TaggerStage:
         return self
 
 
@@ -472,7 +576,8 @@ def main() -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--categories", default=",".join(CATEGORIES))
     p.add_argument("--systems", default="library,library-keyed,presidio",
-                   help="library (the default: no key), library-keyed (the default with a key), presidio")
+                   help="library (the default: no key), library-keyed (the default with a key), presidio, "
+                   "tagger (the learned tagger alone)")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
     p.add_argument("--out", default=None)
     args = p.parse_args()
@@ -485,7 +590,8 @@ def main() -> int:
                     fh.write(json.dumps(asdict(pr), ensure_ascii=False) + "\n")
         return 0
     known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,
-                                                 "presidio": PresidioStage}
+                                                 "presidio": PresidioStage, "tagger": TaggerStage,
+                                                 "library-model": model_library, "library-model-keyed": keyed_model_library}
     systems = {s: known[s] for s in args.systems.split(",")}
     t0 = time.time()
     results = evaluate(probes, systems)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -136,3 +137,37 @@ def test_library_default_runs_on_probes() -> None:
     probes = ev.generate(3, seed=0, categories=("all_caps", "reopened_upper"))
     out = ev.summary(ev.evaluate(probes, {"library": ev.LibraryStage}))
     assert set(out["library"]) == {"all_caps", "reopened_upper"}
+
+
+def test_form_and_common_probes_carry_their_form() -> None:
+    probes = ev.generate(150, seed=0, categories=ev.FORM_CATEGORIES + ev.COMMON_CATEGORIES)
+    firsts, lasts = ev.common_source()
+    common = {w.casefold() for w in firsts + lasts}
+    for cat in ev.COMMON_CATEGORIES:
+        for p in probes[cat]:
+            names = p.parts[1:] if cat == "common_hashtag" else p.parts
+            assert all(part.casefold() in common for part in names), (cat, p.parts)
+    for cat in ("possessive", "common_possessive"):
+        for p in probes[cat]:
+            text = p.batches[0][0]
+            assert re.search(rf"{re.escape(p.parts[1])}'s? ", text), text
+            assert ev.leaked_parts(p.parts, text) == list(p.parts)
+    for cat in ("initial", "common_initial"):
+        for p in probes[cat]:
+            assert p.parts == (p.parts[0],) and re.search(rf"\b\w\. {re.escape(p.parts[0])}\b", p.batches[0][0])
+    for cat in ("hashtag", "common_hashtag"):
+        for p in probes[cat]:
+            text = p.batches[0][0]
+            assert f"#{p.parts[0]}" in text
+            assert ev.leaked_parts(p.parts, text) == [p.parts[0]]  # the joined form is what a reader sees
+            assert ev.leaked_parts(p.parts, text.replace(f"#{p.parts[0]}", f"#<PERSON>{p.parts[2]}")) == [p.parts[2]]
+    for p in probes["common_lower_case"]:
+        text = p.batches[0][0]
+        assert f"{p.parts[0]} {p.parts[1]}".lower() in text
+
+
+def test_common_names_are_common_and_long_enough() -> None:
+    firsts, lasts = ev.common_source()
+    assert len(firsts) >= 150 and len(lasts) >= 150
+    assert all(len(w) >= 3 and " " not in w for w in firsts + lasts)
+    assert {"Smith", "Garcia", "Wang", "Kumar", "Nguyen", "Müller"} <= set(lasts)

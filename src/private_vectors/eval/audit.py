@@ -38,6 +38,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -625,7 +626,7 @@ class _Measure:
         V = np.asarray(strip_geometry(held, ef.store_geometry) if ef is not None else held, dtype=np.float32)
         enc = CachingEncoder(encoder, cache_dir=self.cache_dir) if encoder is not None else None
         if ef is not None:
-            ef.pipeline.encoder = enc  # this private rebuild encodes each distinct text once (queries included)
+            ef.pipeline.stages = replace(ef.pipeline.stages, encoder=enc)  # each distinct text encoded once (queries too)
         spec = {a: p for a, p in self.spec.items() if enc is not None or a != "mlc-enc"}
         made = _attackers(spec, enc)
         stored_block = _attack_block(V, self.tokens, self.names, self.texts, made, self.seed,

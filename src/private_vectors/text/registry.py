@@ -1,17 +1,25 @@
-"""The registry of recognizers and span rules, by name.
+r"""The registry of recognizers and span rules, by name.
 
 The text stage records the names (and versions) of the recognizers and rules it ran; a stored
 configuration is rebuilt from those names. Built-in recognizer kinds (:data:`~.recognizers.BUILTIN_KINDS`)
 and rules (:data:`~.rules.BUILTIN_RULES`) are always known; a user's own recognizer is added
 by name, once per process, before a store that names it is opened:
 
-    >>> from private_vectors.text import registry
-    >>> registry.add_recognizer(my_recognizer)            # doctest: +SKIP
-    >>> Sanitizer("PII", recognizers=["employee-ids"])    # doctest: +SKIP
+    >>> from presidio_analyzer import Pattern, PatternRecognizer
+    >>> from private_vectors.text import Sanitizer, registry
+    >>> ids = PatternRecognizer(supported_entity="EMPLOYEE_ID", name="employee-ids",
+    ...                         patterns=[Pattern("employee id", r"\bEMP-\d{6}\b", 0.9)])
+    >>> registry.add_recognizer(ids, replace=True)
+    'employee-ids'
+    >>> Sanitizer("PII", recognizers=["employee-ids"]).apply(["Badge EMP-204981 was revoked."])  # doctest: +SKIP
+    ['Badge <EMPLOYEE_ID> was revoked.']
 
-A configuration naming a recognizer that is not registered in the reopening process is refused,
-naming it. As in presidio's ``RecognizerRegistry``, a recognizer is added as an object
-(:meth:`Registry.add_recognizer`), removed by name, or loaded from presidio's YAML format.
+A configuration records a registered recognizer by name and version only
+(:mod:`.recognizers.user`); one naming a recognizer that is not registered in the reopening
+process is refused, naming it. As in presidio's ``RecognizerRegistry``, a recognizer is added as
+an object (:meth:`Registry.add_recognizer`: one of the text stage's, or a presidio
+``EntityRecognizer`` as it is), removed by name, or loaded from presidio's YAML format
+(:meth:`Registry.add_recognizers_from_yaml`).
 """
 
 from __future__ import annotations
@@ -22,14 +30,17 @@ from typing import Any
 
 from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
 from .recognizers import BUILTIN_KINDS, builtin_kind
+from .recognizers.user import (
+    REGISTERED,
+    as_registered,
+    is_presidio_recognizer,
+    presidio_yaml_recognizers,
+)
 from .rules import BUILTIN_RULES, Rule
 from .spans import Detector
 
-__all__ = ["REGISTERED", "Registry", "add_recognizer", "add_rule", "get_recognizer", "recognizer_from_config",
-           "recognizers", "remove_recognizer", "remove_rule", "rule_class", "rules"]
-
-REGISTERED = "registered"
-"""The config ``"type"`` of a recognizer added to the registry by name."""
+__all__ = ["REGISTERED", "Registry", "add_recognizer", "add_recognizers_from_yaml", "add_rule", "get_recognizer",
+           "recognizer_from_config", "recognizers", "remove_recognizer", "remove_rule", "rule_class", "rules"]
 
 
 class Registry:
@@ -45,21 +56,28 @@ class Registry:
 
     # -- recognizers ---------------------------------------------------------------------
     def add_recognizer(self, recognizer: Any, *, name: str | None = None, replace: bool = False) -> str:
-        """Register ``recognizer`` (an object with ``spans(texts)``, ``name`` and ``get_config()``)
-        under ``name`` (default: its own). Returns the name. A built-in kind's name, or a name
-        already taken (unless ``replace``), is refused."""
-        if not isinstance(recognizer, Detector):
-            raise InvalidTypeError("recognizer", "a recognizer (spans(texts), name, get_config())", recognizer)
+        """Register ``recognizer`` (an object with ``spans(texts)``, ``name`` and ``get_config()``,
+        or a presidio ``EntityRecognizer``) under ``name`` (default: its own). Returns the name.
+        A built-in kind's name, or a name already taken (unless ``replace``), is refused."""
+        if not (isinstance(recognizer, Detector) or is_presidio_recognizer(recognizer)):
+            raise InvalidTypeError("recognizer", "a recognizer (spans(texts), name, get_config()) or a presidio "
+                                   "EntityRecognizer", recognizer)
         key = name if name is not None else getattr(recognizer, "name", None)
         if not isinstance(key, str) or not key.strip():
             raise InvalidParameterError("name", "a non-empty recognizer name", key)
         if key in BUILTIN_KINDS:
             raise InvalidParameterError("name", f"a name that is no built-in recognizer ({sorted(BUILTIN_KINDS)})", key)
         with self._lock:
-            if key in self._recognizers and not replace and self._recognizers[key] is not recognizer:
+            held = self._recognizers.get(key)
+            if held is not None and not replace and _unwrapped(held) is not recognizer:
                 raise InvalidParameterError("name", "a name not registered yet (or replace=True)", key)
-            self._recognizers[key] = recognizer
+            self._recognizers[key] = as_registered(recognizer, key)
         return key
+
+    def add_recognizers_from_yaml(self, path: Any, *, replace: bool = False) -> list[str]:
+        """Register every English recognizer of a presidio YAML recognizer file, each under its
+        ``name`` (presidio's own loader reads the file). Returns the names."""
+        return [self.add_recognizer(r.recognizer, replace=replace) for r in presidio_yaml_recognizers(path)]
 
     def remove_recognizer(self, name: str) -> None:
         """Forget a registered recognizer (a store naming it then refuses to open)."""
@@ -133,10 +151,16 @@ class Registry:
             return sorted(self._rules)
 
 
+def _unwrapped(held: Any) -> Any:
+    inner = getattr(held, "inner", None)
+    return getattr(inner, "recognizer", inner)
+
+
 DEFAULT = Registry()
 """The process's registry (what stored configurations are rebuilt from)."""
 
 add_recognizer = DEFAULT.add_recognizer
+add_recognizers_from_yaml = DEFAULT.add_recognizers_from_yaml
 remove_recognizer = DEFAULT.remove_recognizer
 get_recognizer = DEFAULT.get_recognizer
 recognizers = DEFAULT.recognizers

@@ -32,11 +32,12 @@ from .detection import (
     detection_progress,
 )
 from .entity_index import EntityIndex, add_entries, strong_evidence
+from .explain import Explanation, explain
 from .keycheck import SANITIZER_SALT, StageKeys, stage_key
 from .operators import Keep, Operator
 from .precedence import merge_document_spans
 from .replacement import Replacement, operator_for, replace_spans
-from .rules import RuleContext, escape, lower_case_words
+from .rules import Decision, RuleContext, escape, lower_case_words
 from .spans import Detector, Span, validate_texts
 from .stage_config import (
     SANITIZER_VERSION,
@@ -45,6 +46,7 @@ from .stage_config import (
     from_config,
     get_config,
     hide_config,
+    model_recognizer,
 )
 from .stage_options import resolve_stage_options
 from .surrogates import SurrogateGenerator, load_pool
@@ -78,6 +80,11 @@ class Sanitizer(DocumentTransformer):
         rules_off: rules of the ruleset to leave out (``"context-free"``), or parts of one
             (``"context-free.ages"``); see :mod:`.rules`.
         thresholds: per-label score thresholds, e.g. ``{"LOCATION": 0.6}``.
+        recognizers: names of registered recognizers to run besides the concept's (:mod:`.registry`).
+        detector: ``"rules"`` (the concept's recognizers) or ``"model"`` (those plus the learned,
+            case-blind tagger for the concept's names, places, organisations and dates; see
+            :mod:`.recognizers.tagger`).
+        device: where the tagger runs (``"cpu"``, ``"cuda"``); not recorded.
     """
 
     def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | SecretKey | None = None,
@@ -85,7 +92,8 @@ class Sanitizer(DocumentTransformer):
                  score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
                  timeout: float | None = DEFAULT_TIMEOUT, chunk_size: int = 10_000,
-                 rules_off: Sequence[str] | None = None, thresholds: Mapping[str, float] | None = None) -> None:
+                 rules_off: Sequence[str] | None = None, thresholds: Mapping[str, float] | None = None,
+                 recognizers: Sequence[str] | None = None, detector: str = "rules", device: str = "cpu") -> None:
         try:  # first, so that no later error leaves the raw key in this frame's locals
             self._key = stage_key(key)
         finally:
@@ -93,10 +101,12 @@ class Sanitizer(DocumentTransformer):
         self.options = resolve_stage_options(
             policy=policy, operators=operators, entities=entities, score_threshold=score_threshold,
             thresholds=thresholds, allow_list=allow_list, on_error=on_error, timeout=timeout, chunk_size=chunk_size,
-            rules_off=rules_off, keyed=self._key is not None)
-        choice = choose_concept(concept, detectors)
+            rules_off=rules_off, keyed=self._key is not None, detector=detector, device=device)
+        choice = choose_concept(concept, detectors, recognizers)
         self.concept_name, self._concept, self._concept_cfg = choice.name, choice.label, choice.recorded
         self.detectors: list[Detector] = choice.recognizers
+        if self.options.detector == "model" and detectors is None:
+            self.detectors.append(model_recognizer(choice.name, self.options.device))
         self.fallback, self._user_detectors = choice.fallback, choice.user_recognizers
         self.rules = build_rules(self.options.rules)
         self.detection = Detection(self.detectors, self.rules, on_error=self.options.on_error,
@@ -132,17 +142,17 @@ class Sanitizer(DocumentTransformer):
 
     # -- detection and selection -----------------------------------------------------------
     def _context(self, view: Mapping[str, str] | None = None, lower: frozenset[str] = frozenset(),
-                 raw: Sequence[Span] = ()) -> RuleContext:
+                 raw: Sequence[Span] = (), decisions: list[Decision] | None = None) -> RuleContext:
         return RuleContext(self._settings, raw=raw, index=self.index, view=self.index.view() if view is None else view,
-                           ordinary=lower)
+                           ordinary=lower, decisions=decisions)
 
     def _detect(self, texts: list[str]) -> list[list[Span]] | None:
         return self.detection.run(texts, self._context(), self.index.ordinary)
 
     def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (), view: Mapping[str, str] | None = None,
-                lower: frozenset[str] = frozenset()) -> list[Span]:
+                lower: frozenset[str] = frozenset(), decisions: list[Decision] | None = None) -> list[Span]:
         """The spans one text replaces: selection rules, then overlapping spans merge, then merged rules."""
-        context = self._context(view, lower, spans)
+        context = self._context(view, lower, spans, decisions)
         kept = self.rules.run("selection", text, list(spans), context)
         return self.rules.run("merged", text, merge_document_spans(kept, extra), context)
 
@@ -198,6 +208,11 @@ class Sanitizer(DocumentTransformer):
             return self._redacted_spans(items)
         return self._two_passes(items, found)[0]
 
+    def explain(self, text: str) -> Explanation:
+        """Why each span of ``text`` is replaced or kept: the recognizer that found it and each rule
+        that dropped, changed or kept it (:mod:`.explain`). Holds raw text: memory only, never logged."""
+        return explain(self, text)
+
     # -- replacement -------------------------------------------------------------------------
     def _operator(self, label: str) -> Operator:
         return operator_for(label, self.options.policy, self.options.operators, self._surrogates)
@@ -240,6 +255,12 @@ class Sanitizer(DocumentTransformer):
     def get_state(self) -> dict[str, Any]:
         """The keyed query index as JSON-safe data: HMACs and labels, never names."""
         return self.index.get_state()
+
+    @property
+    def secret(self) -> SecretKey | None:
+        """The key, as a :class:`~private_vectors.keys.SecretKey` that never shows its value (the
+        key holder's restore records are sealed under it), or None."""
+        return self._key
 
     def get_state_header(self) -> dict[str, Any]:
         """:meth:`get_state` without its entries (what a store records once, next to them)."""

@@ -12,8 +12,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...fitted.removal import find_tokens
 from ...errors import InvalidParameterError, InvalidTypeError
+from ...fitted.removal import find_tokens
 from ..spans import Span, validate_texts
 from .base import Recognizer
 from .regex import _YEAR
