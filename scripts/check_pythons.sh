@@ -36,7 +36,8 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1
 interpreter() {  # the python executable for version $1, or nothing
   local var="PYTHON_${1/./_}"
   if [ -n "${!var:-}" ]; then echo "${!var}"; return; fi
-  if command -v "python$1" >/dev/null 2>&1; then command -v "python$1"; return; fi
+  # (a pyenv shim exists for every version but runs only the selected ones: check it runs)
+  if command -v "python$1" >/dev/null 2>&1 && "python$1" -c '' >/dev/null 2>&1; then command -v "python$1"; return; fi
   local root="${PYENV_ROOT:-$HOME/.pyenv}/versions"
   local found
   found=$(ls -d "$root/$1".* 2>/dev/null | sort -V | tail -1)
