@@ -143,8 +143,9 @@ def main() -> None:
     torch.set_num_threads(args.cores)
     docs = corpus(args.docs, Path(args.data))
     load0 = Path("/proc/loadavg").read_text().split()[:3]
-    ray_run = on_ray(PrivateEmbedding(concept="PII", eps=10), docs, args.cores, args.batch_size)
-    single = single_process(PrivateEmbedding(concept="PII", eps=10), docs)
+    embedding = PrivateEmbedding(concept="PII", eps=10)  # one instance: its configuration (and salt) for both
+    ray_run = on_ray(embedding, docs, args.cores, args.batch_size)
+    single = single_process(embedding, docs)
     load1 = Path("/proc/loadavg").read_text().split()[:3]
     ids = [d["id"] for d in docs]
     assert [ray_run["stored"][i] for i in ids] == [single["stored"][i] for i in ids], "stored texts differ"
@@ -181,7 +182,7 @@ def main() -> None:
         lines.append(f"| {total:.0e} | {cpu_h:,.0f} | {cpu_h / 32:,.1f} h | {cpu_h / 256:,.1f} h | "
                      f"~{total * entries_per_doc * 64 / 1e9:.2f} GB |")
     lines += ["", "Assumptions: CPU seconds per document as measured here (one core of this shared machine), linear "
-              "in documents and workers (the Ray path above kept the single-process rate); the entity index grows "
+              "in documents and workers; the entity index grows "
               "with distinct entities, so the per-document rate is an upper bound for corpora that repeat names. "
               "A GPU worker takes the encoding stage only; detection stays on CPU, so GPU workers leave the "
               "detection and keyed-step CPU time above and need CPU workers beside them."]
