@@ -160,7 +160,7 @@ def library(concept: str, **kwargs: Any) -> MaskFn:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sanitizer = Sanitizer(concept, **kwargs)
+        sanitizer = Sanitizer(concept, timeout=None, **kwargs)
 
     def run(texts: list[str]) -> list[list[bool]]:
         spans = sanitizer.document_spans(texts)
