@@ -51,7 +51,9 @@ Systems: the library's default text stage (``PrivateEmbedding(concept="PII", eps
 ``sanitize_documents`` / ``sanitize_queries``; one instance per category, so the keyed index
 holds only that category's names; for the reopened categories, a second instance that loads the
 first one's ``query_index_state()``), the same with a key (``library-keyed``: the keyed query
-index is persisted, so a reopened store restores it) and presidio's defaults (``AnalyzerEngine`` with every
+index is persisted, so a reopened store restores it), the same two with the learned tagger
+(``library-model``, ``library-model-keyed``: ``Sanitizer("PII", detector="model")``), the tagger
+alone (``tagger``) and presidio's defaults (``AnalyzerEngine`` with every
 recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
 ``<ENTITY_TYPE>``), which has no memory across documents.
 
@@ -439,6 +441,27 @@ def _default_embedding(key: bytes | None = None) -> Any:
         return PrivateEmbedding(concept="PII", eps=10, key=key)
 
 
+def _model_embedding(key: bytes | None = None) -> Any:
+    from private_vectors import PrivateEmbedding
+    from private_vectors.text import Sanitizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stage = Sanitizer("PII", detector="model", key=key)
+        return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
+
+
+def model_library() -> LibraryStage:
+    """The default text stage with the learned tagger (``Sanitizer("PII", detector="model")``), no key."""
+    return LibraryStage(_model_embedding)
+
+
+def keyed_model_library() -> LibraryStage:
+    """As :func:`model_library`, with a key (a fresh random one per store)."""
+    key = secrets.token_bytes(32)
+    return LibraryStage(lambda: _model_embedding(key))
+
+
 def keyed_library() -> LibraryStage:
     """The default text stage with a key (a fresh random one per store: the results do not depend
     on its value), so the keyed query index is persisted and a reopened store restores it."""
@@ -577,7 +600,8 @@ def main() -> int:
     if args.rules_off is not None:  # the default stage with rules switched off (benchmarks/text_rules.py)
         _RULES_OFF[:] = [r for r in args.rules_off.split(",") if r]
     known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,
-                                                 "presidio": PresidioStage, "tagger": TaggerStage}
+                                                 "presidio": PresidioStage, "tagger": TaggerStage,
+                                                 "library-model": model_library, "library-model-keyed": keyed_model_library}
     systems = {s: known[s] for s in args.systems.split(",")}
     t0 = time.time()
     results = evaluate(probes, systems)

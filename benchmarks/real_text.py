@@ -15,7 +15,8 @@ Corpora (two-column ``token tag`` files, IOB2):
 Scoring is by ``\\w+`` word token. Recall per gold label = gold tokens of that label that the system
 replaced ÷ gold tokens of that label. Precision = replaced tokens inside any gold entity (every
 label counted, MISC and products included) ÷ all replaced tokens. Systems: the library's text stage
-(``Sanitizer(concept)``: the spans ``apply`` replaces over the batch), presidio's defaults on spaCy
+(``Sanitizer(concept)``: the spans ``apply`` replaces over the batch; ``library-model``: with
+``detector="model"``, the learned tagger added), presidio's defaults on spaCy
 small (every recognizer, threshold 0), and the learned tagger alone (every label it reports).
 
     .venv/bin/python benchmarks/real_text.py --data ../shared/data --sources ../.mirror \\
@@ -183,6 +184,7 @@ def tagger(texts: list[str]) -> list[list[bool]]:
 
 SYSTEMS: dict[str, MaskFn | Callable[[], MaskFn]] = {
     "library": lambda: library("PII"),
+    "library-model": lambda: library("PII", detector="model"),
     "presidio": lambda: presidio,
     "tagger": lambda: tagger,
 }
@@ -211,7 +213,7 @@ def main() -> int:
     p.add_argument("--sources", default="../.mirror", help="folder with leondz+emerging_entities_17 (WNUT-17)")
     p.add_argument("--corpora", default="news,wnut17-dev")
     p.add_argument("--half", default="second", choices=("first", "second"), help="news: which half of the documents")
-    p.add_argument("--systems", default="library,presidio,tagger")
+    p.add_argument("--systems", default="library,library-model,presidio,tagger")
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--rules-off", default=None, help="library: comma-separated rules_off entries of the text stage")
     p.add_argument("--out", default=None)

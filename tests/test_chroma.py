@@ -207,7 +207,7 @@ def test_unrebuildable_function_fails_loudly_on_reopen_instead_of_falling_back(t
 
 
 def test_reopen_with_a_builtin_concept_in_a_new_process(tmp_path):
-    pe = PrivateEmbedding(model="fake", concept="PII", eps=10, mechanism="mahalanobis")
+    pe = PrivateEmbedding(model="fake", concept="PII", noise_concept="PII", eps=10, mechanism="mahalanobis")
     col = chromadb.PersistentClient(path=str(tmp_path)).create_collection("notes", embedding_function=pe)
     col.add(ids=IDS, documents=DOCS)
     out = _run(f"""

@@ -66,18 +66,24 @@ def _unwritten(segment: Path, space: str) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def written(tmp_path_factory) -> dict[int, dict[str, tuple[Path, str]]]:
-    out = {}
-    for n in (12, 1100):  # a small collection (under Chroma's first 100 slots) and one past 1,000 elements
-        folder = tmp_path_factory.mktemp(f"perturbed{n}")
-        _run("write", folder, n, PERTURB)
-        out[n] = _segments(folder)
-    return out
+def written(tmp_path_factory):
+    """n -> the segments of a folder written by the worker with n documents per path (once per n)."""
+    out: dict[int, dict[str, tuple[Path, str]]] = {}
+
+    def get(n: int) -> dict[str, tuple[Path, str]]:
+        if n not in out:
+            folder = tmp_path_factory.mktemp(f"perturbed{n}")
+            _run("write", folder, n, PERTURB)
+            out[n] = _segments(folder)
+        return out[n]
+
+    return get
 
 
-@pytest.mark.parametrize("n", [12, 1100])
+# a small collection (under Chroma's first 100 slots); one past 1,000 elements in the slow run
+@pytest.mark.parametrize("n", [12, pytest.param(1100, marks=pytest.mark.slow)])
 def test_every_protected_segment_holds_only_what_the_index_wrote(written, n):
-    segments = written[n]
+    segments = written(n)
     protected = {k: v for k, v in segments.items() if k != "plain"}
     # native, langchain drop-in, llamaindex, and the keyed query index collections of the first two
     assert {"native", "dropin", "llama"} <= set(protected), sorted(segments)
@@ -88,14 +94,16 @@ def test_every_protected_segment_holds_only_what_the_index_wrote(written, n):
 
 
 def test_the_control_shows_the_fill_reached_the_files(written):
-    segment, space = written[12]["plain"]
+    segment, space = written(12)["plain"]
     blob = _unwritten(segment, space)["data_level0.bin"]
     assert blob and blob.count(0x5A) == len(blob)  # chromadb persisted malloc'd bytes as they were
 
 
-def test_raw_markers_reach_no_persisted_byte(tmp_path):
-    lines = [json.loads(x) for x in _run("markers", tmp_path, 50).splitlines() if x.startswith("{")]
-    assert len(lines) == 50
+# 6 runs by default (the perturbed test above is the deterministic check); the 50 of the acceptance run with -m slow (16 of 50 leaked before scrubbing)
+@pytest.mark.parametrize("runs", [6, pytest.param(50, marks=pytest.mark.slow)])
+def test_raw_markers_reach_no_persisted_byte(tmp_path, runs):
+    lines = [json.loads(x) for x in _run("markers", tmp_path, runs).splitlines() if x.startswith("{")]
+    assert len(lines) == runs
     assert [x for x in lines if x["hits"]] == []
 
 

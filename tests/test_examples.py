@@ -55,7 +55,7 @@ def test_langchain_rag_example_with_a_concept(tmp_path):
     assert "A: According to the notes: Patient <PERSON> reported a persistent cough" in block
     rep = _report(out)
     # a built-in span concept: its text stage does the concept's work, the noise is Laplace
-    assert rep["mechanism"] == "laplace" and rep["concept"]["name"] == "PII"
+    assert rep["mechanism"] == "laplace" and rep["concept"] == "PII" and rep["noise_concept"] is None
     assert rep["space"] == "cosine"
 
 

@@ -135,3 +135,131 @@ def test_an_unknown_old_name_is_still_an_import_error() -> None:
             print(json.dumps(exc.name))
     """)
     assert got == "private_vectors.bench.no_such_module"
+
+
+OPTIONAL_PACKAGES = ("chromadb", "faiss", "llama_index", "langchain_chroma", "langchain_community", "sklearn",
+                     "matplotlib", "presidio_anonymizer", "concept_erasure", "ray", "transformers",
+                     "sentence_transformers")
+"""Packages of the extras and the harness: the default line needs none of them."""
+
+
+def test_the_default_line_loads_only_allowed_modules() -> None:
+    """``import private_vectors`` and one document through ``PrivateEmbedding(concept="PII", eps=10)``
+    (the default model) load only the modules of ``tests/data/core_imports.txt``: none of the
+    evaluation harness, no optional package."""
+    allowed = {line.strip() for line in (ROOT / "tests" / "data" / "core_imports.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    got = _run("""
+        import json, sys, warnings
+        warnings.simplefilter("ignore")
+        import private_vectors
+        from private_vectors import PrivateEmbedding
+        PrivateEmbedding(concept="PII", eps=10).embed_array(["Maria Lopez flew to Madrid on Monday."])
+        print(json.dumps(sorted(sys.modules)))
+    """)
+    loaded = set(got)  # type: ignore[arg-type]
+    ours = {m for m in loaded if m == "private_vectors" or m.startswith("private_vectors.")}
+    assert not ours - allowed, f"modules not on the allow-list: {sorted(ours - allowed)}"
+    assert not any(_is_eval(m) for m in ours)
+    assert not {m.split(".")[0] for m in loaded} & set(OPTIONAL_PACKAGES)
+    assert {"private_vectors.pipeline", "private_vectors.text.sanitizer"} <= ours  # (the line did run)
+
+
+def _private_imports() -> list[str]:
+    """``from x import _name`` where ``x`` is outside the importer's own subpackage (a module at
+    the package root shares a subpackage with none)."""
+    src = ROOT / "src" / "private_vectors"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        rel = path.relative_to(src)
+        own = rel.parts[0] if len(rel.parts) > 1 else None
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            names = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+            if not names:
+                continue
+            if node.level:
+                base = list(rel.parts[:-1])[: len(rel.parts) - node.level]
+                target = [*base, *(node.module.split(".") if node.module else [])]
+            else:
+                target = (node.module or "").split(".")[1:] if (node.module or "").startswith("private_vectors") else []
+                if not target and not (node.module or "").startswith("private_vectors"):
+                    continue
+            if own is None or not target or target[0] != own:
+                found.append(f"{rel}: from {'.' * node.level}{node.module or ''} import {', '.join(names)}")
+    return found
+
+
+def test_no_private_name_is_imported_across_packages() -> None:
+    assert not _private_imports(), _private_imports()
+
+
+def test_no_class_of_the_library_forwards_attributes() -> None:
+    """Real properties instead of ``__getattr__`` forwarding (a package's PEP 562 lazy import is not
+    forwarding: it is a module-level function)."""
+    src = ROOT / "src" / "private_vectors"
+    found = [f"{p.relative_to(src)}: {cls.name}" for p in sorted(src.rglob("*.py"))
+             for cls in ast.walk(ast.parse(p.read_text(encoding="utf-8"))) if isinstance(cls, ast.ClassDef)
+             and any(isinstance(f, ast.FunctionDef) and f.name == "__getattr__" for f in cls.body)]
+    assert not found, found
+
+
+THIRD_PARTY_PRIVATE = {"integrations/chroma.py: collection._model"}
+"""Reads of another library's private attribute that share a name with one of ours (Chroma's
+``Collection._model``): not a read across our packages."""
+
+
+def _package(rel: Path) -> str:
+    return rel.parts[0] if len(rel.parts) > 1 else rel.stem
+
+
+def _private_definitions(trees: dict[Path, ast.Module]) -> dict[str, set[str]]:
+    """Private name → the packages (or root modules) that define it: as a method, class attribute or
+    ``obj._name = ...`` inside a class, or at a module's top level."""
+    defined: dict[str, set[str]] = {}
+    for rel, tree in trees.items():
+        nodes = [n for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for n in ast.walk(cls)] + tree.body
+        for n in nodes:
+            names: list[str] = []
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [n.name]
+            elif isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                names = [n.attr]
+            elif isinstance(n, (ast.Assign, ast.AnnAssign)):
+                names = [t.id for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) if isinstance(t, ast.Name)]
+            for name in names:
+                if name.startswith("_") and not name.startswith("__"):
+                    defined.setdefault(name, set()).add(_package(rel))
+    return defined
+
+
+def _private_reads(trees: dict[Path, ast.Module]) -> list[str]:
+    """``obj._name`` (obj not ``self``/``cls``) in one package where only other packages define
+    ``_name``: a private attribute read across packages (the evaluation harness aside)."""
+    core = {rel: tree for rel, tree in trees.items() if rel.parts[0] != "eval"}
+    defined = _private_definitions(core)
+    found = []
+    for rel, tree in core.items():
+        for n in ast.walk(tree):
+            if not (isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__")):
+                continue
+            if isinstance(n.value, ast.Name) and n.value.id in ("self", "cls"):
+                continue
+            where = defined.get(n.attr, set())
+            text = f"{rel.as_posix()}: {ast.unparse(n)}"
+            if where and _package(rel) not in where and text not in THIRD_PARTY_PRIVATE:
+                found.append(f"{text} (defined in {', '.join(sorted(where))})")
+    return found
+
+
+def test_no_private_attribute_is_read_across_packages() -> None:
+    """The restore stage once read the text stage's private ``_key``; public properties now
+    (``Sanitizer.secret``). The check is seen to fire on such a read."""
+    src = ROOT / "src" / "private_vectors"
+    trees = {p.relative_to(src): ast.parse(p.read_text(encoding="utf-8")) for p in sorted(src.rglob("*.py"))}
+    found = _private_reads(trees)
+    assert not found, found
+    text_stage = {rel: tree for rel, tree in trees.items() if rel.parts[0] == "text"}
+    planted = {**text_stage, Path("restore_planted.py"): ast.parse("def wants(s):\n    return s.sanitizer._key\n")}
+    assert _private_reads(planted) == ["restore_planted.py: s.sanitizer._key (defined in text)"]

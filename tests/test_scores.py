@@ -43,3 +43,14 @@ def test_inner_product_stores_are_not_rescaled_and_bad_measure_refused():
     assert relevance_score_fn(ef, "ip_distance")(0.4) == pytest.approx(0.6)
     with pytest.raises(InvalidParameterError, match="measure"):
         relevance_score_fn(ef, "hamming")
+
+
+def test_an_augmented_store_is_calibrated_with_its_bound():
+    """The l2 relevance function of an ``augment`` store reads the embedding's public bound M
+    (stored rows have norm M), not a guess from the noise."""
+    pe = PrivateEmbedding(model="fake:16", eps=10, space="ip", random_state=0)
+    assert pe.store_geometry == "augment" and pe.geometry_bound is not None
+    fn = relevance_score_fn(pe, "l2_squared")
+    # ‖q − z‖² = ‖q‖² + M² − 2q·z for a unit query: a clean cosine c comes back as c (clipped to [0, 1])
+    M = pe.geometry_bound
+    assert fn(1.0 + M**2 - 2 * 0.5) == pytest.approx(0.5)

@@ -30,8 +30,9 @@ def test_spherical_noise_is_stored_at_unit_norm_and_ranks_alike():
 
 
 def test_concept_noise_is_augmented_and_every_space_ranks_as_raw_ip():
-    pe = PrivateEmbedding(concept="PII", eps=10, random_state=0, mechanism="mahalanobis")
-    raw = PrivateEmbedding(concept="PII", eps=10, random_state=0, store_geometry="none", mechanism="mahalanobis")
+    pe = PrivateEmbedding(concept="PII", noise_concept="PII", eps=10, random_state=0, mechanism="mahalanobis")
+    raw = PrivateEmbedding(concept="PII", noise_concept="PII", eps=10, random_state=0, store_geometry="none",
+                           mechanism="mahalanobis")
     assert pe.space == "ip" and pe.store_geometry == "augment" and pe.out_dim == pe.dim + 1
     Z, Q = pe.embed_array(DOCS), pe.embed_query_array(QUERIES)
     M = pe.get_config()["store_geometry"]["M"]

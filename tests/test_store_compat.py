@@ -109,7 +109,7 @@ def test_native_chroma_reopens_with_todays_default_line(tmp_path):
 
     client = chromadb.PersistentClient(path=str(_copy("chroma-redact", tmp_path)))
     ef = PrivateEmbedding(concept="PII", eps=10)
-    col = open_collection(client, EXPECTED["collection"], embedding_function=ef)
+    col = open_collection(client, EXPECTED["collection"], embedding=ef)
     _check("chroma-redact", _chroma_top3(col, "chroma-redact"))
     from private_vectors.integrations.chroma import add_documents  # the next write upgrades the record
 
@@ -146,6 +146,32 @@ def test_faiss_index_reopens(tmp_path):
     # the new document's noise is fresh (unkeyed) and may rank anywhere: rank the old ones
     old = [i for i, _, _ in again.search_texts(EXPECTED["stores"]["faiss"]["query"], k=4) if i < len(EXPECTED["ids"])]
     assert old[0] == hits[0][0]
+
+
+def test_todays_line_on_a_keyed_0_1_0_store_reproduces_its_noise(tmp_path, monkeypatch):
+    """0.1.0 recorded a noise concept for ``concept="PII"`` beside Laplace noise, and keyed noise
+    depends on it. Today's ``PrivateEmbedding(concept="PII", ...)`` has none; bound to that store
+    it adopts the recorded reference, so a re-ingested document gets the vector it got then
+    (an attacker could otherwise average two copies)."""
+    chromadb = pytest.importorskip("chromadb")
+    import numpy as np
+
+    from private_vectors.integrations.chroma import open_collection
+
+    text, doc_id = "Our support team answers tickets within two business days.", "doc-09"  # nothing to replace
+    client = chromadb.PersistentClient(path=str(_copy("chroma-surrogate-keyed", tmp_path)))
+    monkeypatch.setenv(KEY_ENV, KEY)  # Chroma rebuilds the stored function to show its config
+    stored_config = client.get_collection(EXPECTED["collection"]).configuration_json["embedding_function"]["config"]
+    monkeypatch.delenv(KEY_ENV)
+    ef = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY)
+    assert ef.get_config()["concept"] is None  # no noise concept of its own
+    col = open_collection(client, EXPECTED["collection"], embedding=ef)
+    assert ef.get_config()["concept"] == stored_config["concept"] and ef.noise_concept is None
+    stored = np.asarray(col.get(ids=[doc_id], include=["embeddings"])["embeddings"][0])
+    again = ef.embed_array([text])[0]
+    np.testing.assert_allclose(again, stored, atol=1e-4)
+    fresh = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY).embed_array([text])[0]
+    assert not np.allclose(fresh, stored, atol=1e-2)  # unbound: today's context, other noise
 
 
 def _stored_sanitizer_config(name: str, folder) -> dict:

@@ -1,11 +1,13 @@
 """private_vectors: concept-aware privacy for stored text embeddings.
 
-Rooms, in the order a document goes through them:
+Rooms, in the order a document goes through them (docs/architecture.md draws the layers):
+    text          the text stage: ``Sanitizer``, detectors, the presets a ``concept=`` names
     encoders      text → vector adapters (sentence-transformers, callables, a fake)
-    concepts      concept corpora, SPARSE masks, concept subspaces, artefacts
+    fitted        what is fitted in an encoder's space: noise concepts (``noise_concept=``) and
+                  attribute concepts (``erase=``), with the paired data they are fitted from
     mechanisms    noise mechanisms (Laplace, Mahalanobis, Purkayastha, Gaussian) and the
                   learned perturbations (CAPE, TextCrafter)
-    options       ``EmbeddingOptions`` (frozen, validated) and ``resolve_options`` (every default)
+    options       ``EmbeddingOptions`` (validated once) and ``resolve_options`` (every default, once)
     pipeline      ``Pipeline``: text stage → encoder → erasure → mechanism → store geometry
     embedding     ``PrivateEmbedding``: the thin Chroma/LangChain adapter over a pipeline;
                   ``config`` holds what it persists, ``report`` what it reports, ``guard``

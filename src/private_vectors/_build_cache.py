@@ -13,13 +13,17 @@ import threading
 import weakref
 from typing import Any
 
-from .config import KEY_ENV, _env_bytes, canonical
+from .config import KEY_ENV, canonical, env_bytes
 from .keys import scoped_key
 
 __all__ = ["cached_build", "remember_build", "remember_live"]
 
-# Chroma rebuilds the function on every config read: never refit or reload twice. A live object
-# with the same config is reused; otherwise one build per (config, key in the environment).
+# Process-wide state, on purpose: Chroma rebuilds the function on every config read (each add and
+# query of a reopened collection), so a rebuild must find what this process already built. A live
+# object with the same config is reused; otherwise one build per (config, key in the environment).
+# Without them every read reloads every stage: tests/test_process_state.py::
+# test_the_build_cache_spares_chroma_s_rebuilds; the live reuse: tests/test_chroma.py::
+# test_rebuild_in_the_same_process_reuses_the_live_stages_in_a_new_object.
 _BUILD_CACHE: dict[bytes, Any] = {}
 _LIVE: weakref.WeakValueDictionary[bytes, Any] = weakref.WeakValueDictionary()
 _BUILD_LOCK = threading.RLock()
@@ -48,8 +52,9 @@ _FINGERPRINT_SALT = os.urandom(32)  # per process: the cache key says which key,
 def _key_fingerprint() -> bytes:
     """A keyed digest of the key a rebuild would use now (scoped parameter, else environment)."""
     scoped = scoped_key()
-    raw = scoped._secret if scoped is not None else (_env_bytes(KEY_ENV) or b"")
-    return hmac.digest(_FINGERPRINT_SALT, raw, "sha256")
+    if scoped is not None:
+        return scoped.digest(_FINGERPRINT_SALT)
+    return hmac.digest(_FINGERPRINT_SALT, env_bytes(KEY_ENV) or b"", "sha256")
 
 
 def _build_cache_key(config: dict[str, Any]) -> bytes:

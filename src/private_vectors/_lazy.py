@@ -162,7 +162,7 @@ class _MovedPackage:
 
     Installed by :func:`moved` only when an old package path is imported, and kept for the
     process: a later ``import old.x`` must find the same module as the first one did
-    (``tests/test_layout.py`` imports old and new paths and compares them)."""
+    (``tests/test_layering.py`` imports old and new paths and compares them)."""
 
     def __init__(self, old: str, new: str, renamed: Mapping[str, str]) -> None:
         self._old, self._new, self._renamed = old, new, dict(renamed)
@@ -178,7 +178,7 @@ class _MovedPackage:
         new = self._target(fullname)
         if new is None or importlib.util.find_spec(new) is None:
             return None
-        return importlib.util.spec_from_loader(fullname, self)
+        return importlib.util.spec_from_loader(fullname, self)  # type: ignore[arg-type]  # a duck-typed loader
 
     def create_module(self, spec: Any) -> ModuleType:
         module = importlib.import_module(self._target(spec.name) or spec.name)
@@ -192,7 +192,8 @@ class _MovedPackage:
     def get_code(self, fullname: str) -> Any:
         """The moved module's code (``python -m old.x`` runs it)."""
         spec = importlib.util.find_spec(self._target(fullname) or fullname)
-        return spec.loader.get_code(spec.name) if spec is not None and spec.loader is not None else None
+        get_code = getattr(spec.loader, "get_code", None) if spec is not None else None
+        return get_code(spec.name) if get_code is not None and spec is not None else None
 
 
 def moved(old: str, new: str, *, renamed: Mapping[str, str] | None = None, until: str = "0.3.0") -> None:

@@ -6,9 +6,11 @@ when chromadb is imported (``private_vectors._lazy.after_import``)."""
 
 from __future__ import annotations
 
+__all__ = ["LANGCHAIN_BASES"]
+
 try:
     from langchain_core.embeddings import Embeddings as _LCEmbeddings
 
-    _LC_BASES: tuple[type, ...] = (_LCEmbeddings,)
+    LANGCHAIN_BASES: tuple[type, ...] = (_LCEmbeddings,)
 except Exception:  # pragma: no cover - langchain not installed
-    _LC_BASES = ()
+    LANGCHAIN_BASES = ()

@@ -18,7 +18,9 @@ __all__ = [
     "check_non_negative_finite",
     "check_positive_finite",
     "check_probability",
+    "check_stage_output",
     "check_texts",
+    "text_list",
 ]
 
 
@@ -144,3 +146,11 @@ def text_list(value: Any, name: str) -> list[str]:
     if isinstance(value, str):
         raise InvalidTypeError(name, "a list of strings", value, note="wrap a single text in a list")
     return check_texts(value, name)
+
+
+def check_stage_output(out: Any, items: list[str], stage: str) -> list[str]:
+    """A text stage's output, refused unless it is one str per input (nothing is embedded then)."""
+    if not isinstance(out, list) or len(out) != len(items) or not all(isinstance(t, str) for t in out):
+        raise InvalidParameterError(stage, f"a list of {len(items)} strings", out,
+                                    note="the text stage failed; nothing was embedded")
+    return out

@@ -31,6 +31,7 @@ __all__ = [
     "canonical",
     "check_config_compatible",
     "check_key_matches",
+    "env_bytes",
     "rebuild_arguments",
     "validate_config",
 ]
@@ -54,7 +55,7 @@ _canonical = canonical
 
 
 # -- keys ----------------------------------------------------------------------------------------
-def _env_bytes(name: str) -> bytes | None:
+def env_bytes(name: str) -> bytes | None:
     """An environment variable's bytes as the OS holds them: nothing to decode, so a non-UTF-8
     value cannot raise an error that would hold it (``os.environ`` on Windows: UTF-8 or None)."""
     environb = getattr(os, "environb", None)
@@ -73,7 +74,7 @@ def _env_bytes(name: str) -> bytes | None:
 def _key_bytes(key: Any) -> bytes | None:
     """The secret as bytes: ``key`` if given, else env ``PRIVATE_VECTORS_KEY``, else None."""
     if key is None:  # the variable's bytes as the OS holds them (a non-UTF-8 value cannot fail)
-        return _env_bytes(KEY_ENV) or None
+        return env_bytes(KEY_ENV) or None
     if isinstance(key, str):
         if not key:
             raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
@@ -110,13 +111,27 @@ def check_key_matches(key: bytes | None, *, expected_keyed: bool, expected_key_i
 
 
 def comparable_config(stored: dict[str, Any], embedding: Any) -> dict[str, Any]:
-    """``stored`` with its text stage's token lists, patterns and allow list hidden the way
-    ``embedding``'s text stage hides its own (keyed HMACs), so :func:`check_config_compatible`
-    compares a config written before they were hidden with a current one."""
-    hide = getattr(getattr(embedding, "sanitizer", None), "hide_config", None)
-    if not callable(hide) or not isinstance(stored, dict) or not isinstance(stored.get("sanitizer"), dict):
+    """``stored`` seen the way ``embedding`` records itself, so :func:`check_config_compatible`
+    compares a config written by an earlier version with a current one: its text stage's token
+    lists, patterns and allow list hidden the way ``embedding``'s text stage hides its own
+    (keyed HMACs), and a noise concept recorded beside spherical noise (versions before 0.2
+    recorded one for ``concept="PII"``) left out when ``embedding`` has none (binding adopts it:
+    :meth:`~private_vectors.pipeline.Pipeline.bind`)."""
+    if not isinstance(stored, dict):
         return stored
-    return {**stored, "sanitizer": hide(stored["sanitizer"])}
+    out = dict(stored)
+    pipeline = getattr(embedding, "pipeline", None)
+    if (isinstance(out.get("concept"), dict) and out.get("mechanism") in SPHERICAL_NAMES
+            and pipeline is not None and pipeline.concept_reference() is None):
+        out["concept"] = None
+    hide = getattr(getattr(embedding, "sanitizer", None), "hide_config", None)
+    if callable(hide) and isinstance(out.get("sanitizer"), dict):
+        out["sanitizer"] = hide(out["sanitizer"])
+    return out
+
+
+SPHERICAL_NAMES = ("laplace", "purkayastha", "gaussian", "none")
+"""Mechanisms whose noise is the same in every direction (a recorded noise concept changes nothing)."""
 
 
 # -- drift -----------------------------------------------------------------------------------------

@@ -1,10 +1,8 @@
 """``PrivateEmbedding``: the embedding function a store is given; a thin adapter over a
-:class:`~private_vectors.pipeline.Pipeline` built from validated, frozen ``EmbeddingOptions``.
-
-It speaks Chroma's ``EmbeddingFunction`` protocol (registered as ``"private_vectors"``) and
-LangChain's ``Embeddings``; the stages themselves live in the pipeline, the defaults in
-:func:`~private_vectors.options.resolve_options`, the key in :mod:`private_vectors.keys` and the
-report in :mod:`private_vectors.report`.
+:class:`~private_vectors.pipeline.Pipeline` built from the validated ``EmbeddingOptions``. It speaks
+Chroma's ``EmbeddingFunction`` protocol (registered as ``"private_vectors"``) and LangChain's
+``Embeddings``; the stages live in the pipeline, the defaults in
+:func:`~private_vectors.options.resolve_options`, the key in :mod:`private_vectors.keys`.
 
 ε is per ``unit`` of distance, 1/√n on unit-norm n-dimensional vectors by default ("ε per RMS
 coordinate"): at n = 384 the Laplace noise norm n·unit/ε is ≈ 1.96 at ε = 10, ≈ 0.49 at ε = 40.
@@ -13,7 +11,6 @@ coordinate"): at n = 384 the Laplace noise norm n·unit/ε is ≈ 1.96 at ε = 1
 from __future__ import annotations
 
 import asyncio
-import copy
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -21,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ._build_cache import cached_build, remember_build, remember_live
-from ._protocols import _LC_BASES
+from ._protocols import LANGCHAIN_BASES
 from ._validation import check_texts, text_list
 from .config import (
     CHROMA_NAME,
@@ -33,19 +30,23 @@ from .config import (
 from .errors import InvalidParameterError, PrivacyWarning
 from .guard import RAW_TEXT_MESSAGE, on_protected_path
 from .keys import MIN_KEY_BYTES, Keying, SecretKey
-from .options import DEFAULT_EPS, EmbeddingOptions, concept_parts, resolve_options
+from .options import DEFAULT_EPS, EmbeddingOptions, concept_parts
 from .pipeline import Pipeline, build_pipeline
 from .random import resolve_random_state
 from .retrieval import SPACES
 
 __all__ = ["CHROMA_NAME", "KEY_ENV", "PrivateEmbedding", "rebuild"]
 
-_FORWARDED = frozenset({"eps", "unit", "dim", "out_dim", "mechanism_out_dim", "encoder", "concept", "erasure",
-                        "mechanism", "query", "query_eps", "query_transform", "query_transform_kind", "space",
-                        "store_geometry", "sanitizer"})  # pipeline attributes readable on the adapter
+
+def _as_written(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
-class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
+def _from_pipeline(name: str) -> Any:
+    return property(lambda self: getattr(self.pipeline, name), doc=f"The pipeline's ``{name}`` (read-only).")
+
+
+class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
     """Embed texts and perturb document vectors before storage.
 
     Every default is resolved by :func:`private_vectors.options.resolve_options` (one table).
@@ -80,6 +81,13 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
         noise_concept: a fitted concept that shapes Mahalanobis noise.
     """
 
+    eps, unit, space, store_geometry, geometry_bound, query, query_eps, query_transform, query_transform_kind = (
+        _from_pipeline(n) for n in ("eps", "unit", "space", "store_geometry", "geometry_bound", "query", "query_eps",
+                                    "query_transform", "query_transform_kind"))
+    sanitizer, encoder, erasure, noise_concept, mechanism, dim, mechanism_out_dim, out_dim = (
+        _from_pipeline(n) for n in ("sanitizer", "encoder", "erasure", "noise_concept", "mechanism", "dim",
+                                    "mechanism_out_dim", "out_dim"))
+
     def __init__(self, *, concept: Any = None, eps: float | None = None, model: Any = None, mechanism: Any = None,
                  query: str = "clean", query_eps: float | None = None, query_transform: str = "auto",
                  key: Any = None, random_state: Any = None, unit: float | None = None, space: str | None = None,
@@ -89,11 +97,11 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
         finally:
             del key
-        parts = concept_parts(concept, text_concept=text_concept, erase=erase, noise_concept=noise_concept)
+        parts = concept_parts(concept, mechanism=mechanism, text_concept=text_concept, erase=erase,
+                              noise_concept=noise_concept)
         self.options = EmbeddingOptions(**parts, eps=eps, model=model, mechanism=mechanism, query=query,
                                         query_eps=query_eps, query_transform=query_transform, unit=unit,
                                         space=space, store_geometry=store_geometry, sanitize=sanitize)
-        self.eps_given = eps is not None
         if eps is None:
             warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
                           "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning,
@@ -102,18 +110,15 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
         if key_salt is not None:
             keying.fix_salt(key_salt)
         self.key_source = "none" if secret is None else secret.source
-        self.pipeline: Pipeline = build_pipeline(resolve_options(self.options), keying,
-                                                 resolve_random_state(random_state), eps_given=self.eps_given)
+        self.pipeline: Pipeline = build_pipeline(self.options, keying, resolve_random_state(random_state))
         self.store_space: str | None = None  # set by the drop-in Chroma: the collection's own space
         self._raw_text_warned = False
         if not keying.keyed:  # (a keyed config is final once its salt is: see keys.Keying)
             remember_live(self.get_config(), self)
 
-    def __getattr__(self, name: str) -> Any:
-        pipeline = self.__dict__.get("pipeline")
-        if name in _FORWARDED and pipeline is not None:
-            return getattr(pipeline, name)
-        raise AttributeError(f"'PrivateEmbedding' object has no attribute {name!r}")
+    concept = property(lambda self: _as_written(self.options.text_concept),
+                       doc="The text concept as written (``concept=`` / ``text_concept=``; a list stays a list).")
+    eps_given = property(lambda self: self.options.eps_given, doc="Whether ε was given (else the default).")
 
     # -- identity / config ------------------------------------------------------------------------
     def get_config(self) -> dict[str, Any]:
@@ -123,28 +128,28 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
             remember_live(cfg, self)
         return cfg
 
-    def _identity(self) -> bytes:
-        return self.pipeline.identity()
-
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, PrivateEmbedding):
             return NotImplemented
-        return self._identity() == other._identity()
+        return self.pipeline.identity() == other.pipeline.identity()
 
     def __hash__(self) -> int:
-        return hash(self._identity())
+        return hash(self.pipeline.identity())
 
     def __repr__(self) -> str:
         pipe = self.__dict__.get("pipeline")
         if pipe is None:  # a half-built object (a traceback with locals shows it)
             return "PrivateEmbedding(<not constructed>)"
-        text = None if pipe.sanitizer is None else pipe.sanitizer.get_config().get("policy", "custom")
-        concept = None if pipe.concept is None else getattr(pipe.concept, "name", "concept")
-        erase = None if pipe.erasure is None else f"{pipe.erasure.name} ({pipe.erasure.method})"
-        return (f"PrivateEmbedding(concept={concept!r}, erase={erase!r}, eps={pipe.eps:g}, "
-                f"model={pipe.encoder.model_id!r}, mechanism={pipe.mechanism.name!r}, query={pipe.query!r}, "
-                f"query_transform={pipe.query_transform_kind!r}, space={pipe.space!r}, sanitize={text!r}, "
-                f"{'keyed' if pipe.keying.keyed else 'fresh noise'})")
+        text, noise = None if pipe.sanitizer is None else pipe.sanitizer.get_config(), pipe.concept_reference()
+        written = self.concept if self.concept is not None else (text or {}).get("concept")
+        parts = [f"concept={written.get('name') if isinstance(written, dict) else written!r}",
+                 *([f"noise_concept={noise.get('name', 'fitted')!r}"] if noise is not None else []),
+                 *([f"erase={pipe.erasure.name!r} ({pipe.erasure.method})"] if pipe.erasure is not None else []),
+                 f"eps={pipe.eps:g}", f"model={pipe.encoder.model_id!r}", f"mechanism={pipe.mechanism.name!r}",
+                 f"query={pipe.query!r}", f"query_transform={pipe.query_transform_kind!r}", f"space={pipe.space!r}",
+                 f"sanitize={None if text is None else text.get('policy', 'custom')!r}",
+                 "keyed" if pipe.keying.keyed else "fresh noise"]
+        return f"PrivateEmbedding({', '.join(parts)})"
 
     def __reduce__(self) -> Any:
         """Pickle as the config (never the key, never a seed): the key is re-read from
@@ -179,9 +184,7 @@ class PrivateEmbedding(*(_LC_BASES or (object,))):  # type: ignore[misc]
         """Rebuild from :meth:`get_config` (the key comes from ``PRIVATE_VECTORS_KEY``)."""
         return rebuild(config, "this collection")
 
-    @staticmethod
-    def validate_config(config: dict[str, Any]) -> None:
-        validate_config(config)
+    validate_config = staticmethod(validate_config)
 
     def validate_config_update(self, old_config: dict[str, Any], new_config: dict[str, Any]) -> None:
         """Refuse a change of anything that alters what stored vectors mean."""
@@ -266,10 +269,7 @@ def _fresh_adapter(built: PrivateEmbedding, config: dict[str, Any], where: str) 
     """A new adapter over ``built``'s loaded stages, with its own key holder bound to ``config``."""
     clone = object.__new__(PrivateEmbedding)  # (copy.copy would pickle through __reduce__)
     clone.__dict__.update(built.__dict__)
-    clone.pipeline = copy.copy(built.pipeline)
-    clone.pipeline.keying = Keying(built.pipeline.keying.secret)
-    clone.pipeline.keying.set_context(clone.pipeline.keyed_context("v2"))
-    clone.pipeline.keying.bind(config, where)
+    clone.pipeline = built.pipeline.copy_for(config, where)
     clone.store_space, clone._raw_text_warned = None, False
     return clone
 
@@ -293,7 +293,7 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> Pr
     if not stored["keyed"] and secret is not None:
         ef.pipeline.keying = Keying(None)  # an unkeyed collection stays unkeyed
         ef.key_source = "none"
-    ef.pipeline.keying.bind(config, where)
+    ef.pipeline.bind(config, where)
     if use_cache:
         remember_build(config, ef)
     return ef

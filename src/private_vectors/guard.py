@@ -27,6 +27,9 @@ from contextlib import contextmanager
 __all__ = ["RAW_TEXT_MESSAGE", "on_protected_path", "protected_path"]
 
 _PROTECTED: contextvars.ContextVar[bool] = contextvars.ContextVar("private_vectors_protected_path", default=False)
+# A ContextVar because the function cannot tell a protected adapter's store calling it from a plain
+# store that keeps the raw text, except by the context of the call (per thread and per task):
+# tests/test_process_state.py::test_the_protected_path_keeps_an_adapter_silent_where_its_store_embeds.
 
 RAW_TEXT_MESSAGE = (
     "the store keeps the raw text: this PrivateEmbedding sanitizes what it embeds, but a store that was given "

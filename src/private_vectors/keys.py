@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .config import _env_bytes
+from .config import env_bytes
 from .errors import InvalidParameterError, InvalidTypeError
 
 __all__ = [
@@ -69,6 +69,9 @@ CHECK_BYTES = 16  # 128-bit key check value (v2)
 _MAKE_ONE = 'python -c "import private_vectors.keys as k; print(k.generate())"'
 _MAX_PERIOD = 4  # a key repeating a pattern of this many bytes or fewer is refused
 _SCOPED: contextvars.ContextVar[SecretKey | None] = contextvars.ContextVar("private_vectors_key_scope", default=None)
+"""The key of :func:`key_scope`: a ContextVar because Chroma rebuilds a stored function from its
+config alone, with no parameter to carry a key given as ``key=`` (without it the rebuild sees no
+key: tests/test_process_state.py::test_a_key_scope_hands_a_key_parameter_to_chroma_s_rebuild)."""
 
 
 def generate() -> str:
@@ -177,7 +180,7 @@ class SecretKey:
         finally:
             secret = None
         if env is not None:
-            other = _env_bytes(env)
+            other = env_bytes(env)
             if other and not hmac.compare_digest(other, out._secret):
                 other = None
                 raise _conflict(env)
@@ -186,7 +189,7 @@ class SecretKey:
 
     @classmethod
     def _from_env(cls, env: str | None, min_bytes: int) -> SecretKey | None:
-        raw = _env_bytes(env) if env is not None else None
+        raw = env_bytes(env) if env is not None else None
         if not raw:
             return None
         assert env is not None
@@ -232,6 +235,10 @@ class SecretKey:
 
     def __len__(self) -> int:
         return len(self._secret)
+
+    def digest(self, salt: bytes) -> bytes:
+        """HMAC-SHA256 of the key under ``salt``: tells two keys apart without revealing either."""
+        return hmac.digest(salt, self._secret, "sha256")
 
     # -- derivations ---------------------------------------------------------------------------
     def schedule(self, version: str, salt: bytes | None = None,

@@ -1,17 +1,19 @@
 """The stages a document goes through, in order: text stage → encoder → erasure → mechanism →
 store geometry.
 
-:func:`build_pipeline` builds every stage from resolved :class:`~private_vectors.options.EmbeddingOptions`;
-:class:`Pipeline` runs them. ``PrivateEmbedding`` is a thin adapter over one pipeline::
+:func:`build_pipeline` loads the encoder (its dimension is known first), resolves the options once
+(:func:`~private_vectors.options.resolve_options`) and builds every stage from the resolved values;
+:class:`Pipeline` runs the stages and reads the resolved options, never deriving or overwriting
+them. ``PrivateEmbedding`` is a thin adapter over one pipeline::
 
-    pipe = build_pipeline(resolve_options(EmbeddingOptions(text_concept="PII", eps=10)), Keying(None),
-                          resolve_random_state(None))
+    pipe = build_pipeline(EmbeddingOptions(text_concept="PII", eps=10), Keying(None), resolve_random_state(None))
     stored_text = pipe.sanitize_documents(["Maria Lopez flew to Madrid."])
     vectors = pipe.embed_sanitized(stored_text)
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import math
@@ -20,63 +22,102 @@ import secrets
 import threading
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_positive_finite, check_texts
+from ._validation import as_float_matrix, check_stage_output, check_texts
 from ._version import __version__
 from .config import CONFIG_VERSION, DRIFT_FIELDS, KEY_ENV, canonical
 from .encoders import load_encoder
-from .errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError, PrivacyWarning
+from .errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from .keys import Keying, keyed_context_v2
 from .keystream import keyed_perturb
 from .mechanisms import LaplaceMechanism, Mechanism
-from .mechanisms.factory import build_mechanism
-from .options import SANITIZE_POLICIES, EmbeddingOptions, check_choice
+from .mechanisms.factory import build_mechanism, carries_own_parameters
+from .options import SPHERICAL, EmbeddingOptions, resolve_options
 from .random import keyed_stream
 from .retrieval import (
-    IdentityTransform,
+    QueryTransform,
     augment_bound,
     build_query_transform,
     geometry_documents,
     geometry_queries,
-    resolve_store_geometry,
 )
 
-__all__ = ["PROGRESS_MIN_TEXTS", "Pipeline", "build_pipeline"]
+__all__ = ["PROGRESS_MIN_TEXTS", "Pipeline", "Stages", "build_pipeline"]
 
 PROGRESS_MIN_TEXTS = 512
 """Batches at least this long show a progress bar over detection and encoding (on a terminal)."""
 _PROGRESS_CHUNK = 128
 
 
+@dataclass(frozen=True)
+class Stages:
+    """The built stages of a pipeline, in the order a document meets them.
+
+    Attributes:
+        sanitizer: the text stage, or None.
+        encoder: the encoder.
+        erasure: the attribute erasure (an ``AttributeConcept``), or None.
+        noise_concept: the noise concept the mechanism uses (a ``FittedConcept``), or None.
+        mechanism: the documents' noise mechanism; ``mechanism_ref`` its JSON-safe reference.
+        query_mechanism: the queries' own noise (``query="noised"``/``"keyed"``), or None.
+        query_transform: the noise-aware query transform.
+        geometry_bound: the augmentation bound M (``store_geometry="augment"``), else None.
+        recorded_concept: a noise concept reference that a store written before 0.2 recorded
+            beside spherical noise: it enters the configuration and the keyed-noise context (so
+            that store's vectors reproduce) and is never loaded.
+    """
+
+    sanitizer: Any
+    encoder: Any
+    erasure: Any
+    noise_concept: Any
+    mechanism: Mechanism
+    mechanism_ref: Any
+    query_mechanism: Mechanism | None
+    query_transform: QueryTransform
+    geometry_bound: float | None
+    recorded_concept: Any = None
+
+
 def _load_noise_concept(concept: Any, encoder: Any) -> Any:
-    """A FittedConcept from a name, folder, stored reference or object, or None."""
-    if concept is None:
-        return None
+    """A FittedConcept from a name, folder, stored reference or object."""
     if hasattr(concept, "mechanism") and hasattr(concept, "reference"):
+        concept.check_encoder(encoder)
         return concept
     if not isinstance(concept, (str, os.PathLike, dict)):
         raise InvalidTypeError("noise_concept", "None, a built-in concept name, a fitted-concept folder or a "
                                "FittedConcept", concept)
-    try:
-        from .fitted import load_concept
-    except ImportError as exc:  # pragma: no cover - concepts not available
-        raise ModelNotAvailableError(f"concept {concept!r}: private_vectors.fitted is not available ({exc})") from exc
+    from .fitted import load_concept
+
     fitted = load_concept(concept, encoder)
-    if hasattr(fitted, "check_encoder"):
-        fitted.check_encoder(encoder)
+    fitted.check_encoder(encoder)
     return fitted
 
 
-def _build_sanitizer(options: EmbeddingOptions, noise_concept: Any, keying: Keying) -> Any:
+def _noise_concept(options: EmbeddingOptions, encoder: Any) -> tuple[Any, Any]:
+    """(the loaded noise concept, a recorded-only reference): a noise concept is loaded only when
+    ``noise_concept=`` asks for one; a stored reference beside spherical noise is recorded only."""
+    given = options.noise_concept
+    if given is None:
+        return None, None
+    if options.mechanism in SPHERICAL:
+        if isinstance(given, dict):  # a stored configuration of a store written before 0.2
+            return None, given
+        warnings.warn(f"noise_concept={given!r} does not shape {options.mechanism!r} noise (the same in every "
+                      "direction); use mechanism='mahalanobis' for concept-shaped noise", UserWarning, stacklevel=4)
+    return _load_noise_concept(given, encoder), None
+
+
+def _build_sanitizer(options: EmbeddingOptions, keying: Keying) -> Any:
     """The text stage for resolved ``options.sanitize`` (a policy name, a stored config, a Sanitizer), or None."""
     sanitize = options.sanitize
     if sanitize is None:
         return None
     if isinstance(sanitize, str):
-        check_choice(sanitize, "sanitize", SANITIZE_POLICIES)
         if sanitize == "surrogate" and not keying.keyed:
             raise InvalidParameterError(
                 "key", f"a secret (key=... or env {KEY_ENV}) for sanitize='surrogate'", None,
@@ -84,8 +125,6 @@ def _build_sanitizer(options: EmbeddingOptions, noise_concept: Any, keying: Keyi
         from .text import Sanitizer
 
         concept = options.text_concept
-        if concept is None:
-            concept = getattr(noise_concept, "name", None) or "PII"
         return Sanitizer(list(concept) if isinstance(concept, tuple) else concept, policy=sanitize,
                          key=keying.secret)
     if isinstance(sanitize, dict):  # a stored Sanitizer config
@@ -94,102 +133,127 @@ def _build_sanitizer(options: EmbeddingOptions, noise_concept: Any, keying: Keyi
         return Sanitizer.from_config(sanitize, key=keying.secret)
     if all(callable(getattr(sanitize, m, None)) for m in ("apply", "apply_queries", "get_config")):
         return sanitize
-    raise InvalidTypeError("sanitize", f"one of {SANITIZE_POLICIES}, 'auto', None or a Sanitizer", sanitize)
+    raise InvalidTypeError("sanitize", "one of ('redact', 'surrogate'), 'auto', None or a Sanitizer", sanitize)
 
 
-def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any, *, eps_given: bool = True) -> Pipeline:
-    """Every stage for resolved ``options`` (see :func:`~private_vectors.options.resolve_options`).
+def _query_mechanism(options: EmbeddingOptions, ref: Any, mechanism: Mechanism, concept: Any, dim: int,
+                     random: Any, model_id: str | None) -> Mechanism | None:
+    """The query's own noise: the documents' family at ``query_eps``; spherical Laplace in the
+    output space of learned mechanisms and instances (per RMS coordinate of that space)."""
+    if options.query == "clean":
+        return None
+    eps = float(options.query_eps)  # type: ignore[arg-type]
+    if isinstance(ref, str):
+        return build_mechanism(ref, eps=eps, eps_given=True, unit=options.unit, dim=dim, concept=concept,
+                               random_state=random, model_id=model_id)[1]
+    out_dim = int(mechanism.output_dim(dim))
+    return LaplaceMechanism(epsilon=eps, unit=1.0 / math.sqrt(out_dim), dim=out_dim, random_state=random)
+
+
+def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any) -> Pipeline:
+    """Every stage for ``options`` as the user wrote them.
+
+    The encoder is loaded first (its dimension fixes ``unit``); a mechanism that carries its own
+    parameters (an instance, a CAPE/TextCrafter folder or name) is built next, because its ε and
+    noise shape decide defaults; then :func:`~private_vectors.options.resolve_options` resolves
+    every default once, and the remaining stages are built from the resolved values.
 
     Args:
-        options: resolved options.
+        options: the validated arguments, as written.
         keying: the key holder (keyed noise and the text stage's key).
         random: a resolved random source (:func:`~private_vectors.random.resolve_random_state`).
-        eps_given: whether the user gave ε (a learned folder otherwise keeps its own ε/radius).
     """
     if options.query == "keyed" and not keying.keyed:
         raise InvalidParameterError("key", f"a secret (parameter or env {KEY_ENV}) for query='keyed'", None)
     encoder = load_encoder(options.model)
     dim = int(encoder.dim)
-    unit = options.unit if options.unit is not None else 1.0 / math.sqrt(dim)
-    if math.isclose(unit, 1.0 / math.sqrt(dim), rel_tol=1e-12):
-        unit = 1.0 / math.sqrt(dim)  # the default, possibly one ulp off after a store's JSON round trip
+    ref: Any = None
+    mechanism: Any = None
+    if carries_own_parameters(options.mechanism):  # ε only when given: a learned folder keeps its own
+        ref, mechanism = build_mechanism(options.mechanism, eps=options.eps, eps_given=options.eps_given,
+                                         unit=None, dim=dim, concept=None, random_state=random,
+                                         model_id=encoder.model_id)
+    resolved = resolve_options(options, dim=dim, mechanism=mechanism)
     erasure = None
-    if options.erase is not None:
+    if resolved.erase is not None:
         from .fitted.attribute import load_attribute
 
-        erasure = load_attribute(options.erase, encoder)
-    concept = _load_noise_concept(options.noise_concept, encoder)
-    eps = float(options.eps)  # type: ignore[arg-type]
-    ref, mechanism = build_mechanism(options.mechanism, eps=eps, eps_given=eps_given, unit=unit,
-                                     dim=dim, concept=concept, random_state=random, model_id=encoder.model_id)
-    return Pipeline(options=options, keying=keying, random=random, encoder=encoder, unit=unit, erasure=erasure,
-                    concept=concept, mechanism=mechanism, mechanism_ref=ref,
-                    sanitizer=_build_sanitizer(options, concept, keying))
+        erasure = load_attribute(resolved.erase, encoder)
+    concept, recorded = _noise_concept(resolved, encoder)
+    if mechanism is None:
+        ref, mechanism = build_mechanism(resolved.mechanism, eps=resolved.eps, eps_given=True, unit=resolved.unit,
+                                         dim=dim, concept=concept, random_state=random, model_id=encoder.model_id)
+    subspace = concept.noise_subspace() if concept is not None and hasattr(concept, "noise_subspace") else None
+    bound = None
+    if resolved.store_geometry == "augment":
+        bound = resolved.geometry_bound or augment_bound(mechanism, dim)
+    stages = Stages(
+        sanitizer=_build_sanitizer(resolved, keying), encoder=encoder, erasure=erasure, noise_concept=concept,
+        mechanism=mechanism, mechanism_ref=ref,
+        query_mechanism=_query_mechanism(resolved, ref, mechanism, concept, dim, random, encoder.model_id),
+        query_transform=build_query_transform(resolved.query_transform, mechanism, subspace=subspace),
+        geometry_bound=bound, recorded_concept=recorded)
+    return Pipeline(options=resolved, stages=stages, keying=keying, random=random)
+
+
+def _option(name: str, doc: str) -> Any:
+    return property(lambda self: getattr(self.options, name), doc=doc)
+
+
+def _stage(name: str, doc: str) -> Any:
+    return property(lambda self: getattr(self.stages, name), doc=doc)
 
 
 class Pipeline:
-    """Runs the stages; built by :func:`build_pipeline`.
+    """Runs the stages (:class:`Stages`) with the resolved options; built by :func:`build_pipeline`.
 
-    Attributes:
-        sanitizer: the text stage or None.
-        encoder: the encoder.
-        erasure: the attribute erasure or None.
-        concept: the fitted noise concept or None.
-        mechanism: the noise mechanism (its JSON-safe reference is ``mechanism_ref``).
-        keying: the key state.
-
-    Also: ``eps``, ``unit``, ``dim``, ``out_dim``; the query side (``query``, ``query_eps``,
-    ``query_transform``); ``space`` and ``store_geometry``.
+    The resolved options (``eps``, ``unit``, ``space``, ``store_geometry``, ``query``,
+    ``query_eps``, ``query_transform_kind``) and the stages (``sanitizer``, ``encoder``,
+    ``erasure``, ``noise_concept``, ``mechanism``, ``query_transform``, ``geometry_bound``) are
+    read-only properties; ``keying`` is the key state.
     """
 
-    def __init__(self, *, options: EmbeddingOptions, keying: Keying, random: Any, encoder: Any, unit: float,
-                 erasure: Any, concept: Any, mechanism: Mechanism, mechanism_ref: Any, sanitizer: Any) -> None:
-        self.keying, self.random, self.encoder, self.unit = keying, random, encoder, unit
-        self.erasure, self.concept, self.mechanism, self.mechanism_ref = erasure, concept, mechanism, mechanism_ref
-        self.sanitizer = sanitizer
-        self.dim = int(encoder.dim)
-        self.eps = float(options.eps)  # type: ignore[arg-type]
-        own_eps = getattr(mechanism, "epsilon", None)
-        if not isinstance(mechanism_ref, str) and isinstance(own_eps, (int, float)) and own_eps > 0:
-            self.eps = float(own_eps)  # instances and learned folders: the ε actually used
-        self.mechanism_out_dim = int(mechanism.output_dim(self.dim))
-        self.query = options.query
-        self.query_eps = self.eps if options.query_eps is None else float(options.query_eps)
-        self.query_transform_kind = options.query_transform
-        self._query_mechanism = self._build_query_mechanism() if self.query != "clean" else None
-        subspace = concept.noise_subspace() if concept is not None and hasattr(concept, "noise_subspace") else None
-        self.query_transform = build_query_transform(self.query_transform_kind, mechanism, subspace=subspace)
-        self.space = options.space or ("cosine" if isinstance(self.query_transform, IdentityTransform) else "ip")
-        self._set_geometry(options.store_geometry)
+    eps = _option("eps", "ε per ``unit`` of distance of the documents' noise.")
+    unit = _option("unit", "The distance unit of ε (1/√n by default).")
+    space = _option("space", "The similarity space the store ranks in.")
+    store_geometry = _option("store_geometry", "How stored vectors are shaped: normalize, augment or none.")
+    query = _option("query", "The query policy: clean, noised or keyed.")
+    query_eps = _option("query_eps", "ε of the queries' own noise.")
+    query_transform_kind = _option("query_transform", "The query transform asked for (auto, none, ...).")
+    sanitizer = _stage("sanitizer", "The text stage, or None.")
+    encoder = _stage("encoder", "The encoder.")
+    erasure = _stage("erasure", "The attribute erasure, or None.")
+    noise_concept = _stage("noise_concept", "The noise concept the mechanism uses, or None.")
+    mechanism = _stage("mechanism", "The documents' noise mechanism.")
+    mechanism_ref = _stage("mechanism_ref", "The mechanism's JSON-safe reference (in the config).")
+    query_transform = _stage("query_transform", "The noise-aware query transform.")
+    geometry_bound = _stage("geometry_bound", "The augmentation bound M, or None.")
+
+    def __init__(self, *, options: EmbeddingOptions, stages: Stages, keying: Keying, random: Any) -> None:
+        self.options, self.stages, self.keying, self.random = options, stages, keying, random
         self._contexts: dict[str, bytes] = {}
         self._context_lock = threading.Lock()
         self._seen_salt = secrets.token_bytes(16)
         self._seen: set[bytes] = set()
+        self._clip_warned = False
         keying.set_context(self.keyed_context("v2"))
 
-    # -- construction -----------------------------------------------------------------------------
-    def _set_geometry(self, value: Any) -> None:
-        bound = None
-        if isinstance(value, dict):  # from a stored config: keep its M
-            bound, value = value.get("M"), value.get("kind", "none")
-        kind = resolve_store_geometry(value, self.space)
-        if kind == "augment" and bound is None:
-            bound = augment_bound(self.mechanism, self.dim)
-        self.store_geometry = kind
-        self.geometry_bound = None if kind != "augment" else float(check_positive_finite(bound, "store_geometry.M"))
-        self.out_dim = self.mechanism_out_dim + (1 if kind == "augment" else 0)
-        self._clip_warned = False
+    @property
+    def dim(self) -> int:
+        """The encoder's dimension."""
+        return int(self.stages.encoder.dim)
 
-    def _build_query_mechanism(self) -> Mechanism:
-        """The query's own noise: the documents' family at ``query_eps``; spherical Laplace in the
-        output space of learned encoders and instances."""
-        if isinstance(self.mechanism_ref, str):
-            return build_mechanism(self.mechanism_ref, eps=self.query_eps, eps_given=True, unit=self.unit,
-                                   dim=self.dim, concept=self.concept, random_state=self.random,
-                                   model_id=self.encoder.model_id)[1]
-        return LaplaceMechanism(epsilon=self.query_eps, unit=1.0 / math.sqrt(self.mechanism_out_dim),
-                                dim=self.mechanism_out_dim, random_state=self.random)
+    @property
+    def mechanism_out_dim(self) -> int:
+        """The mechanism's output dimension."""
+        return int(self.stages.mechanism.output_dim(self.dim))
 
+    @property
+    def out_dim(self) -> int:
+        """The stored vectors' dimension (one more with ``store_geometry="augment"``)."""
+        return self.mechanism_out_dim + (1 if self.store_geometry == "augment" else 0)
+
+    # -- configuration ----------------------------------------------------------------------------
     def geometry_config(self) -> dict[str, Any]:
         """The stored geometry: ``{"kind"}`` plus the augmentation bound ``M`` when there is one."""
         cfg: dict[str, Any] = {"kind": self.store_geometry}
@@ -198,7 +262,10 @@ class Pipeline:
         return cfg
 
     def concept_reference(self) -> Any:
-        return None if self.concept is None else json.loads(canonical(self.concept.reference()))
+        """The noise concept's reference as the configuration records it (None without one)."""
+        if self.noise_concept is not None:
+            return json.loads(canonical(self.noise_concept.reference()))
+        return self.stages.recorded_concept
 
     def erasure_reference(self) -> Any:
         return None if self.erasure is None else json.loads(canonical(self.erasure.reference()))
@@ -234,6 +301,36 @@ class Pipeline:
     def identity(self) -> bytes:
         """:meth:`drift_view` as canonical JSON bytes: equal for pipelines whose stored vectors mean the same."""
         return canonical(self.drift_view())
+
+    def bind(self, stored: dict[str, Any], where: str) -> None:
+        """Bind to the store whose configuration is ``stored``: check the key and adopt its key
+        derivation (:meth:`~private_vectors.keys.Keying.bind`). A store written before 0.2
+        records a noise concept beside spherical noise: it is adopted as a recorded reference,
+        so re-ingested documents get the noise they got then (:attr:`Stages.recorded_concept`).
+
+        Raises:
+            ConfigMismatchError: another key, or documents already embedded under another context.
+        """
+        recorded = stored.get("concept") if isinstance(stored, dict) else None
+        if (isinstance(recorded, dict) and self.concept_reference() is None and self.mechanism_ref in SPHERICAL
+                and stored.get("mechanism") == self.mechanism_ref):
+            if self.keying.used:
+                raise ConfigMismatchError(f"{where}: this PrivateEmbedding already embedded documents for another "
+                                          "collection; use one PrivateEmbedding per collection")
+            self.stages = replace(self.stages, recorded_concept=recorded)
+            self._contexts = {}  # (a copy of this pipeline keeps its own)
+            self.keying.set_context(self.keyed_context("v2"))
+        self.keying.bind(stored, where)
+
+    def copy_for(self, stored: dict[str, Any], where: str) -> Pipeline:
+        """A pipeline over the same stages with its own key holder, bound to the store ``stored``
+        (a rebuild of an equal configuration reuses the loaded stages)."""
+        clone = copy.copy(self)
+        clone.keying = Keying(self.keying.secret)
+        clone._contexts, clone._clip_warned = dict(self._contexts), False
+        clone.keying.set_context(clone.keyed_context("v2"))
+        clone.bind(stored, where)
+        return clone
 
     def use_key(self, secret: Any) -> None:
         """Hold ``secret`` (a :class:`~private_vectors.keys.SecretKey`), bound to the stored key
@@ -273,14 +370,14 @@ class Pipeline:
         items = check_texts(texts, "texts")
         if self.sanitizer is None or not items:
             return list(items)
-        return _checked_output(self.sanitizer.apply(items), items, "sanitizer.apply")
+        return check_stage_output(self.sanitizer.apply(items), items, "sanitizer.apply")
 
     def sanitize_queries(self, texts: Sequence[str]) -> list[str]:
         """Queries after the text stage (``Sanitizer.apply_queries``, same key as documents)."""
         items = check_texts(texts, "queries")
         if self.sanitizer is None or not items:
             return list(items)
-        return _checked_output(self.sanitizer.apply_queries(items), items, "sanitizer.apply_queries")
+        return check_stage_output(self.sanitizer.apply_queries(items), items, "sanitizer.apply_queries")
 
     def texts_to_store(self, texts: Sequence[str], sanitized: Sequence[str], *,
                        store_raw_text: bool = False) -> list[str] | None:
@@ -394,7 +491,7 @@ class Pipeline:
         if not items:
             return np.zeros((0, self.out_dim), dtype=np.float32)
         Q = np.atleast_2d(np.asarray(self.mechanism.transform_query(X), dtype=np.float64))
-        qm = self._query_mechanism
+        qm = self.stages.query_mechanism
         if self.query == "noised" and qm is not None:
             Q = np.atleast_2d(qm.perturb(Q, rng=self.random.source())).astype(np.float64)
         elif self.query == "keyed" and qm is not None:
@@ -416,10 +513,3 @@ class Pipeline:
                           f"Set a key (key=... or {KEY_ENV}) to make re-ingestion reproduce the vector.",
                           PrivacyWarning, stacklevel=4)
 
-
-def _checked_output(out: Any, items: list[str], stage: str) -> list[str]:
-    """The text stage's output, refused unless it is one str per input."""
-    if not isinstance(out, list) or len(out) != len(items) or not all(isinstance(t, str) for t in out):
-        raise InvalidParameterError(stage, f"a list of {len(items)} strings", out,
-                                    note="the text stage failed; nothing was embedded")
-    return out

@@ -52,6 +52,7 @@ __all__ = [
     "prepare_with_restore",
     "restore",
     "restore_answer",
+    "restorer_for",
     "sanitize_recorded",
     "seal_records",
     "wants_restore",
@@ -251,7 +252,7 @@ class Restorer:
             InvalidParameterError: the embedding has no keyed text stage.
         """
         sanitizer = getattr(embedding, "sanitizer", None)
-        secret = getattr(sanitizer, "_key", None)
+        secret = getattr(sanitizer, "secret", None)
         if sanitizer is None or secret is None:
             raise InvalidParameterError(
                 "embedding", "a PrivateEmbedding with a keyed text stage (sanitize='surrogate' or 'redact' with "
@@ -272,7 +273,7 @@ class Restorer:
         """The restorer of a keyed Sanitizer used without a store (its public domain salt)."""
         from .text.sanitizer import SANITIZER_SALT
 
-        secret = getattr(sanitizer, "_key", None)
+        secret = getattr(sanitizer, "secret", None)
         if secret is None:
             raise InvalidParameterError("sanitizer", "a Sanitizer made with key=...", sanitizer,
                                         note="without a key there is nothing only you can restore")
@@ -439,10 +440,10 @@ def _answer_forms(opened: list[tuple[RestoreData, str]]) -> dict[str, tuple[str,
 
 
 def _name_word_pairs(written: str, original: str) -> list[tuple[str, str]]:
-    from .text.surrogates import _NAME_TOKEN, TITLES
+    from .text.surrogates import NAME_TOKEN, TITLES
 
     def words(text: str) -> list[str]:
-        toks = [re.sub(r"['’]s$", "", m.group(0)) for m in _NAME_TOKEN.finditer(text)]
+        toks = [re.sub(r"['’]s$", "", m.group(0)) for m in NAME_TOKEN.finditer(text)]
         return [t for t in toks if t.casefold().rstrip(".") not in TITLES]
 
     a, b = words(written), words(original)
@@ -533,7 +534,7 @@ def wants_restore(embedding: Any, *, store_raw_text: bool = False) -> bool:
     """Whether a store path keeps restore records for ``embedding``: a keyed text stage whose
     sanitized text is what is stored (with ``store_raw_text`` the originals are stored anyway)."""
     sanitizer = getattr(embedding, "sanitizer", None)
-    return (not store_raw_text and sanitizer is not None and getattr(sanitizer, "_key", None) is not None
+    return (not store_raw_text and sanitizer is not None and getattr(sanitizer, "secret", None) is not None
             and callable(getattr(sanitizer, "apply_recorded", None)))
 
 
@@ -543,14 +544,13 @@ def sanitize_recorded(embedding: Any, texts: Sequence[str], *,
     (None when the store path keeps no restore records: see :func:`wants_restore`)."""
     if not wants_restore(embedding, store_raw_text=store_raw_text):
         return embedding.sanitize_documents(texts), None
-    from ._validation import check_texts
-    from .pipeline import _checked_output
+    from ._validation import check_stage_output, check_texts
 
     items = check_texts(texts, "texts")
     if not items:
         return [], []
     out, logs = embedding.sanitizer.apply_recorded(items)
-    return _checked_output(out, items, "sanitizer.apply_recorded"), logs
+    return check_stage_output(out, items, "sanitizer.apply_recorded"), logs
 
 
 def seal_records(embedding: Any, ids: Sequence[Any], texts: Sequence[str], sanitized: Sequence[str],
@@ -615,16 +615,17 @@ def restore(documents: Sequence[Any], embedding: Any = None, *, restorer: Restor
         restorer: a :class:`Restorer` (built once: faster for many calls).
         missing: ``"raise"`` or ``"keep"`` for a document without a record.
     """
-    return _restorer(embedding, restorer).restore_documents(documents, missing=missing)
+    return restorer_for(embedding, restorer).restore_documents(documents, missing=missing)
 
 
 def restore_answer(answer: str, documents: Sequence[Any], embedding: Any = None, *,
                    restorer: Restorer | None = None) -> str:
     """Restore an LLM answer built from ``documents`` (see :meth:`Restorer.restore_answer`)."""
-    return _restorer(embedding, restorer).restore_answer(answer, documents)
+    return restorer_for(embedding, restorer).restore_answer(answer, documents)
 
 
-def _restorer(embedding: Any, restorer: Restorer | None) -> Restorer:
+def restorer_for(embedding: Any = None, restorer: Restorer | None = None) -> Restorer:
+    """``restorer`` if given (checked), else the restorer of ``embedding`` (:meth:`Restorer.for_embedding`)."""
     if restorer is not None:
         if not isinstance(restorer, Restorer):
             raise InvalidTypeError("restorer", "a Restorer", restorer)

@@ -49,6 +49,7 @@ __all__ = [
     "QueryTransform",
     "WienerTransform",
     "build_query_transform",
+    "is_spherical",
     "noise_directions",
     "scores",
     "top_k",
@@ -185,7 +186,8 @@ def noise_directions(mechanism: Mechanism) -> tuple[np.ndarray, np.ndarray, floa
     return np.asarray(vals) * scale2, np.asarray(vecs), None
 
 
-def _spherical(mechanism: Mechanism) -> bool:
+def is_spherical(mechanism: Mechanism) -> bool:
+    """Whether ``mechanism`` adds the same noise in every direction (no query transform applies)."""
     nd = noise_directions(mechanism)
     if nd is None:
         return True
@@ -215,7 +217,7 @@ def build_query_transform(kind: str, mechanism: Mechanism, *, subspace: Any = No
         return IdentityTransform()
     nd = noise_directions(mechanism)
     if kind == "auto":
-        if nd is None or _spherical(mechanism):
+        if nd is None or is_spherical(mechanism):
             return IdentityTransform()
         kind = "wiener"
     if nd is None:
@@ -272,14 +274,6 @@ STORE_GEOMETRIES = ("auto", "normalize", "augment", "none")
 
 _AUGMENT_PROBES = 256
 _AUGMENT_MARGIN = 1.25
-
-
-def resolve_store_geometry(kind: str, space: str) -> str:
-    """``"auto"``: ``"normalize"`` for a cosine ranking (spherical noise), ``"augment"`` for an
-    inner-product ranking (noise-aware query transform), ``"none"`` when ``space="l2"`` is asked."""
-    if kind != "auto":
-        return kind
-    return {"cosine": "normalize", "ip": "augment"}.get(space, "none")
 
 
 def augment_bound(mechanism: Mechanism, dim: int) -> float:

@@ -29,6 +29,8 @@ __all__ = [
 ]
 
 _CACHE: dict[tuple[str, bool], Encoder] = {}
+# Process-wide: a model is loaded once and shared by every embedding and rebuild
+# (tests/test_random_and_encoders.py asserts load_encoder returns the same object).
 _CACHE_LOCK = threading.Lock()
 
 

@@ -52,6 +52,8 @@ def l2_normalize(X: np.ndarray) -> np.ndarray:
 
 
 _FINGERPRINTS: weakref.WeakKeyDictionary[Any, dict[str, Any]] = weakref.WeakKeyDictionary()
+# Per encoder object, held weakly: loading an artefact checks the fingerprint more than once
+# (tests/test_process_state.py::test_an_encoder_s_fingerprint_is_computed_once).
 
 
 def fingerprint(encoder: Encoder) -> dict[str, Any]:

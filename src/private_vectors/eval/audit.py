@@ -37,6 +37,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -434,7 +435,7 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
     from .runner import adaptive_transforms
 
     enc = CachingEncoder(ef.encoder, cache_dir=cache_dir)  # batches of 256: no encoder progress bar
-    ef.pipeline.encoder = enc  # this private rebuild encodes each distinct text once (queries included)
+    ef.pipeline.stages = replace(ef.pipeline.stages, encoder=enc)  # each distinct text encoded once (queries too)
     made = _attackers(spec, enc)
     t0 = time.time()
     step("attack stored")

@@ -251,5 +251,5 @@ def embedding_for(config: dict[str, Any], where: str, secret: Any = None) -> Any
         warnings.simplefilter("ignore", PrivacyWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
         ef = PrivateEmbedding(**rebuild_arguments(config), key=secret if stored["keyed"] else None)
-    ef.pipeline.keying.bind(config, where)  # a wrong key raises ConfigMismatchError here
+    ef.pipeline.bind(config, where)  # a wrong key raises ConfigMismatchError here
     return ef

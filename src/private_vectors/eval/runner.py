@@ -340,7 +340,7 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
             from ..text import Sanitizer
 
             kw["sanitize"] = Sanitizer(concept, policy=spec["sanitize"], key=key)
-    return PrivateEmbedding(concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
+    return PrivateEmbedding(noise_concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
                             mechanism=spec["mechanism"], query_transform=spec.get("query_transform", "none"),
                             random_state=state, store_geometry="none", **kw)
 

@@ -387,6 +387,9 @@ def shipped_artefact(name: str, model_id: str, estimator: str | None = None) -> 
 
 
 _ON_THE_FLY: dict[tuple[str, str, str, int], FittedConcept] = {}
+# Process-wide: a built-in noise concept fitted on the fly (an encoder without a shipped artefact,
+# asked for by noise_concept=) is fitted once per process, not per embedding or rebuild
+# (tests/test_process_state.py::test_a_noise_concept_fitted_on_the_fly_is_fitted_once).
 _LOCK = threading.Lock()
 
 

@@ -138,5 +138,5 @@ def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key:
     if not isinstance(given, PrivateEmbedding):
         raise InvalidTypeError(parameter, "the PrivateEmbedding the store was written with (or None)", given)
     check_config_compatible(comparable_config(stored, given), given.get_config())
-    given.pipeline.keying.bind(stored, where)
+    given.pipeline.bind(stored, where)
     return given

@@ -69,6 +69,10 @@ __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collectio
 
 _PATCHED = False
 _OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
+"""The PrivateEmbedding a collection is being opened with: a ContextVar because the LangChain drop-in
+passes it in the collection's configuration, where Chroma's reopen check (which we wrap) does not
+look; without it the check rebuilds the stored function without the key
+(tests/test_process_state.py::test_opening_hands_the_drop_in_s_keyed_function_to_chroma_s_reopen_check)."""
 METADATA_TEXT = ("sanitize", "keep")
 """What :func:`add_documents` does with string metadata values (see its docstring)."""
 
@@ -189,7 +193,7 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
     if isinstance(embedding_function, PrivateEmbedding):
         stored = persisted.get("config") or {}
         check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
-        embedding_function.pipeline.keying.bind(stored, where)  # same key (check value), same key derivation
+        embedding_function.pipeline.bind(stored, where)  # same key (check value), same key derivation
         # Chroma rebuilds the stored function on later reads of the collection's schema (every add):
         # in this process that rebuild is this checked function, which holds the key
         if embedding_function.pipeline.keying.keyed:  # (an unkeyed function rebuilds without help)
@@ -232,9 +236,31 @@ def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
                       "collection to drop it", PrivacyWarning, stacklevel=3)
 
 
-def check_collection(collection: Any, embedding_function: Any) -> None:
-    """Raise :class:`ConfigMismatchError` if ``embedding_function`` does not match the
-    PrivateEmbedding ``collection`` was written with (no-op for collections without one)."""
+class _Unset:
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+_UNSET: Any = _Unset()
+
+
+def _renamed_embedding(embedding: Any, embedding_function: Any, where: str) -> Any:
+    """``embedding``, or the deprecated ``embedding_function=`` (every store helper names it ``embedding``)."""
+    if embedding_function is _UNSET:
+        return None if embedding is _UNSET else embedding
+    warnings.warn(f"{where}(embedding_function=...) is deprecated: pass embedding=... (the name every store helper "
+                  "uses)", DeprecationWarning, stacklevel=3)
+    if embedding is not _UNSET and embedding is not None:
+        raise InvalidParameterError("embedding_function", "the same function given once (embedding= or the "
+                                    "deprecated embedding_function=)", "both")
+    return embedding_function
+
+
+def check_collection(collection: Any, embedding: Any = _UNSET, *, embedding_function: Any = _UNSET) -> None:
+    """Raise :class:`ConfigMismatchError` if ``embedding`` does not match the PrivateEmbedding
+    ``collection`` was written with (no-op for collections without one). ``embedding_function=``
+    is the deprecated name of ``embedding``."""
+    embedding_function = _renamed_embedding(embedding, embedding_function, "check_collection")
     cfg = collection.configuration_json.get("embedding_function") if hasattr(
         collection, "configuration_json") else None
     if cfg is None:
@@ -268,17 +294,19 @@ def create_collection(client: Any, name: str, embedding: PrivateEmbedding, *, ge
     return col
 
 
-def open_collection(client: Any, name: str, embedding_function: Any = None, *, key: Any = None) -> Any:
+def open_collection(client: Any, name: str, embedding: Any = None, *, key: Any = None,
+                    embedding_function: Any = _UNSET) -> Any:
     """Open a collection written by a PrivateEmbedding, ready for :func:`add_documents` and queries.
 
     Args:
         client: a Chroma client.
         name: the collection.
-        embedding_function: the PrivateEmbedding to use (checked against the stored one);
-            default: the stored PrivateEmbedding is rebuilt from the collection's config.
+        embedding: the PrivateEmbedding to use (checked against the stored one); default: the
+            stored PrivateEmbedding is rebuilt from the collection's config.
         key: the collection's key when the stored function is rebuilt (default: env
             ``PRIVATE_VECTORS_KEY``; both given and different: an error). A function passed as
-            ``embedding_function`` brings its own key.
+            ``embedding`` brings its own key.
+        embedding_function: the deprecated name of ``embedding``.
 
     Unlike ``client.get_collection(name)`` this refuses a collection that has no
     PrivateEmbedding in its config (instead of Chroma's default function), and arranges for
@@ -287,6 +315,7 @@ def open_collection(client: Any, name: str, embedding_function: Any = None, *, k
     Raises:
         ConfigMismatchError: another configuration or another key (naming the collection, never the key).
     """
+    embedding_function = _renamed_embedding(embedding, embedding_function, "open_collection")
     if embedding_function is None:
         try:
             secret = SecretKey.resolve(key, min_bytes=1)
@@ -298,11 +327,10 @@ def open_collection(client: Any, name: str, embedding_function: Any = None, *, k
             if cfg.get("name") != CHROMA_NAME:
                 raise ConfigMismatchError(
                     f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
-                    "pass embedding_function explicitly")
+                    "pass embedding= explicitly")
             embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
     elif key is not None:
-        raise InvalidParameterError("key", "no key together with embedding_function (the function has its own)",
-                                    "<a key>")
+        raise InvalidParameterError("key", "no key together with embedding (the function has its own)", "<a key>")
     col = client.get_collection(name, embedding_function=embedding_function)
     check_collection(col, embedding_function)
     load_query_index(col, embedding_function)

@@ -329,6 +329,9 @@ def collection_space(collection: Any) -> str | None:
 
 
 _WARNED: set[tuple[str, str, str]] = set()
+# Process-wide: each reopen makes a new store object, so the space warning is once per (collection,
+# space, wanted) per process (tests/test_langchain_dropin.py::
+# test_plain_space_collection_warns_once_when_the_space_matters).
 
 
 def _warn_space_once(name: str, space: str, wanted: str) -> None:

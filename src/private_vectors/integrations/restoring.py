@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import InvalidParameterError
-from ..restore import Restorer, _restorer
+from ..restore import Restorer, restorer_for
 
 __all__ = ["RestorePostprocessor", "RestoreTransformer", "answer_step", "restore_step"]  # noqa: F822 (lazy)
 
@@ -41,7 +41,7 @@ def restore_step(embedding: Any = None, *, restorer: Restorer | None = None, mis
     """
     from langchain_core.runnables import RunnableLambda
 
-    r, miss = _restorer(embedding, restorer), _check_missing(missing)
+    r, miss = restorer_for(embedding, restorer), _check_missing(missing)
     return RunnableLambda(lambda docs: r.restore_documents(docs, missing=miss), name="restore_documents")
 
 
@@ -50,7 +50,7 @@ def answer_step(embedding: Any = None, *, restorer: Restorer | None = None, answ
     """A LangChain ``Runnable``: ``{answer_key: str, context_key: [Document]}`` -> the restored answer (str)."""
     from langchain_core.runnables import RunnableLambda
 
-    r = _restorer(embedding, restorer)
+    r = restorer_for(embedding, restorer)
     return RunnableLambda(lambda x: r.restore_answer(x[answer_key], x[context_key]), name="restore_answer")
 
 
@@ -70,7 +70,7 @@ class RestoreTransformer(_Transformer):  # type: ignore[misc,valid-type]
     """
 
     def __init__(self, embedding: Any = None, *, restorer: Restorer | None = None, missing: str = "raise") -> None:
-        self._restorer = _restorer(embedding, restorer)
+        self._restorer = restorer_for(embedding, restorer)
         self.missing = _check_missing(missing)
 
     def __repr__(self) -> str:
@@ -104,7 +104,7 @@ def _postprocessor_class() -> Any:
         def __init__(self, embedding: Any = None, *, restorer: Restorer | None = None, missing: str = "raise",
                      **kwargs: Any) -> None:
             super().__init__(missing=_check_missing(missing), **kwargs)
-            self._restorer = _restorer(embedding, restorer)
+            self._restorer = restorer_for(embedding, restorer)
 
         @classmethod
         def class_name(cls) -> str:

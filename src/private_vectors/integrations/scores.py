@@ -83,7 +83,7 @@ def relevance_score_fn(embedding: Any, measure: str = "cosine_distance") -> Call
         raise InvalidParameterError("measure", f"one of {MEASURES}", measure)
     scale = 1.0 / shrink_factor(embedding)
     normalized = scale != 1.0 or getattr(embedding, "store_geometry", "none") == "normalize"
-    bound = getattr(embedding, "_geometry_bound", None)
+    bound = getattr(embedding, "geometry_bound", None)
     # ‖z‖² of a stored document: 1 once normalised, M² with the augment coordinate, else 1 + r²
     stored_sq = 1.0 if normalized else (float(bound) ** 2 if bound else 1.0 + noise_rms(embedding) ** 2)
 

@@ -29,6 +29,7 @@ __all__ = [
     "LEARNED_TYPES",
     "MECHANISMS",
     "build_mechanism",
+    "carries_own_parameters",
     "is_learned_folder",
     "load_learned",
     "packaged_learned",
@@ -99,17 +100,26 @@ def _packaged_folders(name: str) -> list[Path]:
     return [p for p in _PACKAGED_ROOT.glob(f"*/{name}") if (p / CONFIG_FILE).is_file()]
 
 
-def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float, dim: int, concept: Any,
-                    random_state: Any, model_id: str | None = None) -> tuple[Any, Mechanism]:
+def carries_own_parameters(mechanism: Any) -> bool:
+    """Whether ``mechanism`` brings its own ε and noise shape: a :class:`Mechanism` instance, a
+    CAPE/TextCrafter folder or the name of a packaged one (``"cape"``, ``"textcrafter"``)."""
+    if isinstance(mechanism, (Mechanism, os.PathLike)) or is_learned_folder(mechanism):
+        return True
+    return isinstance(mechanism, str) and (mechanism.lower() in LEARNED_TYPES or os.sep in mechanism
+                                           or "/" in mechanism)
+
+
+def build_mechanism(mechanism: Any, *, eps: float | None, eps_given: bool, unit: float | None, dim: int,
+                    concept: Any, random_state: Any, model_id: str | None = None) -> tuple[Any, Mechanism]:
     """(JSON-safe reference, mechanism instance) for ``mechanism``.
 
     Args:
-        mechanism: None (``"mahalanobis"`` with a concept, ``"laplace"`` without), one of
-            :data:`MECHANISMS`, a :class:`Mechanism` instance, or a CAPE/TextCrafter folder.
-        eps: ε per ``unit`` of distance.
+        mechanism: one of :data:`MECHANISMS` (resolved: no default here), a :class:`Mechanism`
+            instance, or a CAPE/TextCrafter folder or packaged name.
+        eps: ε per ``unit`` of distance (a named mechanism needs it).
         eps_given: whether the user gave ε (a CAPE folder then runs at ``eps``; otherwise a
             learned folder keeps its own ε/radius).
-        unit: distance unit of ε.
+        unit: distance unit of ε (a named mechanism needs it).
         dim: input dimension.
         concept: a fitted concept (``concept.mechanism(epsilon=, unit=, random_state=)``) or None.
         random_state: a resolved random source shared by the mechanisms built here.
@@ -118,8 +128,6 @@ def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float,
     """
     if isinstance(mechanism, Mechanism):
         return {"type": "instance", "class": type(mechanism).__name__, "params": mechanism.get_params()}, mechanism
-    if mechanism is None:
-        mechanism = "mahalanobis" if concept is not None else "laplace"
     if isinstance(mechanism, str) and mechanism.lower() in LEARNED_TYPES and not Path(mechanism).exists():
         name = mechanism.lower()
         path = packaged_learned(name, model_id)
@@ -143,6 +151,7 @@ def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float,
         raise InvalidParameterError("mechanism", f"one of {(*MECHANISMS, *LEARNED_TYPES)}, a Mechanism or a "
                                     "learned-encoder folder", mechanism)
     rs = random_state
+    assert eps is not None and unit is not None, "a named mechanism is built from resolved options"
     if name == "laplace":
         return name, LaplaceMechanism(epsilon=eps, unit=unit, dim=dim, random_state=rs)
     if name == "purkayastha":
@@ -153,6 +162,6 @@ def build_mechanism(mechanism: Any, *, eps: float, eps_given: bool, unit: float,
     if name == "none":
         return name, IdentityMechanism(dim=dim, random_state=rs)
     if concept is None:
-        raise InvalidParameterError("mechanism", "a concept for mechanism='mahalanobis' (concept=...)",
-                                    mechanism, note="or use mechanism='laplace' without a concept")
+        raise InvalidParameterError("mechanism", "a noise concept for mechanism='mahalanobis' (noise_concept=...)",
+                                    mechanism, note="or use mechanism='laplace' without a noise concept")
     return name, concept.mechanism(epsilon=eps, unit=unit, random_state=rs)

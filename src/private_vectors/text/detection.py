@@ -41,6 +41,8 @@ DETECT_GROUP = 64
 _OVERLAP = 200
 _PROGRESS: contextvars.ContextVar[Callable[[float], None] | None] = contextvars.ContextVar(
     "private_vectors_detection_progress", default=None)
+# (a progress hook without a parameter on every recognizer: tests/test_process_state.py::
+# test_detection_progress_reaches_the_detection_loop)
 
 
 class DetectionError(PrivateVectorsError, RuntimeError):

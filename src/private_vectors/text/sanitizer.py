@@ -46,6 +46,7 @@ from .stage_config import (
     from_config,
     get_config,
     hide_config,
+    model_recognizer,
 )
 from .stage_options import resolve_stage_options
 from .surrogates import SurrogateGenerator, load_pool
@@ -80,6 +81,10 @@ class Sanitizer(DocumentTransformer):
             (``"context-free.ages"``); see :mod:`.rules`.
         thresholds: per-label score thresholds, e.g. ``{"LOCATION": 0.6}``.
         recognizers: names of registered recognizers to run besides the concept's (:mod:`.registry`).
+        detector: ``"rules"`` (the concept's recognizers) or ``"model"`` (those plus the learned,
+            case-blind tagger for the concept's names, places, organisations and dates; see
+            :mod:`.recognizers.tagger`).
+        device: where the tagger runs (``"cpu"``, ``"cuda"``); not recorded.
     """
 
     def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | SecretKey | None = None,
@@ -88,7 +93,7 @@ class Sanitizer(DocumentTransformer):
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
                  timeout: float | None = DEFAULT_TIMEOUT, chunk_size: int = 10_000,
                  rules_off: Sequence[str] | None = None, thresholds: Mapping[str, float] | None = None,
-                 recognizers: Sequence[str] | None = None) -> None:
+                 recognizers: Sequence[str] | None = None, detector: str = "rules", device: str = "cpu") -> None:
         try:  # first, so that no later error leaves the raw key in this frame's locals
             self._key = stage_key(key)
         finally:
@@ -96,10 +101,12 @@ class Sanitizer(DocumentTransformer):
         self.options = resolve_stage_options(
             policy=policy, operators=operators, entities=entities, score_threshold=score_threshold,
             thresholds=thresholds, allow_list=allow_list, on_error=on_error, timeout=timeout, chunk_size=chunk_size,
-            rules_off=rules_off, keyed=self._key is not None)
+            rules_off=rules_off, keyed=self._key is not None, detector=detector, device=device)
         choice = choose_concept(concept, detectors, recognizers)
         self.concept_name, self._concept, self._concept_cfg = choice.name, choice.label, choice.recorded
         self.detectors: list[Detector] = choice.recognizers
+        if self.options.detector == "model" and detectors is None:
+            self.detectors.append(model_recognizer(choice.name, self.options.device))
         self.fallback, self._user_detectors = choice.fallback, choice.user_recognizers
         self.rules = build_rules(self.options.rules)
         self.detection = Detection(self.detectors, self.rules, on_error=self.options.on_error,
@@ -248,6 +255,12 @@ class Sanitizer(DocumentTransformer):
     def get_state(self) -> dict[str, Any]:
         """The keyed query index as JSON-safe data: HMACs and labels, never names."""
         return self.index.get_state()
+
+    @property
+    def secret(self) -> SecretKey | None:
+        """The key, as a :class:`~private_vectors.keys.SecretKey` that never shows its value (the
+        key holder's restore records are sealed under it), or None."""
+        return self._key
 
     def get_state_header(self) -> dict[str, Any]:
         """:meth:`get_state` without its entries (what a store records once, next to them)."""

@@ -24,7 +24,7 @@ from .stage_options import parse_rule
 from .surrogates import load_pool
 
 __all__ = ["SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "from_config", "get_config",
-           "hide_config"]
+           "hide_config", "model_recognizer"]
 
 SANITIZER_VERSION = 5
 """Version of the text stage's configuration and behaviour. 5: recognizers and rules by name in a
@@ -77,6 +77,26 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
                          detectors is not None or not builtin_names(concept) or bool(extra))
 
 
+_CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
+
+
+def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
+    """The learned tagger for ``detector="model"``: the labels of the concept (a preset, a
+    built-in concept or ``"A+B"``) that the tagger reports (names, places, organisations, dates)."""
+    from .presets import PRESETS
+    from .recognizers.tagger import MODEL_LABELS, TaggerRecognizer
+
+    wanted: set[str] = set()
+    for part in concept_name.split("+"):
+        preset = PRESETS.get(part)
+        wanted |= set(preset.labels if preset is not None else _CONCEPT_MODEL_LABELS.get(part.lower(), ()))
+    labels = [lab for lab in MODEL_LABELS if lab in wanted]
+    if not labels:
+        raise InvalidParameterError("detector", "'rules' for a concept without names, places, organisations or "
+                                    "dates (the model finds only those)", "model")
+    return TaggerRecognizer(labels, device=device)
+
+
 def build_rules(rules: Sequence[str]) -> RulePipeline:
     """The rule pipeline of a rule list (``"name"`` or ``"name[part,...]"`` with parts switched off)."""
     out = []
@@ -107,6 +127,8 @@ def get_config(san: Any) -> dict[str, Any]:
     }
     if opts.thresholds:
         cfg["thresholds"] = dict(opts.thresholds)
+    if opts.detector != "rules":
+        cfg["detector"] = opts.detector
     if san.upgraded_from is not None:
         cfg["upgraded_from"] = san.upgraded_from
     cfg.update(san.keys.config_fields())
@@ -160,7 +182,7 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
         raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
     version = config.get("version", 1)
     if not isinstance(version, int) or version > SANITIZER_VERSION:
-        raise ConfigMismatchError(f"Sanitizer.from_config: behaviour version {version!r} is newer than this "
+        raise ConfigMismatchError(f"the stored text stage: behaviour version {version!r} is newer than this "
                                   f"library's ({SANITIZER_VERSION}); upgrade private-vectors to read this store")
     pool = config.get("pool") or {}
     current = load_pool(str(pool.get("version", "1")))
@@ -180,7 +202,9 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
         concept = TextConcept(concept["name"], tuple(concept.get("tokens", ())), tuple(concept.get("patterns", ())),
                               tuple(concept.get("ner_labels", ())), concept.get("label"))
     stored = config.get("detectors") or []
-    user = detectors is not None or not builtin_names(concept) or listed(stored) != listed(_builtin_configs(concept))
+    detector = config.get("detector", "rules")
+    user = detectors is not None or not builtin_names(concept) or \
+        listed(stored) != listed(_builtin_configs(concept, detector))
     upgrade = version < SANITIZER_VERSION
     if detectors is None and (user or not upgrade):  # an upgrade of a built-in concept takes today's recognizers
         detectors = [REGISTRY.recognizer_from_config(d) for d in stored]
@@ -189,18 +213,21 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
               allow_list=config.get("allow_list"), operators=config.get("operators"),
               on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
               chunk_size=config.get("chunk_size", 10_000), thresholds=config.get("thresholds"),
-              rules_off=None if upgrade else _rules_off(config))
+              rules_off=None if upgrade else _rules_off(config), detector=detector)
     out._user_detectors = user
     if config.get("keyed"):
-        out.check_config_key(config, "Sanitizer.from_config")
+        out.check_config_key(config, "the stored text stage")
     out.fallback = bool(config.get("fallback", False)) if not upgrade else out.fallback
     out.upgraded_from = config.get("upgraded_from", version if upgrade else None)
     return out
 
 
-def _builtin_configs(concept: Any) -> list[Any]:
+def _builtin_configs(concept: Any, detector: str = "rules") -> list[Any]:
     """The recognizer configs of built-in concept ``concept`` (empty when it is none)."""
     try:
-        return [d.get_config() for d in concept_detectors(concept)[1]]
+        name, found, _ = concept_detectors(concept)
+        if detector == "model":
+            found = [*found, model_recognizer(name)]
+        return [d.get_config() for d in found]
     except Exception:
         return []

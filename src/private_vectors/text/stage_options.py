@@ -21,7 +21,12 @@ from .rules import RULESETS, StageSettings
 from .rules.allow_list import allow_key
 from .spans import LABELS, validate_texts
 
-__all__ = ["KNOWN_LABELS", "StageOptions", "resolve_stage_options"]
+__all__ = ["DETECTORS", "KNOWN_LABELS", "StageOptions", "resolve_stage_options"]
+
+DETECTORS: tuple[str, ...] = ("rules", "model")
+"""``detector=``: ``"rules"``, the concept's recognizers; ``"model"``, those plus the learned,
+case-blind tagger (:class:`~.recognizers.tagger.TaggerRecognizer`) for the concept's names,
+places, organisations and dates."""
 
 KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
     REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
@@ -42,6 +47,8 @@ class StageOptions:
     timeout: float | None = 60.0
     chunk_size: int = 10_000
     rules: tuple[str, ...] = RULESETS["0.2"]
+    detector: str = "rules"
+    device: str = "cpu"
 
     def settings(self) -> StageSettings:
         """What the span rules read."""
@@ -85,7 +92,8 @@ def _parts(name: str) -> tuple[str, ...]:
 def resolve_stage_options(*, policy: Any = "redact", operators: Any = None, entities: Any = None,
                           score_threshold: Any = 0.35, thresholds: Any = None, allow_list: Any = None,
                           on_error: Any = "raise", timeout: Any = 60.0, chunk_size: Any = 10_000,
-                          ruleset: str = "0.2", rules_off: Any = None, keyed: bool = False) -> StageOptions:
+                          ruleset: str = "0.2", rules_off: Any = None, keyed: bool = False,
+                          detector: Any = "rules", device: Any = "cpu") -> StageOptions:
     """Validate the text stage's arguments (clear errors naming each) and freeze them; ``keyed``
     says whether a key was given (a surrogate needs one)."""
     if policy not in POLICIES:
@@ -109,13 +117,17 @@ def resolve_stage_options(*, policy: Any = "redact", operators: Any = None, enti
         raise InvalidParameterError("chunk_size", "an int >= 500", chunk_size)
     if isinstance(allow_list, str):
         raise InvalidTypeError("allow_list", "a list of strings", allow_list)
+    if detector not in DETECTORS:
+        raise InvalidParameterError("detector", f"one of {list(DETECTORS)}", detector)
+    if not isinstance(device, str) or not device:
+        raise InvalidTypeError("device", "a torch device name such as 'cpu' or 'cuda'", device)
     return StageOptions(
         policy=policy, operators=overrides,
         entities=None if entities is None else tuple(validate_texts(entities, "entities")),
         score_threshold=threshold, thresholds=per_label,
         allow_list=tuple(validate_texts(allow_list or [], "allow_list")), on_error=on_error,
         timeout=None if timeout is None else float(timeout), chunk_size=chunk_size,
-        rules=_rules(ruleset, rules_off))
+        rules=_rules(ruleset, rules_off), detector=detector, device=device)
 
 
 def parse_rule(entry: str) -> tuple[str, tuple[str, ...]]:

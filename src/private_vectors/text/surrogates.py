@@ -31,7 +31,7 @@ from typing import Any
 from ..errors import ArtefactError
 from ..keys import SecretKey, surrogate_subkey
 
-__all__ = ["POOL_VERSION", "SURROGATE_LABELS", "SurrogateGenerator", "load_pool", "normalise_token"]
+__all__ = ["NAME_TOKEN", "POOL_VERSION", "SURROGATE_LABELS", "SurrogateGenerator", "load_pool", "normalise_token"]
 
 POOL_VERSION = "1"
 _POOL_DIR = Path(__file__).resolve().parents[1] / "data" / "text"
@@ -43,6 +43,8 @@ SURROGATE_LABELS: tuple[str, ...] = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHO
 
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev", "fr"])
 _NAME_TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
+NAME_TOKEN = _NAME_TOKEN
+"""A word of a name (letters, inner apostrophes and hyphens): what a surrogate replaces word by word."""
 
 
 def _surrogate_subkey(key: SecretKey | str | bytes) -> bytes:

@@ -9,6 +9,7 @@
     firms        FirmDetector: firm names made of surnames
     wordlist     WordListDetector: the fallback without presidio
     concept      TokenDetector, PatternDetector, NerDetector, QuantityDetector: user and built-in concepts
+    tagger       TaggerRecognizer: the learned, case-blind tagger (or a user's Hugging Face model)
 
 :data:`BUILTIN_KINDS` maps a config's ``"type"`` to its class (imported on first use).
 """
@@ -26,6 +27,7 @@ BUILTIN_KINDS: dict[str, str] = {
     "presidio": "presidio:PresidioDetector", "names": "names:NameDetector", "places": "places:PlaceDetector",
     "firms": "firms:FirmDetector", "wordlist": "wordlist:WordListDetector", "tokens": "concept:TokenDetector",
     "pattern": "concept:PatternDetector", "ner": "concept:NerDetector", "quantity": "concept:QuantityDetector",
+    "tagger": "tagger:TaggerRecognizer",
 }
 """Built-in recognizer kinds: config ``"type"`` -> ``module:Class`` of this package."""
 

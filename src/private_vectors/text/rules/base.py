@@ -25,13 +25,19 @@ from typing import Any, ClassVar
 from ..spans import Span
 
 __all__ = ["MODEL_LABELS", "PATTERN_RECOGNIZERS", "STAGES", "Decision", "Rule", "RuleContext", "RulePipeline",
-           "StageSettings"]
+           "StageSettings", "learned"]
 
 STAGES: tuple[str, ...] = ("detection", "document", "selection", "merged")
 MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
 """Labels a statistical model or a vocabulary guesses (names, places, groups, organisations)."""
 PATTERN_RECOGNIZERS = frozenset(["regex", "identifiers"])
 """Recognizers whose spans are validated patterns (a shape and a cue or a checksum), not guesses."""
+
+
+def learned(span: Span) -> bool:
+    """Whether ``span`` comes from the learned, case-blind tagger (detector ``"tagger"``, a user's
+    tagger ``"tagger:<name>"``; see :mod:`..recognizers.tagger`)."""
+    return span.detector == "tagger" or span.detector.startswith("tagger:")
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from ..shapes import alone, term_shaped
 from ..spans import Span
 from ..vocabulary import common_words, countries
 from ..wordlist import plain_nouns
-from .base import Rule, RuleContext
+from .base import Rule, RuleContext, learned
 from .person_title import TITLE_BEFORE
 
 __all__ = ["ContextFree", "personal_context"]
@@ -130,7 +130,7 @@ class ContextFree(Rule):
                     and term_shaped(value, plain_nouns()):
                 return True
             # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
-            return (s.label in ("PERSON", "LOCATION") and s.detector in recognizers
+            return (s.label in ("PERSON", "LOCATION") and (s.detector in recognizers or learned(s))
                     and len(value.replace("_", " ").split()) == 1 and alone(s, spans, agreeing)
                     and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
                     and not ("capitalised-runs" not in self.off and in_capitalised_run(text, s)))
@@ -152,9 +152,11 @@ class ContextFree(Rule):
 
 def _personal(text: str, s: Span, spans: list[Span]) -> bool:
     """Whether a span gives personal context: contact or identity data, or a full name (two or
-    more words, not all capitals) that is not the model's guess alone."""
+    more words, not all capitals) that is not a model's guess alone (presidio's or the learned
+    tagger's: "Kaplan Meier" is an eponym to both)."""
     if s.label != "PERSON":
         return s.label in _PERSONAL
     value = text[s.start:s.end]
     found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
-    return len(value.split()) >= 2 and not value.isupper() and (len(found_by) >= 2 or s.detector != "presidio")
+    return len(value.split()) >= 2 and not value.isupper() and (
+        len(found_by) >= 2 or (s.detector != "presidio" and not learned(s)))

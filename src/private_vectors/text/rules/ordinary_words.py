@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..spans import Span
 from ..surrogates import normalise_token
-from .base import MODEL_LABELS, Rule, RuleContext
+from .base import MODEL_LABELS, Rule, RuleContext, learned
 
 __all__ = ["OrdinaryWords", "lower_case_words"]
 
@@ -32,7 +32,8 @@ class OrdinaryWords(Rule):
     """A name, place, group or organisation from a model or vocabulary recognizer (not a regex,
     not the keyed index) whose every word other texts of the batch write in lower case
     (:func:`lower_case_words`) is dropped: "Stem Cells" in a title over abstracts about stem cells
-    is no name. A case check: it applies to spans whose recognizer reads capital letters."""
+    is no name. A case check: it applies to spans whose recognizer reads capital letters, not to
+    the learned tagger's (it reads no case: "maria garcia" is a name to it as "Maria Garcia" is)."""
 
     name = "ordinary-words"
     summary = "a model guess whose every word the batch also writes in lower case is an ordinary word"
@@ -45,7 +46,7 @@ class OrdinaryWords(Rule):
 
 
 def _ordinary(text: str, span: Span, lower: frozenset[str]) -> bool:
-    if span.label not in MODEL_LABELS or span.detector in ("regex", "keyed-index", "on_error"):
+    if span.label not in MODEL_LABELS or span.detector in ("regex", "keyed-index", "on_error") or learned(span):
         return False
     words = [normalise_token(m.group(0)) for m in WORD.finditer(text, span.start, span.end)]
     words = [w for w in words if w]

@@ -1,0 +1,102 @@
+"""The learned tagger as a recognizer of the text stage: detector="model", its config, and the
+rules that read a span's source (case checks leave the case-blind tagger's spans alone; the
+personal-context rule weighs them as any model guess)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+from private_vectors.errors import InvalidParameterError, InvalidTypeError
+from private_vectors.text.recognizers import builtin_kind
+from private_vectors.text.recognizers.tagger import TaggerRecognizer, learned
+from private_vectors.text.rules import RuleContext, StageSettings
+from private_vectors.text.rules.context_free import ContextFree
+from private_vectors.text.rules.ordinary_words import OrdinaryWords
+from private_vectors.text.spans import Span
+
+
+def _context(ordinary: frozenset[str] = frozenset()) -> RuleContext:
+    return RuleContext(StageSettings(), ordinary=ordinary)
+
+
+def test_the_tagger_is_a_registered_kind_and_its_spans_say_so() -> None:
+    assert builtin_kind("tagger") is TaggerRecognizer
+    assert learned(Span(0, 4, "PERSON", 0.9, "tagger")) and learned(Span(0, 4, "PERSON", 0.9, "tagger:mine"))
+    assert not learned(Span(0, 4, "PERSON", 0.9, "presidio"))
+
+
+def test_a_case_check_never_drops_the_taggers_lower_case_name() -> None:
+    text = "maria garcia wrote to us"
+    ours, spacy = Span(0, 12, "PERSON", 0.9, "tagger"), Span(0, 12, "PERSON", 0.9, "presidio")
+    kept = OrdinaryWords().apply(text, [ours, spacy], _context(frozenset(["maria", "garcia"])))
+    assert kept == [ours]
+
+
+def test_the_taggers_guesses_pass_the_personal_context_rule_like_any_models() -> None:
+    rule = ContextFree()
+    # a one-word guess in a text about no one is dropped, as presidio's would be
+    text = "Expression of Kras was measured in all samples."
+    lone = Span(14, 18, "PERSON", 0.7, "tagger")
+    assert rule.apply(text, [lone], _context()) == []
+    # the tagger's full name alone is no personal context (an eponym), a name list's is
+    text = "Kaplan Meier curves were compared in Tromso."
+    eponym, place = Span(0, 12, "PERSON", 0.7, "tagger"), Span(37, 43, "LOCATION", 0.7, "tagger")
+    assert rule.apply(text, [eponym, place], _context()) == [eponym]
+    listed = Span(0, 12, "PERSON", 0.7, "names")
+    assert rule.apply(text, [listed, place], _context()) == [listed, place]
+    # personal context keeps every span
+    text = "She moved to Tromso."
+    assert rule.apply(text, [Span(13, 19, "LOCATION", 0.7, "tagger")], _context()) == \
+        [Span(13, 19, "LOCATION", 0.7, "tagger")]
+
+
+def test_bad_detector_settings_name_themselves() -> None:
+    from private_vectors.text import Sanitizer
+
+    with pytest.raises(InvalidParameterError, match="detector"):
+        Sanitizer("PII", detector="spacy")
+    with pytest.raises(InvalidTypeError, match="device"):
+        Sanitizer("PII", detector="model", device=0)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="detector"):
+        Sanitizer("medical", detector="model")
+    with pytest.raises(InvalidParameterError, match="labels"):
+        TaggerRecognizer(["MEDICAL"])
+    with pytest.raises(InvalidTypeError, match="model"):
+        TaggerRecognizer(model=3)  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="label_map"):
+        TaggerRecognizer(model="some-hub-model")
+
+
+@pytest.fixture(scope="module")
+def shipped() -> TaggerRecognizer:
+    return TaggerRecognizer(["PERSON", "LOCATION"])
+
+
+def test_the_shipped_tagger_finds_names_and_places_in_any_case(shipped: TaggerRecognizer) -> None:
+    texts = ["we met amelia okafor in reykjavik on monday", "We met Amelia Okafor in Reykjavik on Monday",
+             "WE MET AMELIA OKAFOR IN REYKJAVIK ON MONDAY"]
+    found = shipped.spans(texts)
+    assert found[0] == found[1] == found[2]
+    got = {(texts[0][s.start:s.end], s.label) for s in found[0]}
+    assert ("amelia okafor", "PERSON") in got and ("reykjavik", "LOCATION") in got
+    assert all(s.detector == "tagger" and s.label in ("PERSON", "LOCATION") for s in found[0])
+
+
+def test_a_model_stage_records_the_detector_and_reopens(shipped: TaggerRecognizer) -> None:
+    from private_vectors.text import Sanitizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stage = Sanitizer("person", detector="model")
+        assert stage.detectors[-1].name == "tagger"
+        assert stage.apply(["i wrote to amelia okafor today"]) == ["i wrote to <PERSON> today"]
+        cfg = stage.get_config()
+        assert cfg["detector"] == "model"
+        assert cfg["detectors"][-1] == {**shipped.get_config(), "labels": ["PERSON"]}
+        assert Sanitizer.from_config(cfg).get_config() == cfg
+        assert "detector" not in Sanitizer("person").get_config()
+        bad = {**cfg, "detectors": [*cfg["detectors"][:-1], {**cfg["detectors"][-1], "weights_sha256": "0" * 64}]}
+        with pytest.raises(Exception, match="other weights"):
+            Sanitizer.from_config(bad)
