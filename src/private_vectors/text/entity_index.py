@@ -48,7 +48,7 @@ from .surrogates import TITLES, normalise_token
 from .vocabulary import PARTICLES, common_words, english_words, stop_words
 from .wordlist import COMMON_CAPITALISED, name_words
 
-__all__ = ["INDEX_STATE_TYPE", "WEAK", "EntityIndex", "IndexAccess", "add_entries", "strong_evidence"]
+__all__ = ["INDEX_STATE_TYPE", "WEAK", "EntityIndex", "add_entries", "strong_evidence"]
 
 INDEX_STATE_TYPE = "sanitizer-query-index"
 INDEX_VERSION = 1
@@ -328,36 +328,3 @@ class EntityIndex:
             state = loader()
             if state is not None:
                 self.load_state(state)
-
-
-class IndexAccess:
-    """The keyed index's methods on the object that holds it as ``self.index`` (the ``Sanitizer``):
-    what a store calls to save, check, load and update the index."""
-
-    index: EntityIndex
-
-    def get_state(self) -> dict[str, Any]:
-        """The keyed query index as JSON-safe data: HMACs and labels, never names."""
-        return self.index.get_state()
-
-    def get_state_header(self) -> dict[str, Any]:
-        """:meth:`get_state` without its entries (what a store records once, next to them)."""
-        return self.index.header()
-
-    def check_state(self, state: Mapping[str, Any]) -> None:
-        """Refuse a saved index header (:meth:`get_state` without entries) made under another key."""
-        self.index.check_state(state)
-
-    def load_state(self, state: Mapping[str, Any]) -> Any:
-        """Add a saved query index (from :meth:`get_state`); refuses one made under another key."""
-        self.index.load_state(state)
-        return self
-
-    def defer_state(self, loader: Any) -> None:
-        """Load a stored index lazily: ``loader()`` is called (once) before the next detection."""
-        self.index.defer(loader)
-
-    def take_changes(self) -> dict[str, str | None]:
-        """The index entries added or changed (HMAC -> label) and removed (HMAC -> None) since the
-        last call: what a store must write after a batch."""
-        return self.index.take_changes()

@@ -31,7 +31,7 @@ from .detection import (
     DetectionError,
     detection_progress,
 )
-from .entity_index import EntityIndex, IndexAccess, add_entries, strong_evidence
+from .entity_index import EntityIndex, add_entries, strong_evidence
 from .explain import Explanation, explain
 from .keycheck import SANITIZER_SALT, StageKeys, stage_key
 from .operators import Keep, Operator
@@ -59,7 +59,7 @@ __all__ = ["DEFAULT_TIMEOUT", "DETECT_GROUP", "ON_ERROR", "SANITIZER_SALT", "SAN
 REDACTED_TEXT = "<REDACTED>"
 
 
-class Sanitizer(DocumentTransformer, IndexAccess):
+class Sanitizer(DocumentTransformer):
     """Detect concept spans and replace them: the text stage of the pipeline.
 
     Args:
@@ -251,11 +251,38 @@ class Sanitizer(DocumentTransformer, IndexAccess):
         return [replace_spans(t, self._select(t, spans, self.index.spans(t)), self._operator)[0]
                 for t, spans in zip(items, found, strict=True)]
 
+    # -- the keyed index (see EntityIndex) ---------------------------------------------------
+    def get_state(self) -> dict[str, Any]:
+        """The keyed query index as JSON-safe data: HMACs and labels, never names."""
+        return self.index.get_state()
+
     @property
     def secret(self) -> SecretKey | None:
         """The key, as a :class:`~private_vectors.keys.SecretKey` that never shows its value (the
         key holder's restore records are sealed under it), or None."""
         return self._key
+
+    def get_state_header(self) -> dict[str, Any]:
+        """:meth:`get_state` without its entries (what a store records once, next to them)."""
+        return self.index.header()
+
+    def check_state(self, state: Mapping[str, Any]) -> None:
+        """Refuse a saved index header (:meth:`get_state` without entries) made under another key."""
+        self.index.check_state(state)
+
+    def load_state(self, state: Mapping[str, Any]) -> Sanitizer:
+        """Add a saved query index (from :meth:`get_state`); refuses one made under another key."""
+        self.index.load_state(state)
+        return self
+
+    def defer_state(self, loader: Any) -> None:
+        """Load a stored index lazily: ``loader()`` is called (once) before the next detection."""
+        self.index.defer(loader)
+
+    def take_changes(self) -> dict[str, str | None]:
+        """The index entries added or changed (HMAC -> label) and removed (HMAC -> None) since the
+        last call: what a store must write after a batch."""
+        return self.index.take_changes()
 
     # -- config ------------------------------------------------------------------------------
     def secret_fields(self, obj: Any) -> Any:
