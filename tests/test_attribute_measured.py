@@ -120,7 +120,8 @@ def test_task_projection_keeps_the_task_and_drops_the_rest() -> None:
     E = er.transform(X[400:])
     assert _knn(E, task[400:]) > 0.95
     assert _knn(E, z[400:]) < 0.65
-    assert er.rank_ >= X.shape[1] - 2  # the dropped directions are part of the map
+    dropped = er.steps_[0][0].shape[1]
+    assert dropped == X.shape[1] - 2 and er.rank_ in (dropped, dropped + 1)  # dropped directions, then LEACE
 
 
 def test_task_labels_are_asked_for_by_name() -> None:
@@ -228,6 +229,19 @@ def test_coverage_names_linear_probes_and_the_measured_row() -> None:
     assert noisy["measured_with_noise"]["noise"] == "laplace, epsilon 20"
     assert attacker_coverage("cluster-leace", {"n_clusters": 5}, attribute="sex")["measured"] is None
     assert attacker_coverage("leace", {}, attribute="smoker")["measured"]["attribute"] == "sex"
+
+
+def test_the_shipped_default_reports_its_own_rows() -> None:
+    """erase="sex" at the default Laplace ε = 10 is measured as shipped, with and without the noise."""
+    params = make_erasure(DEFAULT_METHOD).get_params()
+    cov = attacker_coverage(DEFAULT_METHOD, params, attribute="sex", builtin=True, mechanism="laplace", eps=10.0)
+    assert "(as shipped)" in cov["measured"]["row"] and cov["measured"]["results"].endswith("-sex-builtin.md")
+    assert cov["measured_with_noise"]["noise"] == "laplace, epsilon 10"
+    assert cov["measured_with_noise"]["strongest_accuracy"] < cov["measured"]["strongest_accuracy"]
+    own = attacker_coverage("leace", {}, attribute="sex", builtin=True)["measured"]
+    assert own["row"] == "built-in erase={'attribute': 'sex', 'method': 'leace'} (as shipped)"
+    assert attacker_coverage("leace", {}, attribute="sex", builtin=True, mechanism="laplace", eps=10.0)[
+        "measured_with_noise"]["row"] == "LEACE + Laplace (ε=10)"  # no shipped row at that ε: the method's
 
 
 def test_privacy_report_states_the_attacker_family() -> None:

@@ -16,7 +16,7 @@ from private_vectors.eval.runner import grid, prior_based
 from private_vectors.eval.tasks import VectorStore
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (README: Shared data); not present")
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (benchmarks/README.md: Set-up); not present")
 
 
 def _embedding(mechanism: str = "none", eps: float = 10.0):

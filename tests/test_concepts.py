@@ -96,7 +96,7 @@ def test_from_spans_records_and_entity_filter() -> None:
         Concept.from_spans("bad", [{"text": "no spans key"}]).pairs()
 
 
-@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="needs ../shared/data/pii/synth_dataset_v2.json (README: Shared data); not present")
+@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="needs ../shared/data/pii/synth_dataset_v2.json (benchmarks/README.md: Set-up); not present")
 def test_from_spans_presidio_file() -> None:
     pairs = Concept.from_spans("PERSON", DATA / "pii" / "synth_dataset_v2.json", entity_types=["PERSON"]).pairs()
     assert 500 < len(pairs) <= 1500
@@ -106,7 +106,7 @@ def test_from_spans_presidio_file() -> None:
         assert len(neg) < len(pos)
 
 
-@pytest.mark.skipif(not (DATA / "medical" / "pri-ddxplus" / "dev.json").exists(), reason="needs ../shared/data/medical/pri-ddxplus/dev.json (README: Shared data); not present")
+@pytest.mark.skipif(not (DATA / "medical" / "pri-ddxplus" / "dev.json").exists(), reason="needs ../shared/data/medical/pri-ddxplus/dev.json (benchmarks/README.md: Set-up); not present")
 def test_from_pairs_ddxplus_file() -> None:
     path = DATA / "medical" / "pri-ddxplus" / "dev.json"
     pairs = Concept.from_pairs("medical", path, removed_keys=["symptoms_mask", "antecedents_mask"]).pairs()

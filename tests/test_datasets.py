@@ -22,7 +22,7 @@ from private_vectors.eval.datasets import (
 )
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (README: Shared data); not present")
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (benchmarks/README.md: Set-up); not present")
 
 
 @needs_data

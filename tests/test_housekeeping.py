@@ -56,6 +56,19 @@ def test_data_skip_reasons_name_the_shared_folder():
     assert not offenders, offenders
 
 
+def test_skip_reasons_name_a_section_that_exists():
+    """A skip reason that points to a document's section, ``(<file>: <Section>)``, names a heading
+    that file has (a reader following it finds where the data comes from)."""
+    offenders = []
+    for path in (ROOT / "tests").glob("test_*.py"):
+        for doc, section in re.findall(r"\((README\.md|[\w/]+/README\.md|README): ([^)]+)\)", path.read_text()):
+            target = ROOT / (doc if doc.endswith(".md") else "README.md")
+            headings = {h.strip() for h in re.findall(r"^#+ (.+)$", target.read_text(encoding="utf-8"), re.M)}
+            if section.strip() not in headings:
+                offenders.append(f"{path.name}: {doc}: {section}")
+    assert not offenders, offenders
+
+
 def test_pyproject_licence_is_an_spdx_string():
     text = (ROOT / "pyproject.toml").read_text()
     assert re.search(r'^license = "Apache-2.0"$', text, re.M)

@@ -96,7 +96,7 @@ def test_presidio_requested_but_missing(monkeypatch: pytest.MonkeyPatch) -> None
         LightDetector(use_presidio=True)
 
 
-@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="needs ../shared/data/pii/synth_dataset_v2.json (README: Shared data); not present")
+@pytest.mark.skipif(not (DATA / "pii" / "synth_dataset_v2.json").exists(), reason="needs ../shared/data/pii/synth_dataset_v2.json (benchmarks/README.md: Set-up); not present")
 def test_recall_on_presidio_synthetic_data(det: LightDetector) -> None:
     rows = json.loads((DATA / "pii" / "synth_dataset_v2.json").read_text(encoding="utf-8"))
     with_spans = [r for r in rows if r["spans"]]

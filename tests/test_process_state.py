@@ -244,3 +244,23 @@ def test_an_encoder_s_fingerprint_is_computed_once():
     fresh = Counting(dim=8)
     fingerprint(fresh)
     assert Counting.calls == 2  # another object: computed for it
+
+
+class _Forgetful(dict):
+    """A cache that never holds anything (``in`` is always False)."""
+
+    def __contains__(self, key: object) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("cache", [True, False])
+def test_a_presidio_analyzer_is_built_once_per_model(monkeypatch, cache):
+    """``text.recognizers.presidio._ENGINES``: every text stage of the process shares one analyzer
+    per spaCy model; without it each Sanitizer would load the spaCy model again."""
+    pytest.importorskip("presidio_analyzer")
+    import private_vectors.text.recognizers.presidio as presidio
+
+    if not cache:
+        monkeypatch.setattr(presidio, "_ENGINES", _Forgetful())
+    first, second = presidio._engine(None)[0], presidio._engine(None)[0]
+    assert (first is second) == cache  # without the cache: a second analyzer, a second model load

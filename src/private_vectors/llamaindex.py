@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from .integrations.llamaindex import (
     MARKER,
+    PrivateIngestionPipeline,
     PrivateLlamaEmbedding,
     SanitizeNodes,
     chroma_vector_store,
     index_from_collection,
     load_index,
     persist_index,
+    protect_documents,
 )
 
-__all__ = ["MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "chroma_vector_store", "index_from_collection",
-           "load_index", "persist_index"]
+__all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "chroma_vector_store",
+           "index_from_collection", "load_index", "persist_index", "protect_documents"]

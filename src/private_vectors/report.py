@@ -196,7 +196,8 @@ def _erasure_sentence(erasure: dict[str, Any] | None) -> str | None:
         noise = f" with {measured['noise']}" if measured.get("noise") else ""
         line += (f" Measured on generated clinical notes{noise}: the strongest of 4 retrained attackers read "
                  f"{measured['attribute']} at {measured['strongest_accuracy']:.2f} where the diagnosis alone gives "
-                 f"{measured['task_label_floor']:.2f} ({measured['results']}).")
+                 f"{measured['task_label_floor']:.2f}, keeping {measured['retrieval_ndcg10_vs_leace']:.2f}x LEACE's "
+                 f"retrieval ({measured['results']}).")
     return line
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -190,6 +191,7 @@ class SentenceTransformerEncoder:
             return np.zeros((0, self.dim), dtype=np.float32)
         progress = self.show_progress if self.show_progress is not None else len(items) >= _PROGRESS_THRESHOLD
         with self._lock:  # tokenizers and torch modules are not re-entrant across threads
+            self._warn_if_truncated(items)
             if self._lean is not None:
                 return self._finish(self._lean.encode(items, self.batch_size, show_progress=bool(progress)))
             emb = self._model.encode(
@@ -200,6 +202,28 @@ class SentenceTransformerEncoder:
                 normalize_embeddings=False,
             )
         return self._finish(emb)
+
+    def _warn_if_truncated(self, items: list[str]) -> None:
+        """Warn once per encoder when a text is longer than the model's token window: the model
+        embeds its first ``window`` tokens only. (Not chunked here: a store keeps one vector per
+        text, so splitting is the splitter's job, before the store.)"""
+        if getattr(self, "_window_warned", False):
+            return
+        window = int(self._lean.max_len if self._lean is not None else getattr(self._model, "max_seq_length", 0) or 0)
+        long = [t for t in items if len(t) + 2 > window] if window else []  # a token covers one character or more
+        if not long:
+            return
+        if self._lean is not None:
+            over = sum(1 for e in self._lean.tokenizer.encode_batch(long) if e.overflowing)
+        else:
+            tokenizer = self._model.tokenizer
+            over = sum(1 for t in long if len(tokenizer(t, truncation=False)["input_ids"]) > window)
+        if over:
+            self._window_warned = True
+            warnings.warn(f"{over} of {len(items)} texts are longer than the encoder's window of {window} tokens: "
+                          f"only their first {window} tokens are embedded (a store still keeps the whole text). "
+                          "Split long documents before adding them (LangChain's RecursiveCharacterTextSplitter, "
+                          "LlamaIndex's SentenceSplitter). Said once per encoder.", UserWarning, stacklevel=4)
 
     def _finish(self, emb: Any) -> np.ndarray:
         emb = np.asarray(emb, dtype=np.float32)

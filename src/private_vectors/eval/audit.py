@@ -32,6 +32,7 @@ no text, and must live outside the store.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import time
@@ -76,13 +77,39 @@ THREAT_MODEL = (
     "documents. It does not have the key.")
 
 NOT_TESTED = [
-    "generative inversion (vec2text-style iterative correction or large decoders) stronger than the "
-    "harness's attackers; the harness's GEIA-style decoder is not run by default (attackers={'generative': {}})",
-    "linking across stores or with outside data (a pseudonym's frequency, co-occurring attributes)",
-    "identifiers spaCy's NER does not tag (the sensitive tokens are spaCy's entities) and values "
-    "presidio's default recognizers miss (the residual-PII counts are presidio's)",
-    "attackers with more labelled documents than the audit's training share, or with the key",
+    "Inversion models stronger than these attackers (iterative correction in the style of vec2text, large "
+    "decoders). The library's own decoder attack is slow and not run by default: add it with "
+    "--attackers mlc,nn,generative.",
+    "Linking across stores or with outside data (how often a pseudonym occurs, which attributes occur together).",
+    "Identifiers that spaCy's entity tagger does not tag (the attackers aim at spaCy's entities) and values that "
+    "presidio's default recognizers miss (the counts of personal data are presidio's).",
+    "Attackers holding more of your documents than the audit's training share, or holding the key.",
 ]
+
+NOT_IDENTIFIERS = frozenset({"DATE_TIME", "LOCATION", "NRP", "URL", "ORGANIZATION", "AGE", "QUANTITY", "MONEY",
+                             "DEMOGRAPHIC"})
+"""presidio types that describe a person rather than point at one ("last weekend", "Madrid", "Dutch"):
+counted and listed, but not in the headline's identifier count. Every other type (names, e-mail
+addresses, phone numbers, card, account, passport and licence numbers, IP addresses, …) is an
+identifier."""
+
+
+def is_identifier(entity_type: str) -> bool:
+    """Whether presidio's ``entity_type`` points at one person or account (see :data:`NOT_IDENTIFIERS`)."""
+    return entity_type not in NOT_IDENTIFIERS
+
+
+def type_order(types: Any, concept: Any = "PII") -> list[str]:
+    """``types`` with those ``concept``'s preset replaces first (in the preset's order), then the rest."""
+    from ..text.presets import PRESETS
+
+    names = [concept] if isinstance(concept, str) else list(concept or [])
+    first: list[str] = []
+    for name in names:
+        preset = PRESETS.get(str(name)) or PRESETS.get(str(name).upper())
+        first += [t for t in (preset.labels if preset else ()) if t not in first]
+    present = list(dict.fromkeys(types))
+    return [t for t in first if t in present] + sorted(t for t in present if t not in first)
 
 
 # --------------------------------------------------------------------------- names and tokens
@@ -220,7 +247,9 @@ def _attack_summary(stored: dict[str, Any], clean: dict[str, Any] | None, names:
 
 
 # --------------------------------------------------------------------------- residual PII
+@functools.lru_cache(maxsize=1)
 def _analyzer() -> Any:
+    """presidio's batch analyzer on spaCy's small model, built once per process."""
     from presidio_analyzer import BatchAnalyzerEngine
 
     from .text_rows import PresidioAnchor
@@ -239,38 +268,49 @@ def presidio_findings(texts: Sequence[str], engine: Any = None) -> list[list[tup
 
 def residual_pii(stored: Sequence[str | None], raw: Sequence[str] | None, *, show_values: bool = False
                  ) -> dict[str, Any]:
-    """Residual-PII figures (see the module docstring) over ``stored`` texts (None = no text)."""
+    """Residual-PII figures (see the module docstring) over ``stored`` texts (None = no text).
+
+    Identifier counts (``identifiers``, ``raw_identifiers``, ``raw_identifiers_left``) take only
+    the types :func:`is_identifier` accepts; the ``*_by_type`` counts take every type. With
+    ``show_values``, the values found (``finding_values``) and the raw values left
+    (``values_left_by_type``), at most 20 per type.
+    """
     kept = [i for i, t in enumerate(stored) if t]
     out: dict[str, Any] = {"documents": len(stored), "documents_with_text": len(kept)}
     if not kept:
-        out.update({"findings": 0, "findings_by_type": {}, "documents_with_findings": 0})
+        out.update({"findings": 0, "findings_by_type": {}, "documents_with_findings": 0, "identifiers": 0})
         if raw is not None:
-            out.update({"raw_values": None, "raw_values_left": 0, "raw_values_left_by_type": {}})
+            out.update({"raw_values": None, "raw_values_left": 0, "raw_values_left_by_type": {},
+                        "raw_identifiers": None, "raw_identifiers_left": 0, "raw_values_by_type": {}})
         return out
     engine = _analyzer()
     found = presidio_findings([stored[i] for i in kept], engine)
     by_type = Counter(e for f in found for e, _ in f)
     out.update({"findings": sum(by_type.values()), "findings_by_type": dict(sorted(by_type.items())),
-                "documents_with_findings": sum(1 for f in found if f)})
+                "documents_with_findings": sum(1 for f in found if f),
+                "identifiers": sum(n for t, n in by_type.items() if is_identifier(t))})
     if show_values:
         out["finding_values"] = sorted({v for f in found for _, v in f})[:50]
     if raw is not None:
         raw_found = presidio_findings([raw[i] for i in kept], engine)
+        present: Counter[str] = Counter()
         left: Counter[str] = Counter()
-        total = 0
-        values_left = []
+        values_left: dict[str, set[str]] = {}
         for i, f in zip(kept, raw_found, strict=True):
             for etype, value in dict.fromkeys(f):
                 if len(value.strip()) < 2:
                     continue
-                total += 1
+                present[etype] += 1
                 if value in (stored[i] or ""):
                     left[etype] += 1
-                    values_left.append(value)
-        out.update({"raw_values": total, "raw_values_left": sum(left.values()),
-                    "raw_values_left_by_type": dict(sorted(left.items()))})
+                    values_left.setdefault(etype, set()).add(value)
+        out.update({"raw_values": sum(present.values()), "raw_values_left": sum(left.values()),
+                    "raw_values_by_type": dict(sorted(present.items())),
+                    "raw_values_left_by_type": dict(sorted(left.items())),
+                    "raw_identifiers": sum(n for t, n in present.items() if is_identifier(t)),
+                    "raw_identifiers_left": sum(n for t, n in left.items() if is_identifier(t))})
         if show_values:
-            out["raw_values_left_values"] = sorted(set(values_left))[:50]
+            out["values_left_by_type"] = {t: sorted(v)[:20] for t, v in sorted(values_left.items())}
     return out
 
 
@@ -304,22 +344,7 @@ def retrieval_kept(ef: Any, stored: np.ndarray, clean: np.ndarray, ids: Sequence
     """
     from .metrics import ndcg_at_k
 
-    present = set(ids)
-    if queries is not None and qrels is not None:
-        judged = {q: {d: g for d, g in rel.items() if d in present} for q, rel in qrels.items() if q in queries}
-        judged = {q: r for q, r in judged.items() if any(g > 0 for g in r.values())}
-        if not judged:
-            raise InvalidParameterError("qrels", "judgements naming at least one audited document", len(qrels))
-        qids = sorted(judged)
-        texts = [queries[q] for q in qids]
-        mode = "queries"
-    else:
-        rng = np.random.default_rng(seed)
-        pick = sorted(rng.choice(len(ids), size=min(n_self, len(ids)), replace=False).tolist())
-        qids = [f"self:{ids[i]}" for i in pick]
-        texts = [raw[i] for i in pick]
-        judged = {q: {ids[i]: 1} for q, i in zip(qids, pick, strict=True)}
-        mode = "self-retrieval"
+    qids, texts, judged, mode = _queries(ids, raw, queries, qrels, n_self, seed)
     Q = ef.embed_query_array(texts)
     Qc = ef.encoder.encode(texts)  # the clean encoder (a CachingEncoder in an audit)
     private = _run(_scores(Q, stored, space), ids, qids, k)
@@ -330,22 +355,69 @@ def retrieval_kept(ef: Any, stored: np.ndarray, clean: np.ndarray, ids: Sequence
             "ndcg@10_kept": p / c if c > 0 else float("nan"), f"top{k}_overlap": overlap}
 
 
+def retrieval_plain(encoder: Any, stored: np.ndarray, ids: Sequence[str], raw: Sequence[str], space: str, *,
+                    queries: Mapping[str, str] | None, qrels: Mapping[str, Mapping[str, int]] | None, n_self: int,
+                    seed: int, k: int = 10) -> dict[str, Any]:
+    """NDCG@10 (given judgements) or the self-retrieval proxy of a plain store: its stored
+    vectors ranked in its space against queries embedded by its encoder (no protection, so this
+    is the figure the protected copy is compared with)."""
+    from .metrics import ndcg_at_k
+
+    qids, texts, judged, mode = _queries(ids, raw, queries, qrels, n_self, seed)
+    run = _run(_scores(encoder.encode(texts), stored, space), ids, qids, k)
+    return {"mode": mode, "queries": len(qids), "ndcg@10": ndcg_at_k(run, judged, k)}
+
+
+def _queries(ids: Sequence[str], raw: Sequence[str], queries: Mapping[str, str] | None,
+             qrels: Mapping[str, Mapping[str, int]] | None, n_self: int, seed: int
+             ) -> tuple[list[str], list[str], dict[str, dict[str, int]], str]:
+    """(query ids, query texts, judgements, mode): the given judged queries, or self-retrieval."""
+    present = set(ids)
+    if queries is not None and qrels is not None:
+        judged = {q: {d: g for d, g in rel.items() if d in present} for q, rel in qrels.items() if q in queries}
+        judged = {q: r for q, r in judged.items() if any(g > 0 for g in r.values())}
+        if not judged:
+            raise InvalidParameterError("qrels", "judgements naming at least one audited document", len(qrels))
+        qids = sorted(judged)
+        return qids, [queries[q] for q in qids], judged, "queries"
+    rng = np.random.default_rng(seed)
+    pick = sorted(rng.choice(len(ids), size=min(n_self, len(ids)), replace=False).tolist())
+    qids = [f"self:{ids[i]}" for i in pick]
+    return qids, [raw[i] for i in pick], {q: {ids[i]: 1} for q, i in zip(qids, pick, strict=True)}, "self-retrieval"
+
+
 # --------------------------------------------------------------------------- the audit
-def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "auto", collection: str | None = None,
-          queries: Any = None, qrels: Any = None, quick: bool = False, seed: int = 0,
+def audit(store: str | Path, raw: RawSource | None = None, *, key: Any = None, kind: str = "auto",
+          collection: str | None = None, model: str | None = None, concept: Any = "PII", eps: float = 10.0,
+          compare: bool = True, queries: Any = None, qrels: Any = None, quick: bool = False, seed: int = 0,
           attackers: Mapping[str, Any] | None = None, clean_baseline: bool = True, show_values: bool = False,
           cache_dir: str | Path | None = None, max_docs: int | None = None, id_field: str = "id",
           text_field: str = "text", progress: bool = True, out: str | Path | None = None) -> dict[str, Any]:
-    """Audit a persisted store against the owner's raw documents (see the module docstring).
+    """Audit a persisted store (see the module docstring).
+
+    A store written through a PrivateEmbedding is measured against the owner's raw documents.
+    A store written without one (plain Chroma, ``langchain_chroma``, a LangChain FAISS folder, a
+    LlamaIndex persist folder) is measured the same way, its own text standing in for the raw
+    documents when ``raw`` is not given, and then (``compare``) its documents are written again
+    through ``PrivateEmbedding(concept=concept, eps=eps)`` into a temporary store that is
+    measured the same way: the report's before/after table.
 
     Args:
-        store: the store's folder (Chroma persistent folder, LangChain drop-in folder or
-            PrivateFaissIndex folder).
+        store: the store's folder.
         raw: the raw documents for the store's ids: a JSONL/CSV/Parquet path, a mapping
             ``{id: text}`` or a callable ``ids -> texts`` (a sample of the store is enough).
+            Required for a store the library wrote (it keeps sanitized text only); optional for
+            a plain store that keeps its text.
         key: the store's key when it was written with one (default: ``PRIVATE_VECTORS_KEY``).
-        kind: ``"auto"``, ``"chroma"``, ``"langchain"`` or ``"faiss"``.
+        kind: ``"auto"`` or one of :data:`~private_vectors.eval.audit_store.STORE_KINDS`.
         collection: the Chroma collection (default: the only one, or ``"langchain"``).
+        model: the encoder of a plain store that does not record one (a sentence-transformers
+            name or path, ``"fake"``): needed for the retrieval figures and used for the
+            re-ingested store; the attacks need only the stored vectors and the raw text.
+        concept: the text concept of the re-ingested store and of the type order in the report
+            (default ``"PII"``).
+        eps: ε of the re-ingested store (default 10).
+        compare: re-ingest a plain store through the library (the before/after table).
         queries: optional queries (JSONL path or ``{id: text}``) for NDCG@10; else the
             self-retrieval proxy.
         qrels: their judgements (BEIR TSV or ``{query: {doc: grade}}``).
@@ -354,8 +426,8 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
         attackers: harness attacker names → parameters (default :data:`DEFAULT_ATTACKERS`; the
             prior attacker is always added: it is the baseline).
         clean_baseline: also attack clean vectors of the same raw texts (for scale).
-        show_values: put values (found identifiers, raw values left) into the report; default
-            counts only.
+        show_values: put values (found identifiers, raw values left) into the report and its
+            summary; default counts only.
         cache_dir: a folder for the encoder's clean vectors of the raw texts (hashed names, no
             text); must be outside the store. Default: no disk cache.
         max_docs: audit at most this many documents (a seeded sample of the covered ids).
@@ -368,9 +440,8 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
         The report as a dict (also written to ``out`` when given).
 
     Raises:
-        ConfigMismatchError: the store recorded no PrivateEmbedding configuration, or a wrong
-            or missing key.
-        InvalidParameterError: no raw document for any stored id, or bad options.
+        ConfigMismatchError: a store written with a key, audited with a wrong or no key.
+        InvalidParameterError: no raw document for enough stored ids, or bad options.
     """
     from tqdm.auto import tqdm
 
@@ -383,110 +454,221 @@ def audit(store: str | Path, raw: RawSource, *, key: Any = None, kind: str = "au
     if cache_dir is not None and (Path(cache_dir).resolve() == store_path or
                                   store_path in Path(cache_dir).resolve().parents):
         raise InvalidParameterError("cache_dir", "a folder outside the audited store", str(cache_dir))
-    steps = ["read store", "tokens", "attack stored", "attack clean", "residual PII", "retrieval"]
-    bar = tqdm(total=len(steps), desc="audit", disable=not progress)
-    timings: dict[str, float] = {}
+    bar = tqdm(total=4 if compare else 2, desc="audit", disable=not progress)
     t_all = time.time()
-
-    def step(name: str) -> None:
-        bar.set_postfix_str(name)
-
-    def done(name: str, t0: float) -> None:
-        timings[name] = round(time.time() - t0, 1)
-        bar.update(1)
-
-    t0 = time.time()
-    step("read store")
     try:  # the key never stays in a local a traceback could show
         snap = read_store(store, kind=kind, collection=collection, key=key)
     finally:
         del key
-    ef = snap.embedding
-    raw_docs = load_raw(raw, snap.ids, id_field=id_field, text_field=text_field)
-    stored_ids = set(snap.ids)
-    covered = [i for i in raw_docs if i in stored_ids]
-    coverage = {"stored": len(snap.ids), "raw": len(raw_docs), "audited": len(covered),
-                "raw_not_in_store": len(raw_docs) - len(covered),
-                "store_not_in_raw": len(stored_ids) - len(covered)}
-    if len(covered) < 10:
-        raise InvalidParameterError("raw", "raw documents for at least 10 of the store's ids",
-                                    f"{len(covered)} matching ids (of {len(raw_docs)} raw, {len(snap.ids)} stored)")
-    if len(covered) > settings["max_docs"]:
-        rng = np.random.default_rng(seed)
-        keep = set(rng.choice(len(covered), size=settings["max_docs"], replace=False).tolist())
-        covered = [d for j, d in enumerate(covered) if j in keep]
-    coverage["sampled"] = len(covered)
-    row = {d: j for j, d in enumerate(snap.ids)}
-    rows = [row[d] for d in covered]
+    raw_docs, raw_source = _raw_documents(raw, snap, id_field, text_field)
+    covered, coverage = _coverage(snap, raw_docs, settings["max_docs"], seed)
     texts = [raw_docs[d] for d in covered]
-    from ..retrieval import strip_geometry
-
-    held = snap.vectors[rows]
-    V = np.asarray(strip_geometry(held, ef.store_geometry), dtype=np.float32)
-    kept_texts = [snap.texts[r] for r in rows]
-    done("read store", t0)
-
-    t0 = time.time()
-    step("tokens")
+    bar.update(1)
     tokens, names = tokens_and_names(texts)
-    done("tokens", t0)
-
-    from .cache import CachingEncoder
-    from .runner import adaptive_transforms
-
-    enc = CachingEncoder(ef.encoder, cache_dir=cache_dir)  # batches of 256: no encoder progress bar
-    ef.pipeline.stages = replace(ef.pipeline.stages, encoder=enc)  # each distinct text encoded once (queries too)
-    made = _attackers(spec, enc)
-    t0 = time.time()
-    step("attack stored")
-    stored_block = _attack_block(V, tokens, names, texts, made, seed, adaptive_transforms(ef, {}))
-    done("attack stored", t0)
-
-    t0 = time.time()
-    step("attack clean")
-    sub = _sample(len(covered), settings["clean_docs"], seed + 3)
-    s_texts = [texts[i] for i in sub]
-    enc.warm(s_texts)
-    C = enc.encode(s_texts)
-    clean_block = _attack_block(C, [tokens[i] for i in sub], [names[i] for i in sub], s_texts, made, seed, {}) \
-        if clean_baseline else None
-    done("attack clean", t0)
-
-    t0 = time.time()
-    step("residual PII")
-    pii_idx = _sample(len(covered), settings["presidio_docs"], seed + 7)
-    residual = residual_pii([kept_texts[i] for i in pii_idx], [texts[i] for i in pii_idx], show_values=show_values)
-    done("residual PII", t0)
-
-    t0 = time.time()
-    step("retrieval")
-    q = load_queries(queries) if queries is not None else None
-    j = load_qrels(qrels) if qrels is not None else None
-    retrieval = retrieval_kept(ef, held[sub], C, [covered[i] for i in sub], s_texts, snap.space, queries=q, qrels=j,
-                               n_self=settings["self_queries"], seed=seed)
-    done("retrieval", t0)
+    encoder, encoder_info = _store_encoder(snap, model)
+    measure = _Measure(covered, texts, tokens, names, spec, settings, seed, show_values, cache_dir,
+                       load_queries(queries) if queries is not None else None,
+                       load_qrels(qrels) if qrels is not None else None)
+    before = measure(snap, encoder, clean_baseline=clean_baseline and snap.protected)
+    bar.update(1)
+    after = None
+    if compare and not snap.protected:
+        after_snap = _reingest(snap, covered, texts, encoder_info, concept, eps)
+        bar.update(1)
+        after = measure(after_snap, after_snap.embedding.encoder, clean_baseline=False)
+        after["protection"] = _protection(after_snap.config)
+        bar.update(1)
     bar.close()
-
-    names_all = [a for a in made]
     report = {
-        "store": {"kind": snap.kind, "where": snap.where, "space": snap.space,
-                  "protection": _protection(snap.config)},
+        "store": {"kind": snap.kind, "where": snap.where, "space": snap.space, "protected": snap.protected,
+                  "protection": _protection(snap.config) if snap.protected else None, "encoder": encoder_info,
+                  "raw": raw_source, "concept": _concept_name(concept)},
         "coverage": coverage,
         "settings": {"quick": quick, "seed": seed, "attackers": spec, "train_share": TRAIN_SHARE,
                      "clean_baseline": clean_baseline, **settings},
-        "residual_pii": residual,
-        "attack": _attack_summary(stored_block, clean_block, names_all),
-        "attack_raw": {"stored": _jsonable(stored_block), "clean": _jsonable(clean_block)},
-        "retrieval": retrieval,
+        **{k: v for k, v in before.items() if k != "seconds"},
         "index_files": snap.extra.get("index_files"),
         "threat_model": THREAT_MODEL,
         "not_tested": NOT_TESTED,
-        "seconds": {**timings, "total": round(time.time() - t_all, 1)},
+        "seconds": {**before["seconds"], "total": round(time.time() - t_all, 1)},
     }
+    if after is not None:
+        report["after"] = after
+        report["comparison"] = comparison(report)
     report["headline"] = headline(report)
     if out is not None:
         write_report(report, out)
     return report
+
+
+def _raw_documents(raw: RawSource | None, snap: Any, id_field: str, text_field: str) -> tuple[dict[str, str], str]:
+    """The raw documents by id, and where they came from (``"given"`` or ``"the store's text"``)."""
+    if raw is not None:
+        return load_raw(raw, snap.ids, id_field=id_field, text_field=text_field), "given"
+    if snap.protected:
+        raise InvalidParameterError("raw", "your raw documents for the store's ids (--raw): this store keeps "
+                                    "sanitized text only, so it cannot stand in for them", None)
+    own = {i: t for i, t in zip(snap.ids, snap.texts, strict=True) if t}
+    if not own:
+        raise InvalidParameterError("raw", "your raw documents for the store's ids (--raw): this store keeps no "
+                                    "document text", None)
+    return own, "the store's text"
+
+
+def _coverage(snap: Any, raw_docs: Mapping[str, str], max_docs: int, seed: int) -> tuple[list[str], dict[str, int]]:
+    stored_ids = set(snap.ids)
+    covered = [i for i in raw_docs if i in stored_ids]
+    coverage = {"stored": len(snap.ids), "raw": len(raw_docs), "audited": len(covered),
+                "raw_not_in_store": len(raw_docs) - len(covered), "store_not_in_raw": len(stored_ids) - len(covered)}
+    if len(covered) < 10:
+        raise InvalidParameterError("raw", "raw documents for at least 10 of the store's ids",
+                                    f"{len(covered)} matching ids (of {len(raw_docs)} raw, {len(snap.ids)} stored)")
+    if len(covered) > max_docs:
+        keep = set(np.random.default_rng(seed).choice(len(covered), size=max_docs, replace=False).tolist())
+        covered = [d for j, d in enumerate(covered) if j in keep]
+    coverage["sampled"] = len(covered)
+    return covered, coverage
+
+
+def _store_encoder(snap: Any, model: str | None) -> tuple[Any, dict[str, Any]]:
+    """(the encoder to embed queries and clean texts with, or None; what the report says of it).
+
+    A protected store's own encoder; for a plain store ``model``, else the one it recorded.
+    Chroma's ``"default"`` embedding function is all-MiniLM-L6-v2, the library's default encoder.
+    A remote embedding function is never called: its figures are reported as not run.
+    """
+    from .audit_store import REMOTE_PROVIDERS
+
+    if snap.protected:
+        return snap.embedding.encoder, {"model": snap.embedding.encoder.model_id, "source": "recorded", "runs": True}
+    name, source = (model, "--model") if model else (snap.model, "recorded")
+    if name is None:
+        return None, {"model": None, "source": None, "runs": False,
+                      "why": "the store does not record its encoder; name it with --model (a sentence-transformers "
+                             "name or folder)"}
+    provider = name.split(":", 1)[0]
+    if provider in REMOTE_PROVIDERS:
+        return None, {"model": name, "source": source, "runs": False,
+                      "why": f"{provider} embeds remotely, and this audit never calls a remote service"}
+    spec = None if name == "default" else name.split(":", 1)[1] if provider == "sentence_transformer" else name
+    try:
+        from ..encoders import load_encoder
+
+        encoder = load_encoder(spec)
+    except Exception as exc:
+        return None, {"model": name, "source": source, "runs": False,
+                      "why": f"it could not be loaded here ({type(exc).__name__}); name a local model with --model"}
+    return encoder, {"model": name, "spec": spec, "source": source, "runs": True}
+
+
+def _concept_name(concept: Any) -> Any:
+    return list(concept) if isinstance(concept, (list, tuple)) else concept
+
+
+def _reingest(snap: Any, ids: list[str], texts: list[str], encoder_info: Mapping[str, Any], concept: Any,
+              eps: float) -> Any:
+    """The audited documents written again through the library (native Chroma, the day-one
+    ``PrivateEmbedding(concept=..., eps=...)``, the store's encoder when it runs here, else the
+    default one; the same metadata), read back as a snapshot."""
+    import shutil
+    import tempfile
+    import warnings
+
+    import chromadb
+
+    from ..embedding import PrivateEmbedding
+    from ..errors import PrivacyWarning
+    from ..integrations.chroma import add_documents, create_collection
+    from .audit_store import _close
+
+    row = {d: j for j, d in enumerate(snap.ids)}
+    metas = [snap.metadata_texts[row[d]] if snap.metadata_texts else "" for d in ids]
+    folder = tempfile.mkdtemp(prefix="pv-audit-after-")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PrivacyWarning)
+            ef = PrivateEmbedding(concept=concept, eps=eps, model=encoder_info.get("spec") if encoder_info.get("runs")
+                                  else None)
+        client = chromadb.PersistentClient(path=folder)
+        try:
+            col = create_collection(client, "audit-after", ef)
+            add_documents(col, ids=ids, documents=texts,
+                          metadatas=[{"metadata": m} if m else None for m in metas])
+        finally:
+            _close(client)
+        return read_store(folder, kind="chroma")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+class _Measure:
+    """The measures of one store over the audited documents (the same documents, tokens, names,
+    attackers and seed for the store and for its re-ingested copy)."""
+
+    def __init__(self, ids: list[str], texts: list[str], tokens: list[list[str]], names: list[Any],
+                 spec: dict[str, Any], settings: dict[str, Any], seed: int, show_values: bool, cache_dir: Any,
+                 queries: Any, qrels: Any) -> None:
+        self.ids, self.texts, self.tokens, self.names = ids, texts, tokens, names
+        self.spec, self.settings, self.seed = spec, settings, seed
+        self.show_values, self.cache_dir, self.queries, self.qrels = show_values, cache_dir, queries, qrels
+
+    def __call__(self, snap: Any, encoder: Any, *, clean_baseline: bool) -> dict[str, Any]:
+        from ..retrieval import strip_geometry
+        from .cache import CachingEncoder
+        from .runner import adaptive_transforms
+
+        timings: dict[str, float] = {}
+        t0 = time.time()
+        row = {d: j for j, d in enumerate(snap.ids)}
+        rows = [row[d] for d in self.ids]
+        held = snap.vectors[rows]
+        ef = snap.embedding
+        V = np.asarray(strip_geometry(held, ef.store_geometry) if ef is not None else held, dtype=np.float32)
+        enc = CachingEncoder(encoder, cache_dir=self.cache_dir) if encoder is not None else None
+        if ef is not None:
+            ef.pipeline.stages = replace(ef.pipeline.stages, encoder=enc)  # each distinct text encoded once (queries too)
+        spec = {a: p for a, p in self.spec.items() if enc is not None or a != "mlc-enc"}
+        made = _attackers(spec, enc)
+        stored_block = _attack_block(V, self.tokens, self.names, self.texts, made, self.seed,
+                                     adaptive_transforms(ef, {}) if ef is not None else {})
+        timings["attack stored"] = round(time.time() - t0, 1)
+        t0 = time.time()
+        sub = _sample(len(self.ids), self.settings["clean_docs"], self.seed + 3)
+        s_texts = [self.texts[i] for i in sub]
+        C = None
+        if enc is not None and ef is not None:
+            enc.warm(s_texts)
+            C = enc.encode(s_texts)
+        clean_block = _attack_block(C, [self.tokens[i] for i in sub], [self.names[i] for i in sub], s_texts, made,
+                                    self.seed, {}) if clean_baseline and C is not None else None
+        timings["attack clean"] = round(time.time() - t0, 1)
+        t0 = time.time()
+        pii_idx = _sample(len(self.ids), self.settings["presidio_docs"], self.seed + 7)
+        kept = [_kept_text(snap, rows[i]) for i in pii_idx]
+        residual = residual_pii(kept, [self.texts[i] for i in pii_idx], show_values=self.show_values)
+        timings["residual PII"] = round(time.time() - t0, 1)
+        t0 = time.time()
+        if enc is None:
+            retrieval: dict[str, Any] = {"mode": None, "not_run": "no encoder to embed the queries with"}
+        elif ef is None:  # a plain store: its vectors are the clean ones
+            retrieval = retrieval_plain(enc, held[sub], [self.ids[i] for i in sub], s_texts, snap.space,
+                                        queries=self.queries, qrels=self.qrels, n_self=self.settings["self_queries"],
+                                        seed=self.seed)
+        else:
+            assert C is not None  # (a protected store with an encoder encodes the clean sample above)
+            retrieval = retrieval_kept(ef, held[sub], C, [self.ids[i] for i in sub], s_texts, snap.space,
+                                       queries=self.queries, qrels=self.qrels, n_self=self.settings["self_queries"],
+                                       seed=self.seed)
+        timings["retrieval"] = round(time.time() - t0, 1)
+        return {"residual_pii": residual, "attack": _attack_summary(stored_block, clean_block, list(made)),
+                "attack_raw": {"stored": _jsonable(stored_block), "clean": _jsonable(clean_block)},
+                "retrieval": retrieval, "seconds": timings}
+
+
+def _kept_text(snap: Any, row: int) -> str | None:
+    """What the store keeps of a document in text: its text and its string metadata values."""
+    parts = [p for p in (snap.texts[row], snap.metadata_texts[row] if snap.metadata_texts else "") if p]
+    return "\n".join(parts) or None
 
 
 def _sample(n: int, size: int, seed: int) -> list[int]:
@@ -513,68 +695,199 @@ def _pct(x: Any) -> str:
     return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):.1f} %"
 
 
+def _types_text(counts: Mapping[str, int], order: Sequence[str]) -> str:
+    return ", ".join(f"{t} {counts[t]}" for t in order if counts.get(t)) or "none"
+
+
+def identifier_counts(residual: Mapping[str, Any]) -> tuple[int | None, dict[str, int]]:
+    """(identifier values kept in the stored text, per identifier type): the raw values left when
+    raw documents were compared, else presidio's findings in the stored text."""
+    if residual.get("raw_values") is not None:
+        by_type = residual.get("raw_values_left_by_type") or {}
+        total = residual.get("raw_identifiers_left")
+    elif residual.get("documents_with_text"):
+        by_type, total = residual.get("findings_by_type") or {}, residual.get("identifiers")
+    else:
+        return 0, {}
+    return total, {t: n for t, n in by_type.items() if is_identifier(t)}
+
+
+def _retrieval_value(r: Mapping[str, Any]) -> Any:
+    return None if r.get("mode") is None else r.get("ndcg@10")
+
+
+def comparison(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The before/after table of a plain store and its copy written through the library: one row
+    per measure, ``before`` and ``after`` as numbers (None: not measured)."""
+    before, after = report, report["after"]
+    concept = report["store"].get("concept", "PII")
+    b_total, b_types = identifier_counts(before["residual_pii"])
+    a_total, a_types = identifier_counts(after["residual_pii"])
+    rows: list[dict[str, Any]] = [{"measure": "identifier values kept in readable text", "unit": "count",
+                                   "before": b_total, "after": a_total}]
+    for t in type_order(set(b_types) | set(a_types), concept):
+        rows.append({"measure": f"  of which {t}", "unit": "count", "before": b_types.get(t, 0),
+                     "after": a_types.get(t, 0)})
+    ba, aa = before["attack"], after["attack"]
+    rows += [
+        {"measure": "first and last names an attacker recovers from the vectors", "unit": "share",
+         "before": ba["name_recovery"], "after": aa["name_recovery"],
+         "attackers": [ba["strongest"], aa["strongest"]]},
+        {"measure": "first and last names guessed without the vectors (most frequent names)", "unit": "share",
+         "before": ba["name_recovery_prior"], "after": aa["name_recovery_prior"]},
+        {"measure": "sensitive words an attacker recovers from the vectors", "unit": "share",
+         "before": ba["token_recovery"], "after": aa["token_recovery"], "attackers": [ba["strongest"], aa["strongest"]]},
+        {"measure": f"retrieval, NDCG@10 ({before['retrieval'].get('mode') or after['retrieval'].get('mode')})",
+         "unit": "score", "before": _retrieval_value(before["retrieval"]), "after": _retrieval_value(after["retrieval"])},
+    ]
+    return rows
+
+
+def _cell(value: Any, unit: str) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "not measured"
+    if unit == "share":
+        return _pct(value)
+    if unit == "score":
+        return f"{float(value):.3f}"
+    return str(int(value))
+
+
 def headline(report: Mapping[str, Any]) -> str:
-    """One plain sentence on names, then one on identifiers left in the stored text."""
+    """The summary's first lines, in plain words, every figure one of the tables'."""
+    order = type_order(identifier_counts(report["residual_pii"])[1], report["store"].get("concept", "PII"))
+    if "comparison" in report:
+        return _headline_compared(report, order)
     a = report["attack"]
     if a["names_scored"] in (0, None) or math.isnan(a["name_recovery"]):
         first = "No person names were found in the audited raw documents, so name recovery was not measured."
     elif a["names_recoverable"]:
-        first = (f"Names are recoverable from the stored vectors: the {a['strongest']} attacker recovers "
-                 f"{_pct(a['name_recovery'])} of first and last names against {_pct(a['name_recovery_prior'])} "
-                 "by guessing the most frequent ones.")
+        first = (f"Names can be read from the stored vectors: the {a['strongest']} attacker recovers "
+                 f"{_pct(a['name_recovery'])} of first and last names, against {_pct(a['name_recovery_prior'])} "
+                 "by guessing the most frequent names.")
     else:
-        first = (f"Names are not recoverable beyond guessing: the strongest attacker ({a['strongest']}) recovers "
-                 f"{_pct(a['name_recovery'])} of first and last names, the prior {_pct(a['name_recovery_prior'])}.")
+        first = (f"Names cannot be read from the stored vectors beyond guessing: the strongest attacker "
+                 f"({a['strongest']}) recovers {_pct(a['name_recovery'])} of first and last names, guessing "
+                 f"{_pct(a['name_recovery_prior'])}.")
     r = report["residual_pii"]
+    total, types = identifier_counts(r)
     if not r["documents_with_text"]:
         second = "The store keeps no document text."
     elif r.get("raw_values") is not None:
-        second = (f"The stored text keeps {r['raw_values_left']} of {r['raw_values']} identifier values presidio "
-                  f"finds in the raw documents ({r['documents']} checked).")
+        second = (f"The stored text keeps {total} of the {r['raw_identifiers']} identifier values (names, "
+                  f"contact details, ID and account numbers) in your {r['documents']} raw documents: "
+                  f"{_types_text(types, order)}.")
     else:
-        second = f"presidio finds {r['findings']} identifier-like values in {r['documents']} stored texts."
+        second = f"The stored text holds {total} identifier values: {_types_text(types, order)}."
+    return f"{first} {second}"
+
+
+def _headline_compared(report: Mapping[str, Any], order: Sequence[str]) -> str:
+    rows = {r["measure"]: r for r in report["comparison"]}
+    kept = rows["identifier values kept in readable text"]
+    names = rows["first and last names an attacker recovers from the vectors"]
+    guess = rows["first and last names guessed without the vectors (most frequent names)"]
+    _, types = identifier_counts(report["residual_pii"])
+    first = (f"Your store keeps {_cell(kept['before'], 'count')} identifier values (names, contact details, ID and "
+             f"account numbers) in readable text ({_types_text(types, order)}); written through private_vectors, "
+             f"{_cell(kept['after'], 'count')}.")
+    if report["attack"]["names_scored"] in (0, None):
+        second = "No person names were found in the documents, so name recovery was not measured."
+    else:
+        b_att, a_att = names.get("attackers") or [None, None]
+        second = (f"From its vectors, an attacker holding {100 * TRAIN_SHARE:.0f} % of your documents recovers "
+                  f"{_cell(names['before'], 'share')} of the first and last names in the others ({b_att} attacker; "
+                  f"guessing the most frequent names gives {_cell(guess['before'], 'share')}); through "
+                  f"private_vectors, {_cell(names['after'], 'share')} ({a_att} attacker).")
     return f"{first} {second}"
 
 
 def summary_text(report: Mapping[str, Any]) -> str:
-    """The short plain-language summary (Markdown)."""
+    """The plain-language summary (Markdown): the headline, then one table per question."""
     a, r, q, c = report["attack"], report["residual_pii"], report["retrieval"], report["coverage"]
-    p = report["store"]["protection"]
-    lines = [f"# Audit of {report['store']['where']}", "", f"**{report['headline']}**", "",
-             f"Protection recorded: text stage {p['text_stage']}, mechanism {p['mechanism']}, eps {p['eps']}, "
-             f"{'keyed' if p['keyed'] else 'not keyed'}.",
-             f"Coverage: {c['audited']} of {c['stored']} stored documents have a raw document "
-             f"({c['store_not_in_raw']} stored ids without one, {c['raw_not_in_store']} raw ids not in the store); "
-             f"{c['sampled']} audited.", "",
-             "## What an attacker recovers from the stored vectors", "",
-             "| attacker | sensitive tokens | first names | last names | full names | tokens, clean vectors | "
-             "names, clean vectors |", "|---|---|---|---|---|---|---|"]
+    store, concept = report["store"], report["store"].get("concept", "PII")
+    lines = [f"# Audit of {store['where']}", "", f"**{report['headline']}**", ""]
+    if store.get("protected"):
+        p = store["protection"]
+        lines.append(f"Written through private_vectors: text stage {p['text_stage'] or 'none'}, noise "
+                     f"{p['mechanism']} at eps {p['eps']}, {'with' if p['keyed'] else 'without'} a key.")
+    else:
+        enc = store.get("encoder") or {}
+        lines.append("Written without private_vectors: its text and vectors are stored as given.")
+        lines.append(f"Encoder: {enc.get('model')} ({'named with --model' if enc.get('source') == '--model' else 'as the store records it'})."
+                     if enc.get("runs") else f"Encoder: not run here, because {enc.get('why')}. The attacks below need "
+                     "only the stored vectors and your documents; the retrieval figures need the encoder.")
+    source = "your raw documents" if store.get("raw") == "given" else "the store's own text"
+    lines += [f"Documents: {c['audited']} of the {c['stored']} stored documents are compared with {source}; "
+              f"{c['sampled']} audited.", ""]
+    if "comparison" in report:
+        p = report["after"]["protection"]
+        lines += ["## Your store, and the same documents written through private_vectors", "",
+                  f"The copy: `PrivateEmbedding(concept={concept!r}, eps={p['eps']:g})`, the text stage "
+                  f"{p['text_stage']}, the same encoder when it runs here.", "",
+                  "| | your store | through private_vectors |", "|---|---|---|"]
+        for row in report["comparison"]:
+            lines.append(f"| {row['measure'].strip()} | {_cell(row['before'], row['unit'])} | "
+                         f"{_cell(row['after'], row['unit'])} |")
+        lines.append("")
+    lines += ["## Personal data in the stored text", ""]
+    lines += _residual_lines(r, concept)
+    lines += ["", "## What an attacker recovers from the stored vectors", "",
+              f"Each attacker gets {100 * TRAIN_SHARE:.0f} % of the documents with their vectors and guesses the "
+              "words of the others from their vectors alone.", "",
+              "| attacker | first and last names | first names | last names | full names | sensitive words | "
+              "names, clean vectors | words, clean vectors |", "|---|---|---|---|---|---|---|---|"]
     for name, row in a["attackers"].items():
         cl = row.get("clean") or {}
-        lines.append(f"| {name} | {_pct(row['token_recovery'])} | {_pct(row['names_first'])} | "
-                     f"{_pct(row['names_last'])} | {_pct(row['names_full'])} | {_pct(cl.get('token_recovery'))} | "
-                     f"{_pct(cl.get('name_recovery'))} |")
-    lines += ["", f"Strongest attacker: {a['strongest']} ({a['names_scored']:.0f} people scored in held-out "
-              f"documents). Names count as recoverable when its name recovery exceeds the prior's by more than "
-              f"{100 * NAME_MARGIN:.0f} points.", "", "## Residual PII in the stored text", ""]
-    if not r["documents_with_text"]:
-        lines.append("The store keeps no document text.")
-    else:
-        types = ", ".join(f"{k} {v}" for k, v in r["findings_by_type"].items()) or "none"
-        lines.append(f"presidio (default recognizers) finds {r['findings']} values in {r['documents_with_findings']} "
-                     f"of {r['documents']} stored texts: {types}. Surrogates look like identifiers by design and "
-                     "are counted here.")
-        if r.get("raw_values") is not None:
-            left = ", ".join(f"{k} {v}" for k, v in r["raw_values_left_by_type"].items()) or "none"
-            lines.append(f"Raw values left: {r['raw_values_left']} of the {r['raw_values']} values presidio finds "
-                         f"in the raw documents appear verbatim in the stored text ({left}).")
-    lines += ["", "## What retrieval keeps", "",
-              f"{q['mode']} over {q['queries']} queries: NDCG@10 {q['ndcg@10']:.3f} through the store vs "
-              f"{q['ndcg@10_clean']:.3f} on a clean index of the same documents ({_pct(q['ndcg@10_kept'])} kept); "
-              f"top-10 overlap with the clean ranking {_pct(q['top10_overlap'])}.", ""] + _index_files_text(report) + [
-              "## Not tested", ""] + [f"- {x}" for x in report["not_tested"]] + ["", report["threat_model"], ""]
+        lines.append(f"| {name} | {_pct(row['name_recovery'])} | {_pct(row['names_first'])} | "
+                     f"{_pct(row['names_last'])} | {_pct(row['names_full'])} | {_pct(row['token_recovery'])} | "
+                     f"{_pct(cl.get('name_recovery')) if cl else 'not run'} | "
+                     f"{_pct(cl.get('token_recovery')) if cl else 'not run'} |")
+    lines += ["", f"The strongest attacker is {a['strongest']} ({a['names_scored']:.0f} people in the held-out "
+              f"documents). Names count as readable when it beats guessing (the prior row) by more than "
+              f"{100 * NAME_MARGIN:.0f} points."]
+    if not store.get("protected"):
+        lines.append("The clean-vector columns are not run for this store: its vectors carry no protection, so they "
+                     "are the clean vectors.")
+    lines += ["", "## What retrieval keeps", "", _retrieval_line(q), "", *_index_files_text(report), "## Not tested", ""]
+    lines += [f"- {x}" for x in report["not_tested"]] + ["", report["threat_model"], ""]
     return "\n".join(lines)
 
+
+def _residual_lines(r: Mapping[str, Any], concept: Any) -> list[str]:
+    if not r["documents_with_text"]:
+        return ["The store keeps no document text."]
+    lines = [f"presidio's default recognizers over the text the store keeps (document text and string metadata) of "
+             f"{r['documents']} documents; identifier types first by what the {concept} preset replaces. Surrogate "
+             "names look like names by design and are counted.", ""]
+    if r.get("raw_values") is not None:
+        present, left = r.get("raw_values_by_type") or {}, r.get("raw_values_left_by_type") or {}
+        lines += ["| type | identifier | in your documents | kept in the store |", "|---|---|---|---|"]
+        for t in type_order(present, concept):
+            lines.append(f"| {t} | {'yes' if is_identifier(t) else 'no'} | {present[t]} | {left.get(t, 0)} |")
+    else:
+        found = r.get("findings_by_type") or {}
+        lines += ["| type | identifier | found in the store |", "|---|---|---|"]
+        for t in type_order(found, concept):
+            lines.append(f"| {t} | {'yes' if is_identifier(t) else 'no'} | {found[t]} |")
+    values = r.get("values_left_by_type")
+    if values:
+        lines += ["", "Values kept (--show-values; at most 20 per type):", ""]
+        lines += [f"- {t}: {', '.join(v)}" for t, v in values.items()]
+    elif r.get("finding_values"):
+        lines += ["", "Values found (--show-values; at most 50): " + ", ".join(r["finding_values"])]
+    return lines
+
+
+def _retrieval_line(q: Mapping[str, Any]) -> str:
+    if q.get("mode") is None:
+        return f"Not measured: {q.get('not_run', 'no encoder')}."
+    if "ndcg@10_clean" not in q:
+        return (f"{q['mode']} over {q['queries']} queries: NDCG@10 {q['ndcg@10']:.3f} through the store (no "
+                "protection, so this is the reference for a protected copy).")
+    return (f"{q['mode']} over {q['queries']} queries: NDCG@10 {q['ndcg@10']:.3f} through the store, "
+            f"{q['ndcg@10_clean']:.3f} on an unprotected index of the same documents ({_pct(q['ndcg@10_kept'])} "
+            f"kept); the top 10 results agree with the unprotected ones on {_pct(q['top10_overlap'])}.")
 
 def _index_files_text(report: Mapping[str, Any]) -> list[str]:
     """The summary's lines on heap bytes in a Chroma folder's HNSW files (none for other stores)."""

@@ -1,13 +1,23 @@
-"""Read a persisted store the library wrote, for :func:`private_vectors.eval.audit.audit`.
+"""Read a persisted store, for :func:`private_vectors.eval.audit.audit`.
 
-One small reader per store kind turns a folder into a :class:`StoreSnapshot` — the
-PrivateEmbedding configuration it recorded, its ids, stored vectors, stored texts, space and
-keyed query index — so a change of a store's format is one function here:
+One small reader per store kind turns a folder into a :class:`StoreSnapshot` — its ids, stored
+vectors, stored texts (document text and string metadata values), space, and, for a store the
+library wrote, the PrivateEmbedding configuration it recorded and its keyed query index — so a
+change of a store's format is one function here:
 
-* ``"chroma"``: a Chroma persistent folder and a collection written through a PrivateEmbedding
-  (``add_documents``, ``collection.add`` with the function, or the LangChain drop-in ``Chroma``:
-  the same format; its default collection name is ``"langchain"``);
-* ``"faiss"``: a :class:`~private_vectors.integrations.faiss.PrivateFaissIndex` folder.
+* ``"chroma"``: a Chroma persistent folder and one collection: written through a
+  PrivateEmbedding (``add_documents``, ``collection.add`` with the function, or the LangChain
+  drop-in ``Chroma``), or by plain Chroma or ``langchain_chroma`` (then its recorded embedding
+  function, if any, names the encoder; the drop-in's and ``langchain_chroma``'s default
+  collection name is ``"langchain"``);
+* ``"faiss"``: a :class:`~private_vectors.integrations.faiss.PrivateFaissIndex` folder;
+* ``"langchain-faiss"``: a LangChain FAISS folder (``index.faiss`` with ``index.json`` from the
+  drop-in, or ``index.pkl`` from ``langchain_community``: that pickle is read with an unpickler
+  that builds only inert records of the docstore and its documents and refuses any other
+  class, so no code from the file runs);
+* ``"llamaindex"``: a LlamaIndex persist folder (``docstore.json`` and the default vector
+  store's ``default__vector_store.json``; with ``private_vectors.json`` when
+  :func:`~private_vectors.llamaindex.persist_index` wrote it).
 
 The store is never opened in place: its folder is copied into a private temporary folder and
 the copy is read and deleted, so the audited folder stays byte-identical (Chroma's SQLite and
@@ -18,6 +28,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import pickle
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -30,10 +41,18 @@ import numpy as np
 
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError
 
-__all__ = ["STORE_KINDS", "StoreSnapshot", "detect_kind", "embedding_for", "read_store"]
+__all__ = ["REMOTE_PROVIDERS", "STORE_KINDS", "StoreSnapshot", "detect_kind", "embedding_for", "read_store"]
 
-STORE_KINDS = ("chroma", "langchain", "faiss")
-"""Store kinds :func:`read_store` reads (``"langchain"`` is the drop-in Chroma's folder)."""
+STORE_KINDS = ("chroma", "langchain", "faiss", "langchain-faiss", "llamaindex")
+"""Store kinds :func:`read_store` reads (``"langchain"`` is a ``langchain_chroma`` or drop-in
+Chroma folder)."""
+
+REMOTE_PROVIDERS = frozenset({"openai", "cohere", "google_palm", "google_generative_ai", "google_vertex",
+                              "huggingface_server", "huggingface", "jina", "voyageai", "mistral", "amazon_bedrock",
+                              "ollama", "cloudflare_workers_ai", "together_ai", "baseten", "chroma-cloud-qwen",
+                              "chroma_langchain", "roboflow", "nomic", "text2vec", "instructor"})
+"""Chroma embedding-function names that run remotely or outside this library (the audit never
+calls a remote service)."""
 
 
 @dataclass
@@ -48,7 +67,12 @@ class StoreSnapshot:
         vectors: stored vectors, one row per id, as the store holds them.
         texts: the text kept per id (None where the store keeps none).
         space: the store's distance space (``"cosine"``, ``"ip"`` or ``"l2"``).
-        embedding: the store's PrivateEmbedding, rebuilt with the key, its keyed query index loaded.
+        embedding: the store's PrivateEmbedding, rebuilt with the key, its keyed query index
+            loaded; None for a store written without one.
+        metadata_texts: per id, the string metadata values the store keeps, joined ("" for
+            none; the library's own encrypted restore records and markers left out).
+        model: the encoder a plain store recorded (a Chroma embedding function's name, with its
+            model when it has one), else None.
     """
 
     kind: str
@@ -60,6 +84,13 @@ class StoreSnapshot:
     space: str
     embedding: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    metadata_texts: list[str] = field(default_factory=list)
+    model: str | None = None
+
+    @property
+    def protected(self) -> bool:
+        """Whether the store was written through a PrivateEmbedding (it recorded one)."""
+        return self.embedding is not None
 
 
 @contextmanager
@@ -75,10 +106,17 @@ def _private_copy(path: Path) -> Iterator[Path]:
 
 
 def detect_kind(path: str | Path) -> str:
-    """``"faiss"`` for a folder with a PrivateFaissIndex sidecar, else ``"chroma"``."""
+    """The store kind by the folder's files: ``docstore.json`` → ``"llamaindex"``, ``index.faiss``
+    beside ``index.pkl`` or ``index.json`` → ``"langchain-faiss"``, a PrivateFaissIndex sidecar →
+    ``"faiss"``, else ``"chroma"``."""
     from ..integrations.faiss import SIDECAR
 
-    return "faiss" if (Path(path) / SIDECAR).is_file() else "chroma"
+    folder = Path(path)
+    if (folder / "docstore.json").is_file():
+        return "llamaindex"
+    if (folder / "index.faiss").is_file() and ((folder / "index.pkl").is_file() or (folder / "index.json").is_file()):
+        return "langchain-faiss"
+    return "faiss" if (folder / SIDECAR).is_file() else "chroma"
 
 
 def read_store(path: str | Path, *, kind: str = "auto", collection: str | None = None, key: Any = None
@@ -88,14 +126,14 @@ def read_store(path: str | Path, *, kind: str = "auto", collection: str | None =
 
     Args:
         path: the store's folder.
-        kind: ``"auto"`` (by the folder's files), ``"chroma"``, ``"langchain"`` or ``"faiss"``.
+        kind: ``"auto"`` (by the folder's files, :func:`detect_kind`) or one of :data:`STORE_KINDS`.
         collection: the Chroma collection (default: the folder's only collection; the
             LangChain drop-in's default ``"langchain"`` when it exists).
 
     Raises:
         InvalidParameterError: no such folder, an unknown kind or an ambiguous collection.
-        ConfigMismatchError: the store recorded no PrivateEmbedding configuration, or a wrong or
-            missing key.
+        ConfigMismatchError: a store that recorded a PrivateEmbedding, with a wrong or missing key.
+        ArtefactError: unreadable or inconsistent files, or an empty store.
     """
     from ..keys import SecretKey
 
@@ -113,6 +151,10 @@ def read_store(path: str | Path, *, kind: str = "auto", collection: str | None =
     with _private_copy(folder) as copy:
         if kind == "faiss":
             return _read_faiss(copy, str(folder), secret)
+        if kind == "langchain-faiss":
+            return _read_langchain_faiss(copy, str(folder), secret)
+        if kind == "llamaindex":
+            return _read_llamaindex(copy, str(folder), secret)
         return _read_chroma(copy, str(folder), collection, kind, secret)
 
 
@@ -138,7 +180,6 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
 
     from ..config import CHROMA_NAME
     from ..integrations.chroma import load_query_index
-
     from ..integrations.chroma_files import folder_report
 
     index_files = folder_report(copy)  # before Chroma opens the copy
@@ -149,39 +190,75 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
         conf = dict(model.configuration_json or {})
         ef = conf.get("embedding_function") or {}
         label = f"collection {name!r} in {where}"
-        if ef.get("name") != CHROMA_NAME or not isinstance(ef.get("config"), dict):
-            raise ConfigMismatchError(
-                f"{label} has no recorded PrivateEmbedding configuration (found {ef.get('name')!r}); "
-                "only stores written through a PrivateEmbedding can be audited")
         space = (conf.get("hnsw") or {}).get("space") or (conf.get("spann") or {}).get("space") or "l2"
-        embedding = embedding_for(dict(ef["config"]), label, secret)
+        protected = ef.get("name") == CHROMA_NAME and isinstance(ef.get("config"), dict)
+        embedding = embedding_for(dict(ef["config"]), label, secret) if protected else None
         # read the collection without an embedding function (Chroma rebuilds nothing)
         from chromadb.api.models.Collection import Collection
 
         col = Collection(client=client._server, model=model, embedding_function=None)
-        ids, vecs, texts = _chroma_rows(col)
-        if load_query_index(col, embedding):
+        ids, vecs, texts, metas = _chroma_rows(col)
+        if embedding is not None and load_query_index(col, embedding):
             embedding.pipeline.query_index_state()  # load it now, while the copy exists (it loads lazily)
     finally:
         _close(client)
-    return StoreSnapshot(kind, label, dict(ef["config"]), ids, vecs, texts, str(space), embedding,
-                         extra={"index_files": index_files})
+    return StoreSnapshot(kind, label, dict(ef["config"]) if protected else {}, ids, vecs, texts, str(space),
+                         embedding, extra={"index_files": index_files}, metadata_texts=metas,
+                         model=None if protected else _chroma_model(ef))
 
 
-def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, list[str | None]]:
+def _chroma_model(ef: dict[str, Any]) -> str | None:
+    """The encoder a plain collection recorded: ``"default"`` (Chroma's all-MiniLM-L6-v2),
+    ``"sentence_transformer:<model>"``, another embedding function's name, or None."""
+    name = ef.get("name")
+    if not name:
+        return None
+    config = ef.get("config") or {}
+    model = config.get("model_name") or config.get("model")
+    return f"{name}:{model}" if model else str(name)
+
+
+def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, list[str | None], list[str]]:
     ids: list[str] = []
     vecs: list[Any] = []
     texts: list[str | None] = []
+    metas: list[str] = []
     total = col.count()
     for offset in range(0, total, batch):
-        res = col.get(include=["embeddings", "documents"], limit=batch, offset=offset)
+        res = col.get(include=["embeddings", "documents", "metadatas"], limit=batch, offset=offset)
         docs = res["documents"] if res["documents"] is not None else [None] * len(res["ids"])
         ids += [str(i) for i in res["ids"]]
         vecs += list(res["embeddings"] if res["embeddings"] is not None else [])
         texts += [d or None for d in docs]
+        metas += [metadata_text(m) for m in (res["metadatas"] or [None] * len(res["ids"]))]
     if not ids:
         raise ArtefactError(f"{col.name!r}: the collection is empty")
-    return ids, np.asarray(vecs, dtype=np.float32), texts
+    return ids, np.asarray(vecs, dtype=np.float32), texts, metas
+
+
+_OWN_METADATA = ("pv_restore", "private_vectors")
+"""Metadata the library writes itself: encrypted restore records and the sanitized marker."""
+
+
+def metadata_text(metadata: Any) -> str:
+    """A document's string metadata values, in order, joined by newlines (the library's own
+    records and markers left out; nested dicts and lists walked)."""
+    out: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, str):
+            if value.strip() and not value.startswith("pvr1."):
+                out.append(value)
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if k not in _OWN_METADATA:
+                    walk(v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                walk(v)
+
+    walk(metadata or {})
+    return "\n".join(out)
 
 
 def _close(client: Any) -> None:
@@ -220,11 +297,124 @@ def _read_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
     vecs = np.vstack([index.reconstruct(int(i)) for i in raw_ids]).astype(np.float32) if raw_ids \
         else np.zeros((0, index.d), np.float32)
     texts = [stored.get(str(i)) or None for i in raw_ids]
+    meta = sidecar.get("metadata") or {}
     embedding = embedding_for(dict(sidecar["embedding"]), label, secret)
     if sidecar.get("query_index"):
         embedding.pipeline.load_query_index_state(sidecar["query_index"])
     return StoreSnapshot("faiss", label, dict(sidecar["embedding"]), [str(i) for i in raw_ids], vecs, texts,
-                         str(sidecar.get("space", "ip")), embedding, {"metric": sidecar.get("metric")})
+                         str(sidecar.get("space", "ip")), embedding, {"metric": sidecar.get("metric")},
+                         metadata_texts=[metadata_text(meta.get(str(i))) for i in raw_ids])
+
+
+# --------------------------------------------------------------------------- LangChain FAISS
+class _Record:
+    """An inert stand-in for a pickled object: it keeps the state it is given, nothing more."""
+
+    def __setstate__(self, state: Any) -> None:
+        self.state = state
+
+
+class _RecordUnpickler(pickle.Unpickler):
+    """Reads ``langchain_community``'s ``index.pkl`` (its docstore and id map) without running
+    code from the file: the docstore and document classes become :class:`_Record`, any other
+    class is refused (Python's "Restricting Globals", the ``pickle`` module documentation)."""
+
+    ALLOWED = frozenset({("langchain_community.docstore.in_memory", "InMemoryDocstore"),
+                         ("langchain_core.documents.base", "Document")})
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in self.ALLOWED:
+            return _Record
+        raise ArtefactError(f"index.pkl names {module}.{name}: not a LangChain FAISS docstore (refused unread)")
+
+
+def _fields(record: Any) -> dict[str, Any]:
+    """A pickled pydantic or plain object's fields, from a :class:`_Record`'s state."""
+    state = getattr(record, "state", None)
+    if isinstance(state, tuple):  # (dict, slots) from __reduce_ex__ without __getstate__
+        state = state[0]
+    if isinstance(state, dict) and isinstance(state.get("__dict__"), dict):
+        return dict(state["__dict__"])
+    return dict(state or {}) if isinstance(state, dict) else {}
+
+
+def _read_langchain_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
+    import faiss  # the `faiss` extra (the command line names it when missing)
+
+    label = f"LangChain FAISS folder {where!r}"
+    index = faiss.read_index(str(copy / "index.faiss"))
+    sidecar_file = copy / "index.json"
+    if sidecar_file.is_file():  # the private_vectors drop-in: JSON, its PrivateEmbedding recorded
+        sidecar = json.loads(sidecar_file.read_text(encoding="utf-8"))
+        docs = sidecar.get("documents") or []
+        ids = [str(d["id"]) for d in docs]
+        texts = [d.get("page_content") or None for d in docs]
+        metas = [metadata_text(d.get("metadata")) for d in docs]
+        config = sidecar.get("embedding")
+        embedding = embedding_for(dict(config), label, secret) if isinstance(config, dict) else None
+        if embedding is not None and sidecar.get("query_index"):
+            embedding.pipeline.load_query_index_state(sidecar["query_index"])
+        space = "ip" if "INNER" in str(sidecar.get("distance_strategy", "")).upper() else "l2"
+    else:
+        with (copy / "index.pkl").open("rb") as fh:
+            try:
+                docstore, positions = _RecordUnpickler(fh).load()
+            except ArtefactError as exc:  # a class outside the docstore's: refused, nothing of it ran
+                raise ArtefactError(f"{label}: {exc}") from None
+            except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as exc:
+                raise ArtefactError(f"{label}: index.pkl is not a LangChain FAISS docstore "
+                                    f"({type(exc).__name__})") from None
+        by_id = {str(k): _fields(v) for k, v in (_fields(docstore).get("_dict") or {}).items()}
+        order = sorted(positions)
+        ids = [str(positions[n]) for n in order]
+        texts = [by_id.get(i, {}).get("page_content") or None for i in ids]
+        metas = [metadata_text(by_id.get(i, {}).get("metadata")) for i in ids]
+        config, embedding = {}, None
+        space = "ip" if index.metric_type == faiss.METRIC_INNER_PRODUCT else "l2"
+    if not ids:
+        raise ArtefactError(f"{label}: the store is empty")
+    if index.ntotal != len(ids):
+        raise ArtefactError(f"{label}: index.faiss holds {index.ntotal} vectors for {len(ids)} documents")
+    vecs = np.vstack([index.reconstruct(n) for n in range(index.ntotal)]).astype(np.float32)
+    return StoreSnapshot("langchain-faiss", label, dict(config or {}), ids, vecs, texts, space, embedding,
+                         metadata_texts=metas)
+
+
+# --------------------------------------------------------------------------- LlamaIndex
+def _node_text(data: dict[str, Any]) -> str | None:
+    text = data.get("text")
+    if text is None and isinstance(data.get("text_resource"), dict):
+        text = data["text_resource"].get("text")
+    return text or None
+
+
+def _read_llamaindex(copy: Path, where: str, secret: Any) -> StoreSnapshot:
+    label = f"LlamaIndex folder {where!r}"
+    try:
+        docstore = json.loads((copy / "docstore.json").read_text(encoding="utf-8"))
+        vector_file = copy / "default__vector_store.json"
+        vectors = json.loads(vector_file.read_text(encoding="utf-8")) if vector_file.is_file() else {}
+    except (OSError, ValueError) as exc:
+        raise ArtefactError(f"{label}: unreadable docstore.json or default__vector_store.json "
+                            f"({type(exc).__name__})") from None
+    nodes = {k: (v.get("__data__") or {}) for k, v in (docstore.get("docstore/data") or {}).items()}
+    embedded = vectors.get("embedding_dict") or {}
+    ids = [i for i in nodes if i in embedded]
+    if not ids:
+        raise ArtefactError(f"{label}: no node with a vector in default__vector_store.json (an index over "
+                            "another vector store: audit that store's folder)")
+    config: dict[str, Any] = {}
+    embedding = None
+    recorded = copy / "private_vectors.json"
+    if recorded.is_file():  # written by private_vectors.llamaindex.persist_index
+        record = json.loads(recorded.read_text(encoding="utf-8"))
+        config = dict(record.get("embedding") or {})
+        embedding = embedding_for(config, label, secret) if config else None
+        if embedding is not None and record.get("query_index"):
+            embedding.pipeline.load_query_index_state(record["query_index"])
+    return StoreSnapshot("llamaindex", label, config, ids, np.asarray([embedded[i] for i in ids], dtype=np.float32),
+                         [_node_text(nodes[i]) for i in ids], "cosine", embedding,
+                         metadata_texts=[metadata_text(nodes[i].get("metadata")) for i in ids])
 
 
 # --------------------------------------------------------------------------- the embedding

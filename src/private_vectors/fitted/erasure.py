@@ -455,8 +455,8 @@ class TaskProjectionErasure(Erasure):
         if self.rank >= n:
             raise InvalidParameterError("rank", f"an integer < the dimension {n}", self.rank)
         Q, mu = task_basis(X, task, self.rank)
-        drop = np.eye(n) - Q @ Q.T  # x − (I − QQᵀ)(x − μ) = μ + QQᵀ(x − μ)
-        steps: list[Step] = [(drop, np.eye(n), mu)]
+        U = np.linalg.qr(Q, mode="complete")[0][:, self.rank:]  # orthonormal complement: UUᵀ = I − QQᵀ
+        steps: list[Step] = [(U, U.T, mu)]  # x − UUᵀ(x − μ) = μ + QQᵀ(x − μ)
         step = _leace_step(apply_steps(X, steps), _one_hot(codes, c), self.svd_tol)
         return steps if step is None else [*steps, step]
 

@@ -4,21 +4,28 @@ Shared by the LangChain drop-ins and the LlamaIndex components. A string metadat
 (an author, a file name carrying a person's name, a subject line) is personal data as much as
 the page text, so it goes through the same text stage; without a text stage it is stored as
 given and the store says so once (a :class:`~private_vectors.errors.PrivacyWarning`).
+
+A value made of joined words, such as a reader's ``file_path`` (``/data/tomas_berger.txt``), a
+file name or a URL, hides its words from a detector that reads words; after the ordinary pass it
+is read a second time with its separators (``_ - . / \\ :``) as spaces, and what that pass
+replaces is replaced in the value at the same place (``/data/<PERSON>.txt``).
 """
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..config import check_config_compatible, comparable_config
 from ..embedding import PrivateEmbedding, rebuild
-from ..errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError, PrivacyWarning
 from ..keys import SecretKey, key_scope
 
-__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "sanitize_metadatas",
-           "stored_embedding"]
+__all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "check_unique_ids",
+           "prepare_cached", "sanitize_metadatas", "sanitize_values", "stored_embedding", "unwrap_cache",
+           "warn_existing_ids", "warn_if_raw_hash_ids"]
 
 METADATA_TEXT = ("sanitize", "keep")
 """``metadata_text`` choices: string values through the text stage, or kept as given (for
@@ -52,6 +59,67 @@ def _replace(value: Any, replacements: list[str]) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_replace(v, replacements) for v in value)
     return value
+
+
+_JOINED = re.compile(r"[_/\\]|\.[A-Za-z0-9]{1,5}$")
+"""A value whose words may be joined: a path, a file name, an identifier with underscores, a URL."""
+_SEPARATORS = re.compile(r"(?<!\d)[_\-./\\:]|[_\-./\\:](?!\d)")
+"""A separator, except between two digits (``2021-03-04`` stays a date, not digit groups)."""
+_PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>")
+
+
+def _spaced(value: str) -> str:
+    """``value`` with each separator a space (same length; placeholders such as ``<EMAIL_ADDRESS>`` kept)."""
+    kept = {m.start(): m.group() for m in _PLACEHOLDER.finditer(value)}
+    out, i = [], 0
+    for start, token in sorted(kept.items()):
+        out.append(_SEPARATORS.sub(" ", value[i:start]))
+        out.append(token)
+        i = start + len(token)
+    out.append(_SEPARATORS.sub(" ", value[i:]))
+    return "".join(out)
+
+
+def _joined_words(embedding: Any, values: list[str]) -> list[str]:
+    """Second pass over path-like ``values`` (see the module): each read with its separators as
+    spaces; what the text stage replaces there is replaced in the value at the same offsets."""
+    spaced = [_spaced(v) for v in values]
+    recorded = getattr(getattr(embedding, "sanitizer", None), "apply_recorded", None)
+    if not callable(recorded):  # a custom text stage without offsets: the spaced form where it changed
+        done = list(embedding.sanitize_documents(spaced))
+        return [d if d != s else v for v, s, d in zip(values, spaced, done, strict=True)]
+    _, logs = recorded(spaced)
+    out = []
+    for value, log in zip(values, logs, strict=True):
+        for start, end, _label, written in sorted(log, reverse=True):
+            value = value[:start] + written + value[end:]
+        out.append(value)
+    return out
+
+
+def check_unique_ids(ids: Sequence[Any], store: str) -> None:
+    """Refuse a batch that repeats an id, naming it (``store`` refuses such a batch too).
+
+    Raises:
+        InvalidParameterError: an id occurs twice in ``ids``.
+    """
+    counts: dict[Any, int] = {}
+    for i in ids:
+        counts[i] = counts.get(i, 0) + 1
+    repeated = [i for i, n in counts.items() if n > 1]
+    if repeated:
+        shown = ", ".join(repr(i) for i in repeated[:5])
+        raise InvalidParameterError("ids", f"ids that occur once in the batch ({store} refuses a repeated id)",
+                                    f"repeated: {shown}")
+
+
+def warn_existing_ids(existing: Sequence[Any], store: str, outcome: str) -> None:
+    """Say which ids were already in the store and what the store did with them (UserWarning)."""
+    if not existing:
+        return
+    shown = ", ".join(repr(i) for i in list(existing)[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5
+                                                               else "")
+    warnings.warn(f"{len(existing)} id(s) already in the {store}: {shown}; {outcome}", UserWarning, stacklevel=3)
 
 
 def check_metadata_text(value: Any) -> str:
@@ -112,12 +180,23 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
         if warn is None or warn():
             warnings.warn(METADATA_MESSAGE, PrivacyWarning, stacklevel=3)
         return metas
-    todo = [i for i, s in enumerate(strings) if s.strip()]  # (an empty value carries nothing)
-    done = list(embedding.sanitize_documents([strings[i] for i in todo])) if todo else []
-    cleaned = list(strings)
+    cleaned = sanitize_values(embedding, strings)  # once for the batch, consumed in _strings order
+    return [_replace(m, cleaned) for m in metas]
+
+
+def sanitize_values(embedding: Any, values: Sequence[str]) -> list[str]:
+    """String metadata ``values`` through ``embedding``'s text stage, path-like ones read a second
+    time with their separators as spaces (see the module); blank values kept."""
+    cleaned = list(values)
+    todo = [i for i, s in enumerate(cleaned) if s.strip()]  # (an empty value carries nothing)
+    done = list(embedding.sanitize_documents([cleaned[i] for i in todo])) if todo else []
     for i, value in zip(todo, done, strict=True):
         cleaned[i] = value
-    return [_replace(m, cleaned) for m in metas]
+    joined = [i for i in todo if _JOINED.search(cleaned[i])]
+    for i, value in zip(joined, _joined_words(embedding, [cleaned[i] for i in joined]) if joined else [],
+                        strict=True):
+        cleaned[i] = value
+    return cleaned
 
 
 def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key: Any = None, *,
@@ -140,3 +219,37 @@ def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key:
     check_config_compatible(comparable_config(stored, given), given.get_config())
     given.pipeline.bind(stored, where)
     return given
+
+
+# -- LangChain's records keyed by content (private_vectors.integrations.langchain_records) -----------
+def unwrap_cache(embedding: Any) -> tuple[Any, Any]:
+    """(the PrivateEmbedding, its vector cache) for a ``CacheBackedEmbeddings`` over a
+    PrivateEmbedding (:mod:`private_vectors.integrations.langchain_records`); else (``embedding``, None)."""
+    if embedding is None or isinstance(embedding, PrivateEmbedding):
+        return embedding, None
+    try:
+        from .langchain_records import unwrap
+    except ModelNotAvailableError:  # pragma: no cover - no langchain-classic, so no CacheBackedEmbeddings
+        return embedding, None
+    return unwrap(embedding)
+
+
+def prepare_cached(embedding: Any, cache: Any, texts: list[str], ids: list[str], *,
+                   store_raw_text: bool) -> tuple[list[str] | None, Any, list[str] | None]:
+    """:func:`~private_vectors.restore.prepare_with_restore`, through ``cache`` when there is one."""
+    if cache is None:
+        from ..restore import prepare_with_restore
+
+        return prepare_with_restore(embedding, texts, ids, store_raw_text=store_raw_text)
+    from .langchain_records import prepare_cached as through_cache
+
+    return through_cache(embedding, cache, texts, ids, store_raw_text=store_raw_text)
+
+
+def warn_if_raw_hash_ids(store: Any, texts: list[str], metadatas: Any, ids: Any) -> None:
+    """One PrivacyWarning per store when ``ids`` are LangChain ``index()``'s unkeyed hashes."""
+    try:
+        from .langchain_records import warn_if_raw_hash_ids as check
+    except ModelNotAvailableError:  # pragma: no cover
+        return
+    check(store, texts, metadatas, ids)

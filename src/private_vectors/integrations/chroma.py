@@ -60,6 +60,7 @@ from ..errors import (
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import prepare_with_restore, with_records
+from ._stored import check_unique_ids, sanitize_values, warn_existing_ids
 from .chroma_files import scrub_collection, writing
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
@@ -365,6 +366,9 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
             :class:`~private_vectors.errors.PrivacyWarning`. ``"keep"``: stored as given, no
             warning (for metadata you know holds no personal data: ids, dates, categories).
 
+    Empty ``ids`` and ``documents`` add nothing. An id the collection already holds is left
+    as it is (Chroma's ``add``) or replaced (``upsert=True``), with a warning naming it.
+
     Returns:
         The texts stored (sanitized, raw, or None when no text is stored).
 
@@ -385,6 +389,12 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     if len(ids) != len(documents):
         raise InvalidParameterError("ids", f"{len(documents)} ids (one per document)", f"{len(ids)} ids")
     metas = _metadatas(metadatas, len(ids))
+    if not ids:  # nothing to add (Chroma itself refuses an empty batch)
+        return [] if store_raw_text or ef.sanitizer is not None else None
+    check_unique_ids(ids, "Chroma")
+    warn_existing_ids(collection.get(ids=ids, include=[])["ids"], f"collection {collection.name!r}",
+                      "replaced (upsert=True)" if upsert else "Chroma's add keeps the stored documents "
+                      "(upsert=True replaces them)")
     with protected_path():  # documents first: the text stage then knows their names in a lone metadata value
         stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
         if metas is not None:
@@ -495,7 +505,7 @@ def _metadata_text(ef: PrivateEmbedding, metas: list[dict[str, Any] | None], mod
             "(sanitize='redact'), or pass metadata_text='keep' once you have checked them", PrivacyWarning,
             stacklevel=3)
         return metas
-    clean = ef.sanitize_documents([metas[i][k] for i, k in slots])  # type: ignore[index]
+    clean = sanitize_values(ef, [metas[i][k] for i, k in slots])  # type: ignore[index]
     out = [None if m is None else dict(m) for m in metas]
     for (i, k), v in zip(slots, clean, strict=True):
         out[i][k] = v  # type: ignore[index]

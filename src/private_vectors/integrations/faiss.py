@@ -43,7 +43,13 @@ from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
-from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas, stored_embedding
+from ._stored import (
+    check_metadata_text,
+    check_metadatas,
+    check_unique_ids,
+    sanitize_metadatas,
+    stored_embedding,
+)
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "StoredDocument", "build_index", "gpu_available"]
@@ -248,16 +254,18 @@ class PrivateFaissIndex:
         if not items:
             return None
         if all(isinstance(i, str) for i in items):
-            if any(not i for i in items) or len(set(items)) != count or any(i in self._by_key for i in items):
-                raise InvalidParameterError("ids", "non-empty ids not already in the index", items[:5])
+            if any(not i for i in items):
+                raise InvalidParameterError("ids", "non-empty ids", items[:5])
+            check_unique_ids(items, "the index")
+            _refuse_held([i for i in items if i in self._by_key])
             return items
         if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
             raise InvalidTypeError("ids", f"{count} integer ids or {count} string ids", items[:5])
         ints = [int(i) for i in items]
         if self._keys:
             raise InvalidParameterError("ids", "string ids (this index already uses string ids)", ints[:5])
-        if len(set(ints)) != count or any(i in self.texts for i in ints):
-            raise InvalidParameterError("ids", "ids not already in the index", ints[:5])
+        check_unique_ids(ints, "the index")
+        _refuse_held([i for i in ints if i in self.texts])
         return ints
 
     def _public_id(self, internal: int) -> Any:
@@ -454,3 +462,10 @@ def build_index(texts: Sequence[str], embedding: PrivateEmbedding, *, kind: str 
     index = PrivateFaissIndex(embedding, kind=kind, **options)
     index.add_texts(texts, ids=ids)
     return index
+
+
+def _refuse_held(held: list[Any]) -> None:
+    """An id the index holds is refused, named (a FAISS id map would keep both vectors under it)."""
+    if held:
+        raise InvalidParameterError("ids", "ids not already in the index (delete them first)",
+                                    f"already held: {held[:5]}")

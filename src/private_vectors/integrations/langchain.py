@@ -43,8 +43,17 @@ from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ..restore import RESTORE_KEY, prepare_with_restore, with_records
-from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
+from ..restore import RESTORE_KEY, with_records
+from ._stored import (
+    check_metadata_text,
+    check_metadatas,
+    check_unique_ids,
+    prepare_cached,
+    sanitize_metadatas,
+    unwrap_cache,
+    warn_existing_ids,
+    warn_if_raw_hash_ids,
+)
 from .chroma import (
     check_collection,
     load_query_index,
@@ -170,6 +179,7 @@ class Chroma(_Base):
                                         "<a key>")
         self._store_raw_text = store_raw_text
         self._metadata_text = check_metadata_text(metadata_text)
+        embedding_function, self._vector_cache = unwrap_cache(embedding_function)
         try:
             secret = SecretKey.resolve(key, min_bytes=1)
         finally:
@@ -242,14 +252,23 @@ class Chroma(_Base):
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None,
                   ids: list[str] | None = None, **kwargs: Any) -> list[str]:
         """Embed ``texts`` through the embedding function and add them; the stored document
-        text follows ``store_raw_text`` (see the class). Returns the ids."""
+        text follows ``store_raw_text`` (see the class). Returns the ids.
+
+        No texts: nothing is added. An id the collection already holds is replaced (as
+        ``langchain_chroma`` does: it upserts), with a warning naming it; an id repeated within
+        the batch is refused (as Chroma refuses it)."""
         items = list(texts)
+        if ids is not None and isinstance(self._embedding_function, PrivateEmbedding):
+            warn_if_raw_hash_ids(self, items, metadatas, ids)
         ids = [str(uuid.uuid4()) for _ in items] if ids is None else [
             i if i is not None else str(uuid.uuid4()) for i in ids]
         if len(ids) != len(items):
             raise InvalidParameterError("ids", f"{len(items)} ids (one per text)", len(ids))
         if not items:
             return []
+        check_unique_ids(ids, "Chroma")
+        warn_existing_ids(self._collection.get(ids=ids, include=[])["ids"], f"collection {self._collection.name!r}",
+                          "replaced (langchain_chroma's add_texts upserts)")
         ef = self._embedding_function
         if ef is None and not self._store_raw_text:
             raise InvalidParameterError(
@@ -278,7 +297,8 @@ class Chroma(_Base):
             return items, None, None
         with protected_path():  # the library's own store path: the raw-text guard stays silent
             if isinstance(ef, PrivateEmbedding):
-                kept, vectors, records = prepare_with_restore(ef, items, ids, store_raw_text=self._store_raw_text)
+                kept, vectors, records = prepare_cached(ef, self._vector_cache, items, ids,
+                                                        store_raw_text=self._store_raw_text)
                 return ((list(kept) if kept is not None else [""] * len(items)),
                         [list(map(float, v)) for v in vectors], records)
             return self._documents_for(items), ef.embed_documents(items), None

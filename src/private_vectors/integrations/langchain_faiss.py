@@ -43,8 +43,17 @@ from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
-from ..restore import prepare_with_restore, with_records
-from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas, stored_embedding
+from ..restore import with_records
+from ._stored import (
+    check_metadata_text,
+    check_metadatas,
+    check_unique_ids,
+    prepare_cached,
+    sanitize_metadatas,
+    stored_embedding,
+    unwrap_cache,
+    warn_if_raw_hash_ids,
+)
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 try:
@@ -88,6 +97,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                  metadata_text: str = "sanitize") -> None:
         if not isinstance(store_raw_text, bool):
             raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
+        embedding_function, self._vector_cache = unwrap_cache(embedding_function)
         if distance_strategy is None:
             distance_strategy = _strategy_for(embedding_function)
         super().__init__(embedding_function, index, docstore, index_to_docstore_id,
@@ -108,10 +118,11 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
     @classmethod
     def empty(cls, embedding: Any, *, store_raw_text: bool = False, **kwargs: Any) -> FAISS:
         """An empty store for ``embedding`` (a PrivateEmbedding: its ``out_dim`` and space)."""
-        if not isinstance(embedding, PrivateEmbedding):
+        private, _ = unwrap_cache(embedding)
+        if not isinstance(private, PrivateEmbedding):
             raise InvalidTypeError("embedding", "a PrivateEmbedding (FAISS.empty needs its dimension)", embedding)
-        strategy = kwargs.pop("distance_strategy", None) or _strategy_for(embedding)
-        return cls(embedding, _new_index(embedding.out_dim, strategy), InMemoryDocstore(), {},
+        strategy = kwargs.pop("distance_strategy", None) or _strategy_for(private)
+        return cls(embedding, _new_index(private.out_dim, strategy), InMemoryDocstore(), {},
                    distance_strategy=strategy, store_raw_text=store_raw_text, **kwargs)
 
     @classmethod
@@ -119,7 +130,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                    ids: list[str] | None = None, **kwargs: Any) -> FAISS:
         """Sanitize, embed and store ``texts`` in a new store (see the class)."""
         store_raw_text = kwargs.pop("store_raw_text", False)
-        if not isinstance(embedding, PrivateEmbedding):
+        if not isinstance(unwrap_cache(embedding)[0], PrivateEmbedding):
             kwargs.pop("metadata_text", None)
             if not store_raw_text:
                 raise InvalidTypeError("embedding", "a PrivateEmbedding (or store_raw_text=True)", embedding)
@@ -151,7 +162,10 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
 
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
-        """Sanitize once, embed, and add; the kept ``page_content`` follows ``store_raw_text``."""
+        """Sanitize once, embed, and add; the kept ``page_content`` follows ``store_raw_text``.
+
+        No texts: nothing is added. An id already in the store, or repeated within the batch,
+        is refused, naming it (as ``langchain_community``'s FAISS refuses it)."""
         items = list(texts)
         ef = self.embedding_function
         if not isinstance(ef, PrivateEmbedding):
@@ -160,14 +174,21 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             return super().add_texts(items, metadatas=metadatas, ids=ids, **kwargs)
         if ids is not None and len(list(ids)) != len(items):
             raise InvalidParameterError("ids", f"{len(items)} ids (one per text)", len(list(ids)))
+        if ids is not None:
+            warn_if_raw_hash_ids(self, items, metadatas, ids)
         ids = [str(uuid.uuid4()) for _ in items] if ids is None else [str(i) for i in ids]
-        if set(ids) & set(self.index_to_docstore_id.values()):
-            raise InvalidParameterError("ids", "ids not already in the store", sorted(set(ids))[:5])
         if not items:
             return []
+        check_unique_ids(ids, "langchain_community's FAISS")
+        held = set(self.index_to_docstore_id.values())
+        existing = [i for i in ids if i in held]
+        if existing:  # langchain_community's FAISS refuses them too
+            raise InvalidParameterError("ids", "ids not already in the store (langchain_community's FAISS refuses "
+                                        "one it holds; delete it first)", f"already held: {existing[:5]}")
         check_metadatas(metadatas, len(items))  # (refused before any work)
         with protected_path():  # the library's own store path: the raw-text guard stays silent
-            kept, vectors, records = prepare_with_restore(ef, items, ids, store_raw_text=self.store_raw_text)
+            kept, vectors, records = prepare_cached(ef, self._vector_cache, items, ids,
+                                                    store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
         kept = list(kept) if kept is not None else [""] * len(items)
@@ -273,8 +294,8 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
 
         Args:
             folder_path: the folder.
-            embeddings: a PrivateEmbedding to check against the stored one; None rebuilds the
-                stored PrivateEmbedding (its key from ``key`` or ``PRIVATE_VECTORS_KEY``).
+            embeddings: a PrivateEmbedding (or a ``CacheBackedEmbeddings`` over one) to check
+                against the stored one; None rebuilds the stored PrivateEmbedding (its key from ``key`` or ``PRIVATE_VECTORS_KEY``).
             index_name: the files' stem.
             key: the key of a keyed store when ``embeddings`` is None (checked).
             allow_dangerous_deserialization: ignored (nothing here deserializes code).
@@ -295,7 +316,9 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         if not isinstance(sidecar, dict) or sidecar.get("format") != FORMAT:
             raise ArtefactError(f"{json_file}: not a private_vectors FAISS store (format "
                                 f"{sidecar.get('format') if isinstance(sidecar, dict) else None!r})")
-        embeddings = _bind_embedding(sidecar.get("embedding"), embeddings, key, f"FAISS store {str(path)!r}")
+        wrapper = embeddings
+        given, cache = unwrap_cache(embeddings)  # a CacheBackedEmbeddings: its PrivateEmbedding is checked
+        embeddings = _bind_embedding(sidecar.get("embedding"), given, key, f"FAISS store {str(path)!r}")
         try:
             index = faiss.read_index(str(index_file))
         except Exception as exc:
@@ -306,7 +329,8 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                                 "documents: the two files come from different saves")
         docstore = InMemoryDocstore({d["id"]: Document(id=d["id"], page_content=d["page_content"],
                                                        metadata=d.get("metadata") or {}) for d in documents})
-        store = cls(embeddings, index, docstore, {n: d["id"] for n, d in enumerate(documents)},
+        store = cls(embeddings if cache is None else wrapper, index, docstore,
+                    {n: d["id"] for n, d in enumerate(documents)},
                     normalize_L2=bool(sidecar.get("normalize_L2", False)),
                     distance_strategy=DistanceStrategy(sidecar["distance_strategy"]),
                     store_raw_text=bool(sidecar.get("store_raw_text", False)),

@@ -31,11 +31,25 @@ bytes Chroma leaves in its index files zeroed after each write); reopen it with
 ``private_vectors.chroma.open_collection(client, name, key=...)`` (another configuration or key
 is refused) and :func:`index_from_collection`.
 
-Put :class:`SanitizeNodes` after the splitter and before anything that hashes or caches nodes:
-``VectorStoreIndex.from_documents`` records each *input* document's hash, and an
-``IngestionPipeline`` with a docstore or a persisted cache keys them by hashes of the input
-nodes, so sanitize the documents first (``SanitizeNodes(embedding=ef)(documents)``) when you use
-those.
+LlamaIndex hashes and caches what it is *given*: ``VectorStoreIndex.from_documents`` records an
+unkeyed SHA-256 of each input document in the docstore, an ``IngestionPipeline`` keys its cache by
+a hash of each step's input nodes and stores each step's output there (``pipeline.persist()``
+writes it to ``llama_cache``), and a pipeline with a docstore stores the input documents. So
+protect the documents *before* LlamaIndex sees them:
+
+- :class:`PrivateIngestionPipeline`, an ``IngestionPipeline`` that protects its inputs (documents,
+  nodes, reader output) before it hashes, caches or stores anything;
+- :func:`protect_documents` for ``from_documents`` and your own code: sanitized copies of the
+  documents, whose ``hash`` (the key of LlamaIndex's de-duplication) is an HMAC of the raw
+  document under a subkey of the key (:mod:`private_vectors.integrations._hashing`): stable
+  across runs, so an unchanged document is skipped and a changed one replaced, yet no dictionary
+  reverses it. Without a key the hash is LlamaIndex's own, over the sanitized document.
+
+A plain ``IngestionPipeline`` with a cache (the default) or a docstore that reaches
+:class:`SanitizeNodes` or :class:`PrivateLlamaEmbedding` with unsanitized nodes, and
+``from_documents`` with unsanitized documents, warn once (a
+:class:`~private_vectors.errors.PrivacyWarning`): the raw documents are then in the cache, the
+docstore or its hashes.
 """
 
 from __future__ import annotations
@@ -44,6 +58,7 @@ import functools
 import hashlib
 import json
 import secrets
+import sys
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
@@ -52,24 +67,35 @@ from typing import Any
 from ..embedding import PrivateEmbedding
 from ..errors import (
     ArtefactError,
+    InvalidParameterError,
     InvalidTypeError,
     ModelNotAvailableError,
     PrivacyWarning,
 )
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
+from ._hashing import record_hasher
 from ._stored import check_metadata_text, sanitize_metadatas, stored_embedding
 
 try:
     from llama_index.core.base.embeddings.base import BaseEmbedding
     from llama_index.core.bridge.pydantic import ConfigDict, Field, PrivateAttr
-    from llama_index.core.schema import BaseNode, MetadataMode, TransformComponent
+    from llama_index.core.ingestion import IngestionPipeline
+    from llama_index.core.schema import (
+        BaseNode,
+        Document,
+        MetadataMode,
+        NodeRelationship,
+        RelatedNodeInfo,
+        TextNode,
+        TransformComponent,
+    )
 except ImportError as exc:  # pragma: no cover - optional dependency
     raise ModelNotAvailableError("the LlamaIndex components need llama-index-core: "
                                  "pip install 'private-vectors[llamaindex]'") from exc
 
-__all__ = ["CONFIG_FILE", "MARKER", "PrivateLlamaEmbedding", "SanitizeNodes", "chroma_vector_store",
-           "index_from_collection", "load_index", "persist_index"]
+__all__ = ["CONFIG_FILE", "MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes",
+           "chroma_vector_store", "index_from_collection", "load_index", "persist_index", "protect_documents"]
 
 CONFIG_FILE = "private_vectors.json"
 """The file :func:`persist_index` writes beside LlamaIndex's own: the PrivateEmbedding's config."""
@@ -77,6 +103,9 @@ _FORMAT = "private_vectors.llamaindex/1"
 
 MARKER = "private_vectors"
 """Metadata key marking a sanitized node (excluded from the embedded and the LLM text)."""
+
+_LLAMA_ADVICE = ("With LlamaIndex, protect the documents before it hashes or stores them: "
+                 "PrivateIngestionPipeline, or protect_documents(embedding, documents) before from_documents.")
 
 _SALT = secrets.token_bytes(16)  # in-memory digests of the texts SanitizeNodes produced
 
@@ -163,6 +192,7 @@ class SanitizeNodes(TransformComponent):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     embedding: Any = Field(description="the PrivateEmbedding whose text stage sanitizes the nodes")
     metadata_text: str = Field(default="sanitize", description="'sanitize' or 'keep' string metadata values")
+    _pipeline_warned: bool = PrivateAttr(default=False)
 
     def __init__(self, embedding: Any = None, **kwargs: Any) -> None:
         super().__init__(embedding=_check_embedding(embedding if embedding is not None
@@ -174,6 +204,7 @@ class SanitizeNodes(TransformComponent):
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         """Sanitize ``nodes`` in place and return them (see the module)."""
+        self._pipeline_warned = _warn_if_hashed_raw(nodes, self._pipeline_warned)
         return sanitize_nodes(self.embedding, nodes, metadata_text=check_metadata_text(self.metadata_text))
 
     def __repr__(self) -> str:
@@ -192,6 +223,7 @@ class PrivateLlamaEmbedding(BaseEmbedding):
     model_config = ConfigDict(arbitrary_types_allowed=True)
     embedding: Any = Field(description="the PrivateEmbedding")
     _warned: bool = PrivateAttr(default=False)
+    _pipeline_warned: bool = PrivateAttr(default=False)
 
     def __init__(self, embedding: Any = None, **kwargs: Any) -> None:
         ef = _check_embedding(embedding if embedding is not None else kwargs.pop("embedding", None))
@@ -214,7 +246,7 @@ class PrivateLlamaEmbedding(BaseEmbedding):
         if fresh:
             if ef.sanitizer is not None and not self._warned and not on_protected_path():
                 self._warned = True
-                warnings.warn(RAW_TEXT_MESSAGE, PrivacyWarning, stacklevel=3)
+                warnings.warn(f"{RAW_TEXT_MESSAGE} {_LLAMA_ADVICE}", PrivacyWarning, stacklevel=3)
             with protected_path():
                 clean = ef.sanitize_documents([items[i] for i in fresh])
             for i, value in zip(fresh, clean, strict=True):
@@ -233,10 +265,12 @@ class PrivateLlamaEmbedding(BaseEmbedding):
 
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         """As a transformation: sanitize the nodes not yet sanitized, then embed them."""
+        self._pipeline_warned = _warn_if_hashed_raw(nodes, self._pipeline_warned)
         sanitize_nodes(self.embedding, nodes)
         return super().__call__(nodes, **kwargs)
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
+        self._pipeline_warned = _warn_if_hashed_raw(nodes, self._pipeline_warned)
         sanitize_nodes(self.embedding, nodes)
         return await super().acall(nodes, **kwargs)
 
@@ -246,6 +280,199 @@ class PrivateLlamaEmbedding(BaseEmbedding):
 
     async def _aget_query_embedding(self, query: str) -> list[float]:
         return self._get_query_embedding(query)
+
+
+# -- protecting documents before LlamaIndex hashes, caches or stores them -----------------------------
+_HASH_PURPOSE = "llamaindex-document"
+
+
+class _KeyedHash:
+    """A node whose ``hash`` is a keyed HMAC of the raw node it was sanitized from (see the module).
+    The hash field is not serialized: LlamaIndex records it in its docstore's hash table."""
+
+    pv_hash: str
+
+    @property
+    def hash(self) -> str:
+        return self.pv_hash or super().hash  # type: ignore[misc]
+
+
+class _KeyedDocument(_KeyedHash, Document):
+    pv_hash: str = Field(default="", exclude=True, repr=False)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "Document"  # stored and reloaded as a plain Document
+
+
+class _KeyedTextNode(_KeyedHash, TextNode):
+    pv_hash: str = Field(default="", exclude=True, repr=False)
+
+    @classmethod
+    def class_name(cls) -> str:
+        return "TextNode"
+
+
+_KEYED: dict[type, type] = {Document: _KeyedDocument, TextNode: _KeyedTextNode}
+
+
+def _with_hash(node: BaseNode, keyed_hash: str) -> BaseNode:
+    """``node`` as its keyed-hash type (Documents and TextNodes; other types keep LlamaIndex's hash
+    of the sanitized content)."""
+    target = _KEYED.get(type(node))
+    if target is None:
+        return node
+    return target(**{name: getattr(node, name) for name in type(node).model_fields}, pv_hash=keyed_hash)
+
+
+def protect_documents(embedding: Any, documents: Sequence[BaseNode], *,
+                      metadata_text: str = "sanitize") -> list[BaseNode]:
+    """Sanitized copies of ``documents`` for LlamaIndex to hash, cache and store.
+
+    Each copy's text and string metadata (reader metadata such as ``file_path`` included) went
+    through the PrivateEmbedding's text stage once, and it is marked as sanitized. With a key, a
+    Document's or TextNode's ``hash`` is an HMAC of the raw document's hash under a subkey of the
+    key, so LlamaIndex's de-duplication (docstore strategies, ``refresh_ref_docs``) sees a changed
+    document as changed and an unchanged one as unchanged across runs. The inputs are not
+    modified; documents already sanitized are copied as they are.
+
+    Args:
+        embedding: the PrivateEmbedding.
+        documents: LlamaIndex Documents or nodes.
+        metadata_text: ``"sanitize"`` (default) or ``"keep"`` string metadata values as given.
+
+    Raises:
+        InvalidTypeError: ``embedding`` is not a PrivateEmbedding, or an item is not a LlamaIndex node.
+    """
+    ef = _check_embedding(embedding)
+    metadata_text = check_metadata_text(metadata_text)
+    items = list(documents)
+    for item in items:
+        if not isinstance(item, BaseNode):
+            raise InvalidTypeError("documents", "LlamaIndex Documents or nodes", item)
+    hasher = record_hasher(ef, _HASH_PURPOSE)
+    raw = [None if hasher is None or _is_marked(d) else hasher(d.hash) for d in items]
+    copies = [d.model_copy(deep=True) for d in items]
+    sanitize_nodes(ef, copies, metadata_text=metadata_text)
+    return [c if h is None else _with_hash(c, h) for c, h in zip(copies, raw, strict=True)]
+
+
+class PrivateIngestionPipeline(IngestionPipeline):
+    """An ``IngestionPipeline`` that protects its inputs before it hashes, caches or stores them.
+
+    Its inputs (``run(documents=..., nodes=...)``, the pipeline's own ``documents`` and its
+    readers' output) go through :func:`protect_documents` first, so the cache (``llama_cache``),
+    the docstore and its hash table, and the vector store hold sanitized text and keyed hashes
+    only; the caller's documents are not modified. Everything else is LlamaIndex's
+    ``IngestionPipeline``, argument for argument, plus:
+
+    Args:
+        embedding: the PrivateEmbedding (default: the one of the first :class:`PrivateLlamaEmbedding`
+            or :class:`SanitizeNodes` among the transformations).
+        metadata_text: ``"sanitize"`` (default) or ``"keep"`` string metadata values as given.
+
+    Raises:
+        InvalidParameterError: no embedding given and none among the transformations.
+    """
+
+    embedding: Any = Field(default=None, exclude=True, description="the PrivateEmbedding protecting the inputs")
+    metadata_text: str = Field(default="sanitize", description="'sanitize' or 'keep' string metadata values")
+
+    def __init__(self, *args: Any, embedding: Any = None, metadata_text: str = "sanitize", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if embedding is None:
+            embedding = next((t.embedding for t in self.transformations
+                              if isinstance(t, (PrivateLlamaEmbedding, SanitizeNodes))), None)
+        if embedding is None:
+            raise InvalidParameterError(
+                "embedding", "a PrivateEmbedding (embedding=...), or a PrivateLlamaEmbedding or SanitizeNodes "
+                "among the transformations", None)
+        self.embedding = _check_embedding(embedding)
+        self.metadata_text = check_metadata_text(metadata_text)
+
+    def _prepare_inputs(self, documents: Any, nodes: Any) -> list[BaseNode]:
+        """The pipeline's inputs, protected (the one place LlamaIndex gathers them before hashing).
+        An input the docstore already holds unchanged (same id, same keyed hash) becomes a
+        stand-in carrying only its id and hash, which LlamaIndex's de-duplication skips: it is
+        not sanitized again."""
+        inputs = super()._prepare_inputs(documents, nodes)
+        if not inputs:
+            return []
+        held = self._unchanged(inputs)
+        fresh = iter(protect_documents(self.embedding, [n for i, n in enumerate(inputs) if i not in held],
+                                       metadata_text=self.metadata_text))
+        return [held[i] if i in held else next(fresh) for i in range(len(inputs))]
+
+    def _unchanged(self, inputs: Sequence[BaseNode]) -> dict[int, BaseNode]:
+        hasher = record_hasher(self.embedding, _HASH_PURPOSE)
+        if self.docstore is None or hasher is None:
+            return {}
+        held: dict[int, BaseNode] = {}
+        for i, node in enumerate(inputs):
+            target = _KEYED.get(type(node))
+            if target is None or _is_marked(node):
+                continue
+            keyed = hasher(node.hash)
+            ref = node.ref_doc_id or node.id_
+            if self.docstore.get_document_hash(ref) == keyed:
+                stand_in = target(id_=node.id_, text="", pv_hash=keyed, metadata={MARKER: "sanitized"})
+                if ref != node.id_:
+                    stand_in.relationships = {NodeRelationship.SOURCE: RelatedNodeInfo(node_id=ref)}
+                held[i] = stand_in
+        return held
+
+    def __repr__(self) -> str:
+        return (f"PrivateIngestionPipeline(embedding={self.embedding!r}, "
+                f"transformations={[type(t).__name__ for t in self.transformations]})")
+
+
+if not callable(getattr(IngestionPipeline, "_prepare_inputs", None)):  # pragma: no cover - a future LlamaIndex
+    raise ModelNotAvailableError("this llama-index-core has no IngestionPipeline._prepare_inputs, where "
+                                 "PrivateIngestionPipeline protects the inputs: pip install 'llama-index-core>=0.12,<0.15'")
+
+UNPROTECTED_MESSAGE = (
+    "LlamaIndex hashed, cached or stored these documents before they were sanitized ({where}): the raw "
+    "documents, or unkeyed hashes of them that a dictionary of guesses reverses, are kept beside the protected "
+    "vectors. Protect the documents first: private_vectors.llamaindex.PrivateIngestionPipeline instead of "
+    "IngestionPipeline, or protect_documents(embedding, documents) before from_documents."
+)
+_STACK_DEPTH = 40
+
+
+def _hashing_caller() -> str | None:
+    """What, up the call stack, hashed or cached the nodes a component is given: a plain
+    ``IngestionPipeline`` with a cache or a docstore, or ``from_documents``; else None.
+
+    LlamaIndex passes a transformation only the nodes, so the caller is found on the stack.
+    """
+    frame: Any = sys._getframe(2)
+    for _ in range(_STACK_DEPTH):
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        if isinstance(owner, IngestionPipeline):
+            if isinstance(owner, PrivateIngestionPipeline):
+                return None
+            parts = [p for p, on in (("cache (pipeline.persist() writes it to llama_cache)", not owner.disable_cache),
+                                     ("docstore", owner.docstore is not None)) if on]
+            return f"this IngestionPipeline's {' and '.join(parts)}" if parts else None
+        if frame.f_code.co_name == "from_documents" and str(frame.f_globals.get("__name__", "")).startswith(
+                "llama_index."):
+            return "from_documents records their hashes in the docstore"
+        frame = frame.f_back
+    return None
+
+
+def _warn_if_hashed_raw(nodes: Sequence[BaseNode], warned: bool) -> bool:
+    """Warn (once per component) when unsanitized ``nodes`` arrive from a caller that hashed or
+    cached them; returns whether the component has warned."""
+    if warned or all(_is_marked(n) for n in nodes if isinstance(n, BaseNode)):
+        return warned
+    where = _hashing_caller()
+    if where is None:
+        return False
+    warnings.warn(UNPROTECTED_MESSAGE.format(where=where), PrivacyWarning, stacklevel=3)
+    return True
 
 
 # -- a persisted default index ----------------------------------------------------------------------

@@ -66,7 +66,8 @@ def _offline_email_recognizer() -> Any:
     return OfflineEmailRecognizer()
 
 
-_ENGINES: dict[str, Any] = {}
+_ENGINES: dict[str, Any] = {}  # one analyzer per spaCy model and process (tests/test_process_state.py::
+# test_a_presidio_analyzer_is_built_once_per_model)
 _LOCK = threading.Lock()
 
 
