@@ -28,6 +28,7 @@ from private_vectors.integrations.ray import (
     ProtectDocuments,
     SecretRef,
     merge_index_changes,
+    protect_dataset,
 )
 
 KEY = "ray-test-key-Zq8vN3xW1pLk7Rt2"
@@ -45,6 +46,24 @@ def _docs(n: int) -> list[dict[str, str]]:
     random.Random(0).shuffle(names)
     return [{"id": f"d{i:04d}", "text": f"{names[i]} was admitted on 12 March 2021; call {555_0100 + i} for "
              f"the discharge summary of patient {names[i]}."} for i in range(n)]
+
+
+def _job_docs(n: int, seed: int = 0) -> list[dict[str, str]]:
+    """Documents where a person is named in full once and by surname alone elsewhere (where the
+    recognizers miss the surname): only a job-wide index replaces it everywhere."""
+    names = [(a, b) for a, b in itertools.product(FIRST, LAST)]
+    random.Random(seed).shuffle(names)
+    out = []
+    for i in range(n):
+        first, last = names[i // 3]
+        if i % 3 == 0:
+            text = f"{first} {last} was admitted on 12 March 2021; call {555_0100 + i} for the discharge summary."
+        elif i % 3 == 1:
+            text = f"Results went to {last}; the gene panel was negative."
+        else:
+            text = f"Ask {last} about the gene panel."
+        out.append({"id": f"d{i:04d}", "text": text})
+    return out
 
 
 def test_index_merge_does_not_depend_on_order() -> None:
@@ -135,6 +154,7 @@ def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluste
 
     assert ray.get(canary.remote()) == KEY[:3]  # the variable reached the workers outside Ray
     _protect(embedding, _docs(16), FaissShardDatasink(tmp_path / "f"))
+    _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans and facts in the store
     time.sleep(1.0)  # log flush
     texts = b""
     for root in (cluster["session"], cluster["spill"]):
@@ -219,3 +239,109 @@ def test_chroma_server_sink_upserts_and_reopens_with_the_key(cluster: dict[str, 
     assert name.lower() not in col._embedding_function.pipeline.sanitize_queries([f"what about {name.lower()}?"])[0]
     hits = col.query(query_texts=["discharge summary"], n_results=3)
     assert len(hits["ids"][0]) == 3
+
+
+def _job(embedding: object, docs: list[dict[str, str]], sink: object, partitions: int = 2, seed: int = 1,
+         **kwargs: object) -> object:
+    ds = ray.data.from_items(docs).repartition(partitions).random_shuffle(seed=seed)
+    _, job = protect_dataset(ds, embedding.get_config(), sink, secret=SecretRef(env=KEY_ENV_NAME),
+                             batch_size=8, concurrency=2, num_cpus=1, **kwargs)
+    return job
+
+
+def _single_process(docs: list[dict[str, str]]) -> tuple[list[str], dict[str, str]]:
+    """One process, one job: the stored texts and the entity index it leaves."""
+    from private_vectors import PrivateEmbedding
+
+    embedding = PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact")
+    texts = embedding.sanitize_documents([d["text"] for d in docs])
+    return texts, embedding.sanitizer.get_state()["entries"]
+
+
+def _stored(path: Path) -> tuple[dict[str, str], dict[str, np.ndarray]]:
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path).to_pydict()
+    return (dict(zip(table["id"], table["document"], strict=True)),
+            dict(zip(table["id"], np.asarray(table["embedding"], dtype=np.float32), strict=True)))
+
+
+def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], embedding: object,
+                                                     tmp_path: Path) -> None:
+    docs = _job_docs(36)
+    texts, entries = _single_process(docs)
+    assert sum("gene panel" in t for t in texts) == 24  # an ordinary word stays
+    alone = [t for i, t in enumerate(texts) if i % 3]
+    assert sum(any(last in t for last in LAST) for t in alone) <= len(alone) // 4  # found again, job-wide
+    sink = ParquetDatasink(tmp_path / "pq")
+    _job(embedding, docs, sink)
+    got, vectors = _stored(sink.path)
+    assert [got[d["id"]] for d in docs] == texts
+    assert sink.index_changes() == entries
+    np.testing.assert_allclose(np.vstack([vectors[d["id"]] for d in docs]),
+                               embedding.pipeline.embed_sanitized(texts), atol=1e-5)
+    # the data has teeth: the same documents protected as batches of their own store otherwise
+    from private_vectors import PrivateEmbedding
+
+    one = PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact")
+    shuffled = random.Random(2).sample(range(len(docs)), len(docs))
+    per_batch = {i: out for part in (shuffled[:12], shuffled[12:24], shuffled[24:])
+                 for i, out in zip(part, one.sanitize_documents([docs[i]["text"] for i in part]), strict=True)}
+    assert [per_batch[i] for i in range(len(docs))] != texts
+
+
+@pytest.mark.slow
+def test_two_thousand_documents_on_two_workers_and_four_partitions(
+        cluster: dict[str, Path], embedding: object, chroma_server: int, tmp_path: Path) -> None:
+    import chromadb
+
+    from private_vectors.integrations.chroma import create_collection, open_collection
+
+    docs = _job_docs(2000, seed=3)
+    texts, entries = _single_process(docs)
+    client = chromadb.HttpClient(host="localhost", port=chroma_server)
+    create_collection(client, "job2000", embedding)
+    sink = _FlakyChromaSink("job2000", port=chroma_server, secret=SecretRef(env=KEY_ENV_NAME),
+                            marks=tmp_path / "marks")
+    ds = ray.data.from_items(docs).repartition(4).random_shuffle(seed=7)
+    protected, job = protect_dataset(ds, embedding.get_config(), None, secret=SecretRef(env=KEY_ENV_NAME),
+                                     batch_size=64, concurrency=2, num_cpus=1)
+    sink.job, sink.stored_entries = job, {}  # what protect_dataset(..., sink) sets before writing
+    protected.write_datasink(sink, ray_remote_args={"max_retries": 2, "retry_exceptions": True})
+    assert len(list((tmp_path / "marks").iterdir())) >= 1  # a write task failed after writing, and was retried
+    col = open_collection(client, "job2000", key=KEY)
+    assert col.count() == len(docs)  # no duplicate
+    got = col.get(ids=[d["id"] for d in docs], include=["documents", "embeddings"])
+    stored = dict(zip(got["ids"], got["documents"], strict=True))
+    assert [stored[d["id"]] for d in docs] == texts
+    vectors = dict(zip(got["ids"], np.asarray(got["embeddings"], dtype=np.float32), strict=True))
+    np.testing.assert_allclose(np.vstack([vectors[d["id"]] for d in docs]),
+                               embedding.pipeline.embed_sanitized(texts), atol=1e-5)
+    assert sink.index_state()["entries"] == entries
+    # reopened with the key, entity queries are answered as one process that ingested the documents
+    from private_vectors import PrivateEmbedding
+
+    single = PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact")
+    single.sanitize_documents([d["text"] for d in docs])
+    queries = [f"what did {d['text'].split()[0].lower()} {d['text'].split()[1].lower()} say?" for d in docs[:300:3]]
+    reopened = col._embedding_function.pipeline.sanitize_queries(queries)
+    assert reopened == single.pipeline.sanitize_queries(queries)
+    assert sum(q != r for q, r in zip(queries, reopened, strict=True)) == len(queries)
+
+
+class _FlakyChromaSink(ChromaDatasink):
+    """Fails each write task once, after it upserted its rows (the retry writes them again)."""
+
+    def __init__(self, *args: object, marks: Path, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)
+        self.marks = str(marks)
+
+    def write(self, blocks: object, ctx: object) -> object:
+        blocks = list(blocks)
+        out = super().write(blocks, ctx)
+        Path(self.marks).mkdir(parents=True, exist_ok=True)
+        mark = Path(self.marks) / f"task-{ctx.task_idx}"
+        if not mark.exists():
+            mark.write_text("failed once")
+            raise RuntimeError("a write task failing after its upsert (test)")
+        return out

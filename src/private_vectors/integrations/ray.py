@@ -1,16 +1,20 @@
 """Ray Data: protect and store documents on a cluster (``pip install 'private-vectors[ray]'``).
 
-A job is ``read → map_batches(ProtectDocuments) → write_datasink(sink)``::
+A job is ``read → protect_dataset(ds, config, sink)``::
 
     import ray
-    from private_vectors.integrations.ray import ChromaDatasink, ProtectDocuments, SecretRef
+    from private_vectors.integrations.ray import ChromaDatasink, SecretRef, protect_dataset
 
     config = embedding.get_config()  # JSON: no key, no seed
     ds = ray.data.read_parquet("corpus/")  # columns: id, text
-    protected = ds.map_batches(ProtectDocuments, fn_constructor_kwargs={
-        "config": config, "secret": SecretRef(env="PRIVATE_VECTORS_KEY")},
-        batch_size=256, concurrency=2, num_cpus=1)
-    protected.write_datasink(ChromaDatasink("notes", host="chroma.internal", port=8000))
+    protect_dataset(ds, config, ChromaDatasink("notes", host="chroma.internal", port=8000),
+                    secret=SecretRef(env="PRIVATE_VECTORS_KEY"), batch_size=256, concurrency=2, num_cpus=1)
+
+:func:`protect_dataset` runs the text stage's two steps as one job: ``map_batches(DetectDocuments)``
+(detection, cached in the rows, and keyed facts), a commutative merge of the facts on the driver
+into the job's frozen entity index, then ``map_batches(ProtectDocuments, job=...)`` (replacement,
+encoding and noise against it) and the sink. The stored texts, vectors and entity index are those
+of one process protecting the whole dataset in one call, whatever the partitioning and order.
 
 **The key never travels through Ray.** :class:`ProtectDocuments` gets the embedding's JSON
 configuration and a :class:`SecretRef` — the *name* of an environment variable set outside Ray
@@ -20,27 +24,28 @@ material, not even a derived subkey, is a task argument, an actor argument, an o
 object store or part of a ``runtime_env`` (which Ray keeps in its control store and shows on its
 dashboard): pass a key through ``runtime_env={"env_vars": ...}`` and it is in all three places.
 
-Per worker: one ``PrivateEmbedding`` per actor (model, text stage, keyed index of the batches
-it protected), built once from the configuration. Global: the store, and its keyed entity index,
-which only the sink's driver-side ``on_write_complete`` writes (one writer), merging the batches'
-index entries in an order-free way (an entry a batch dropped as an ordinary word stays dropped;
-a strong entry beats a weak one; ties go to the first label in sorted order).
-
-What is per worker also means: the text stage's second pass (an entity detected in one document
-is replaced wherever it appears) sees the batches of its own actor only, so which occurrences
-of an entity *missed by the detectors* are replaced can depend on partitioning; every detected
-span is replaced on every path.
+Per worker: one ``PrivateEmbedding`` per actor (model, text stage), built once from the
+configuration. Global: the job's frozen entity index (HMACs and labels: an entity detected in
+one document is replaced wherever it appears in the job; a word the job writes in lower case in
+two texts is an ordinary word; a strong entry beats a weak one; of two labels, the one more
+spans gave, then the first in sorted order), the store, and its entity index, which only the sink's driver-side
+``on_write_complete`` writes (one writer). ``ProtectDocuments`` alone (one map, no ``job``)
+makes each batch a job of its own: which occurrences of an entity *missed by the detectors* are
+replaced then depends on partitioning.
 
 Rows out of :class:`ProtectDocuments`: ``id``, ``document`` (the sanitized text; empty when no
 text is stored), ``embedding`` (float32), ``metadata`` (JSON: the row's metadata and its
-encrypted restore record under ``pv_restore``) and ``pv_index`` (the keyed index entries the
-batch added, JSON, on the batch's first row). Sinks: :class:`ChromaDatasink` (a Chroma server
+encrypted restore record under ``pv_restore``) and ``pv_index`` (the keyed index entries of the
+batch's replaced spans, JSON, on the batch's first row). Sinks: :class:`ChromaDatasink` (a Chroma server
 through ``HttpClient``, upsert by id), :class:`ParquetDatasink` and :class:`FaissShardDatasink`
 (one file per block, named by a hash of its ids: a retried task rewrites the same file).
-Writes are idempotent, so a failed job is resumed by running it again; ``skip_ids`` (or a sink's
-:meth:`stored_ids`) skips the documents already stored.
+Writes are idempotent, so a failed job is resumed by running it again (the same documents: the
+same job index, the same rows). Filtering out what a sink's :meth:`stored_ids` already holds
+makes the rest a new job, which reads the stored entity index (``index_state``) and never
+rewrites the documents already stored.
 
-Raw text passes through Ray's object store (the input blocks) and may be spilled to the local
+Raw text passes through Ray's object store (the input blocks, and the first step's materialized
+rows with their cached spans) and may be spilled to the local
 disk of a node (``/tmp/ray/session_*/ray_spilled_objects`` by default). Point spilling at an
 encrypted volume with ``ray.init(_system_config={"object_spilling_config": json.dumps({"type":
 "filesystem", "params": {"directory_path": "/encrypted/spill"}})})`` (or ``ray start
@@ -61,10 +66,13 @@ import numpy as np
 
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
-__all__ = ["ChromaDatasink", "FaissShardDatasink", "FaissShards", "ParquetDatasink", "ProtectDocuments",
-           "SecretRef", "merge_index_changes"]
+__all__ = ["ChromaDatasink", "DetectDocuments", "FaissShardDatasink", "FaissShards", "ParquetDatasink",
+           "ProtectDocuments", "SecretRef", "job_index_changes", "merge_index_changes", "protect_dataset"]
 
 INDEX_COLUMN = "pv_index"
+SPANS_COLUMN = "pv_spans"
+META_SPANS_COLUMN = "pv_meta_spans"
+FACTS_COLUMN = "pv_facts"
 _UPSERT_ROWS = 1000
 _WEAK = "~"  # the text stage's prefix of an index entry found on weak evidence
 
@@ -165,25 +173,11 @@ def _batch_index(column: Sequence[Any]) -> dict[str, str | None]:
     return merge_index_changes(json.loads(v) for v in column if v)
 
 
-class ProtectDocuments:
-    """Ray Data callable class: raw rows → protected rows (built once per actor).
-
-    Args:
-        config: ``PrivateEmbedding.get_config()`` of the store (JSON; no key).
-        secret: where the worker reads the key (:class:`SecretRef`); the key is checked against
-            the configuration's check value, so a worker with another key fails at start.
-        id_column: the column of document ids (str or int).
-        text_column: the column of raw texts.
-        metadata_column: optional column of per-document metadata (dicts or JSON strings); its
-            string values go through the text stage.
-        store_raw_text: keep the raw text as the stored document (default False).
-        index_state: the keyed index of earlier jobs (``Sanitizer.get_state()`` dict: HMACs and
-            labels, never names) for the second pass; a :class:`ChromaDatasink`'s
-            :meth:`~ChromaDatasink.index_state` gives it.
-    """
+class _Worker:
+    """One PrivateEmbedding per actor, built from the JSON configuration and the key read on the worker."""
 
     def __init__(self, config: Mapping[str, Any], secret: SecretRef | None = None, *, id_column: str = "id",
-                 text_column: str = "text", metadata_column: str | None = None, store_raw_text: bool = False,
+                 text_column: str = "text", metadata_column: str | None = None,
                  index_state: Mapping[str, Any] | None = None) -> None:
         from ..embedding import rebuild
         from ..keys import key_scope
@@ -200,12 +194,115 @@ class ProtectDocuments:
         finally:
             key = None
         self.id_column, self.text_column, self.metadata_column = id_column, text_column, metadata_column
-        self.store_raw_text = bool(store_raw_text)
         if index_state:
             self.embedding.pipeline.load_query_index_state(dict(index_state))
 
     def __repr__(self) -> str:
-        return f"ProtectDocuments({self.embedding!r})"
+        return f"{type(self).__name__}({self.embedding!r})"
+
+    @property
+    def _job_sanitizer(self) -> Any:
+        """The text stage when it runs a job in two steps (a keyed or unkeyed Sanitizer), else None."""
+        san = self.embedding.sanitizer
+        return san if callable(getattr(san, "job_facts", None)) else None
+
+    def _metas(self, batch: Mapping[str, Any]) -> list[dict[str, Any] | None] | None:
+        if self.metadata_column is None:
+            return None
+        return [None if m is None else dict(m) if isinstance(m, Mapping) else json.loads(m) if m else None
+                for m in batch[self.metadata_column]]
+
+
+def _meta_slots(metas: Sequence[Mapping[str, Any] | None] | None) -> list[tuple[int, str]]:
+    """The string metadata values the text stage sanitizes (as the Chroma add path does)."""
+    return [(i, k) for i, m in enumerate(metas or []) if m for k, v in m.items() if isinstance(v, str) and v.strip()]
+
+
+def _spans_json(spans: Sequence[Any] | None) -> str:
+    return "null" if spans is None else json.dumps([[s.start, s.end, s.label, s.score, s.detector] for s in spans])
+
+
+def _spans_of(value: str) -> list[Any] | None:
+    from ..text.spans import Span
+
+    rows = json.loads(value)
+    return None if rows is None else [Span(int(a), int(b), str(lab), float(sc), str(d)) for a, b, lab, sc, d in rows]
+
+
+class DetectDocuments(_Worker):
+    """Ray Data callable class, the first step of a job: detection, cached, and keyed facts.
+
+    Each output row is its input row plus ``pv_spans`` (the spans detected in the text, JSON;
+    the second step reads them instead of detecting again) and, with ``metadata_column``,
+    ``pv_meta_spans`` (those of its string metadata values); a batch's keyed facts
+    (:class:`~private_vectors.text.entity_index.JobFacts`: HMACs, labels and counts, never
+    words) are on its first row under ``pv_facts``. :func:`protect_dataset` merges them into the
+    job's frozen index. Arguments as :class:`ProtectDocuments`.
+    """
+
+    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        from ..guard import protected_path
+
+        texts = [str(t) for t in batch[self.text_column]]
+        out: dict[str, Any] = {k: np.asarray(v) if not isinstance(v, np.ndarray) else v for k, v in batch.items()}
+        san = self._job_sanitizer
+        if san is None or not texts:
+            out[SPANS_COLUMN] = np.array(["null"] * len(texts), dtype=object)
+            out[FACTS_COLUMN] = np.array([""] * len(texts), dtype=object)
+            return out
+        metas = self._metas(batch)
+        slots = _meta_slots(metas)
+        values = [metas[i][k] for i, k in slots] if slots else []  # type: ignore[index]
+        with protected_path():
+            items, found = san.detect(texts + values)
+            facts = san.job_facts(items, found) if found is not None else None
+        spans = [None] * len(items) if found is None else found
+        out[SPANS_COLUMN] = np.array([_spans_json(s) for s in spans[:len(texts)]], dtype=object)
+        if self.metadata_column is not None:
+            per_row: list[dict[str, str]] = [{} for _ in texts]
+            for (i, k), s in zip(slots, spans[len(texts):], strict=True):
+                per_row[i][k] = _spans_json(s)
+            out[META_SPANS_COLUMN] = np.array([json.dumps(r) for r in per_row], dtype=object)
+        first = json.dumps(facts.to_json(), sort_keys=True) if facts is not None else ""
+        out[FACTS_COLUMN] = np.array([first] + [""] * (len(texts) - 1), dtype=object)
+        return out
+
+
+class ProtectDocuments(_Worker):
+    """Ray Data callable class: raw rows → protected rows (built once per actor).
+
+    With ``job`` (the frozen index of the job, from :func:`protect_dataset`) it is the second
+    step: it reads the spans :class:`DetectDocuments` cached and replaces them, and every other
+    occurrence of an entity of the job or of earlier jobs, against that index, so a document's
+    stored text depends neither on partitioning nor on order. Without ``job`` each batch is a
+    job of its own (the second pass sees the batch and earlier jobs only).
+
+    Args:
+        config: ``PrivateEmbedding.get_config()`` of the store (JSON; no key).
+        secret: where the worker reads the key (:class:`SecretRef`); the key is checked against
+            the configuration's check value, so a worker with another key fails at start.
+        id_column: the column of document ids (str or int).
+        text_column: the column of raw texts.
+        metadata_column: optional column of per-document metadata (dicts or JSON strings); its
+            string values go through the text stage.
+        store_raw_text: keep the raw text as the stored document (default False).
+        index_state: the keyed index of earlier jobs (``Sanitizer.get_state()`` dict: HMACs and
+            labels, never names) for the second pass; a :class:`ChromaDatasink`'s
+            :meth:`~ChromaDatasink.index_state` gives it.
+        job: the job's frozen index (``JobIndex.to_json()``: HMACs and labels).
+    """
+
+    def __init__(self, config: Mapping[str, Any], secret: SecretRef | None = None, *, id_column: str = "id",
+                 text_column: str = "text", metadata_column: str | None = None, store_raw_text: bool = False,
+                 index_state: Mapping[str, Any] | None = None, job: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config, secret, id_column=id_column, text_column=text_column,
+                         metadata_column=metadata_column, index_state=index_state)
+        self.store_raw_text = bool(store_raw_text)
+        self.job = None
+        if job is not None:
+            from ..text.entity_index import JobIndex
+
+            self.job = JobIndex.from_json(job)
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
         from ..guard import protected_path
@@ -214,19 +311,20 @@ class ProtectDocuments:
 
         ids = [str(i) for i in batch[self.id_column]]
         texts = [str(t) for t in batch[self.text_column]]
-        metas: list[Any] | None = None
-        if self.metadata_column is not None:
-            metas = [m if isinstance(m, Mapping) or m is None else json.loads(m) if m else None
-                     for m in batch[self.metadata_column]]
+        metas = self._metas(batch)
+        remembered: Mapping[str, str | None] = {}
         with protected_path():
-            stored, vectors, records = prepare_with_restore(self.embedding, texts, ids,
-                                                            store_raw_text=self.store_raw_text)
-            if metas is not None:
-                metas = _metadata_text(self.embedding, [None if m is None else dict(m) for m in metas], "sanitize")
+            if self.job is not None and self._job_sanitizer is not None and SPANS_COLUMN in batch:
+                stored, vectors, records, metas, remembered = self._second_step(batch, ids, texts, metas)
+            else:
+                stored, vectors, records = prepare_with_restore(self.embedding, texts, ids,
+                                                                store_raw_text=self.store_raw_text)
+                if metas is not None:
+                    metas = _metadata_text(self.embedding, metas, "sanitize")
+                san = self.embedding.sanitizer
+                remembered = san.take_changes() if san is not None and getattr(san, "keyed", False) else {}
         metas = with_records(metas, records, len(ids))
-        san = self.embedding.sanitizer
-        changes = san.take_changes() if san is not None and getattr(san, "keyed", False) else {}
-        index = [json.dumps(changes, sort_keys=True) if changes else ""] + [""] * (len(ids) - 1)
+        index = [json.dumps(remembered, sort_keys=True) if remembered else ""] + [""] * (len(ids) - 1)
         return {
             "id": np.array(ids, dtype=object),
             "document": np.array(stored if stored is not None else [""] * len(ids), dtype=object),
@@ -235,6 +333,89 @@ class ProtectDocuments:
                                  dtype=object),
             INDEX_COLUMN: np.array(index[: len(ids)], dtype=object),
         }
+
+    def _second_step(self, batch: Mapping[str, Any], ids: list[str], texts: list[str],
+                     metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str]]:
+        from .._validation import check_stage_output
+        from ..restore import seal_records, wants_restore
+        from ..text.entity_index import merge_values
+
+        san, pipeline = self._job_sanitizer, self.embedding.pipeline
+        found = [_spans_of(v) for v in batch[SPANS_COLUMN]]
+        slots = _meta_slots(metas)
+        if slots:
+            cached = [json.loads(v) for v in batch[META_SPANS_COLUMN]]
+            found += [_spans_of(cached[i][k]) for i, k in slots]
+        values = [metas[i][k] for i, k in slots] if slots else []  # type: ignore[index]
+        if any(f is None for f in found):  # a recognizer failed under on_error="redact_all" in the first step
+            out, logs, remembered = san.apply(texts + values), None, dict(san.take_changes())
+        else:
+            out, logs, remembered = san.apply_job(san.escaped(texts + values), found, self.job)
+        out = check_stage_output(out, texts + values, "sanitizer.apply_job")
+        sanitized = out[:len(texts)]
+        for (i, k), v in zip(slots, out[len(texts):], strict=True):
+            metas[i][k] = v  # type: ignore[index]
+        vectors = pipeline.embed_sanitized(sanitized, raw=texts)
+        stored = pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
+        records = None
+        if logs is not None and wants_restore(self.embedding, store_raw_text=self.store_raw_text):
+            records = seal_records(self.embedding, ids, texts, sanitized, logs[:len(texts)])
+        merged: dict[str, str] = {}
+        merge_values(merged, {k: v for k, v in remembered.items() if v is not None})
+        return stored, vectors, records, metas, merged
+
+
+def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, secret: SecretRef | None = None,
+                    index_state: Mapping[str, Any] | None = None, batch_size: int = 256, concurrency: int = 2,
+                    num_cpus: float = 1, id_column: str = "id", text_column: str = "text",
+                    metadata_column: str | None = None, store_raw_text: bool = False,
+                    **map_kwargs: Any) -> tuple[Any, Any]:
+    """Protect a dataset as one job, in two steps, so the stored result depends neither on
+    partitioning nor on order (the same as ``Sanitizer.apply`` on all its texts at once).
+
+    1. ``map_batches(DetectDocuments)``: detection (cached in the rows) and keyed facts;
+       the result is materialized, so nothing is detected twice;
+    2. the driver merges the facts (commutatively) into the job's frozen index
+       (:class:`~private_vectors.text.entity_index.JobIndex`: HMACs and labels);
+    3. ``map_batches(ProtectDocuments, job=...)``: replacement, encoding and noise against it
+       and ``index_state`` (earlier jobs); with ``sink``, written by ``write_datasink``, and the
+       sink writes the entity index once, when every task has finished.
+
+    Returns:
+        (the protected dataset, the job's :class:`~private_vectors.text.entity_index.JobIndex`)
+    """
+    from ..text.entity_index import JobFacts, JobIndex
+
+    _require_ray()
+    if index_state is None and sink is not None and callable(getattr(sink, "index_state", None)):
+        index_state = sink.index_state()
+    kwargs = {"config": dict(config), "secret": secret if secret is not None else SecretRef(),
+              "id_column": id_column, "text_column": text_column, "metadata_column": metadata_column,
+              "index_state": index_state}
+    sizing = {"batch_size": batch_size, "concurrency": concurrency, "num_cpus": num_cpus, **map_kwargs}
+    detected = ds.map_batches(DetectDocuments, fn_constructor_kwargs=kwargs, **sizing).materialize()
+    facts = JobFacts.merged(json.loads(v) for b in detected.select_columns([FACTS_COLUMN]).iter_batches(
+        batch_size=4096, batch_format="numpy") for v in b[FACTS_COLUMN] if v)
+    job = JobIndex.freeze(facts)
+    protected = detected.map_batches(ProtectDocuments, fn_constructor_kwargs={
+        **kwargs, "store_raw_text": store_raw_text, "job": job.to_json()}, **sizing)
+    if sink is not None:
+        sink.job, sink.stored_entries = job, dict((index_state or {}).get("entries") or {})
+        protected.write_datasink(sink)
+    return protected, job
+
+
+def job_index_changes(remembered: Iterable[Mapping[str, str | None]], job: Any = None,
+                      stored: Mapping[str, str] | None = None) -> dict[str, str | None]:
+    """The entity index changes of a job: with its frozen ``job`` index, those of
+    :func:`~private_vectors.text.entity_index.job_changes` (against ``stored``, the index of
+    earlier jobs); without, the batches' changes merged (:func:`merge_index_changes`)."""
+    merged = merge_index_changes(remembered)
+    if job is None:
+        return merged
+    from ..text.entity_index import job_changes
+
+    return job_changes(dict(stored or {}), job, {k: v for k, v in merged.items() if v is not None})
 
 
 def _block_name(ids: Sequence[str]) -> str:
@@ -265,6 +446,8 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
         self.host, self.port, self.ssl = host, int(port), bool(ssl)
         self.headers = dict(headers or {})
         self.secret = secret if secret is not None else SecretRef()
+        self.job: Any = None  # the job's frozen index, set by protect_dataset
+        self.stored_entries: dict[str, str] = {}
 
     def _client(self) -> Any:
         import chromadb
@@ -335,7 +518,7 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
         from .chroma import _sanitizer_of, write_query_index
 
         returns = getattr(write_result, "write_returns", write_result)
-        changes = merge_index_changes(r for r in returns if r)
+        changes = job_index_changes((r for r in returns if r), self.job, self.stored_entries)
         if not changes:
             return
         col = self.open()
@@ -356,6 +539,11 @@ class ParquetDatasink(_datasink_base()):  # type: ignore[misc]
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = str(path)
+        self.job: Any = None  # the job's frozen index, set by protect_dataset
+        self.stored_entries: dict[str, str] = {}
+
+    def on_write_complete(self, write_result: Any) -> None:
+        _write_job(self.path, self.job, self.stored_entries)
 
     def get_name(self) -> str:
         return "PrivateVectorsParquet"
@@ -383,8 +571,9 @@ class ParquetDatasink(_datasink_base()):  # type: ignore[misc]
         return written
 
     def index_changes(self) -> dict[str, str | None]:
-        """The merged keyed index entries of every block written."""
-        return merge_index_changes(json.loads(p.read_text()) for p in sorted(Path(self.path).glob("_index-*.json")))
+        """The job's keyed index changes: its frozen index (``_job.json``, written when every
+        task finished) and the entries of every block written, merged in an order-free way."""
+        return _job_changes(self.path, (json.loads(p.read_text()) for p in sorted(Path(self.path).glob("_index-*.json"))))
 
     def stored_ids(self, ids: Sequence[str] | None = None) -> set[str]:
         """The ids already written (all, or those among ``ids``)."""
@@ -394,6 +583,23 @@ class ParquetDatasink(_datasink_base()):  # type: ignore[misc]
         for p in Path(self.path).glob("part-*.parquet"):
             out.update(pq.read_table(p, columns=["id"]).column("id").to_pylist())
         return out if ids is None else out & set(ids)
+
+
+def _write_job(path: str, job: Any, stored: Mapping[str, str]) -> None:
+    """The job's frozen index and the stored entries it was merged against, beside the rows."""
+    if job is not None:
+        data = {"job": job.to_json(), "stored": dict(stored)}
+        _atomic(Path(path) / "_job.json", lambda p: Path(p).write_text(json.dumps(data, sort_keys=True)))
+
+
+def _job_changes(path: str, parts: Iterable[Mapping[str, str | None]]) -> dict[str, str | None]:
+    from ..text.entity_index import JobIndex
+
+    job_file = Path(path) / "_job.json"
+    if not job_file.exists():
+        return merge_index_changes(parts)
+    data = json.loads(job_file.read_text())
+    return job_index_changes(parts, JobIndex.from_json(data["job"]), data.get("stored") or {})
 
 
 def _atomic(path: Path, write: Any) -> None:
@@ -419,6 +625,11 @@ class FaissShardDatasink(_datasink_base()):  # type: ignore[misc]
         if metric not in ("ip", "l2"):
             raise InvalidParameterError("metric", "'ip' or 'l2'", metric)
         self.path, self.metric = str(path), metric
+        self.job: Any = None  # the job's frozen index, set by protect_dataset
+        self.stored_entries: dict[str, str] = {}
+
+    def on_write_complete(self, write_result: Any) -> None:
+        _write_job(self.path, self.job, self.stored_entries)
 
     def get_name(self) -> str:
         return "PrivateVectorsFaissShards"
@@ -470,8 +681,8 @@ class FaissShards:
         return out if ids is None else out & set(ids)
 
     def index_changes(self) -> dict[str, str | None]:
-        """The merged keyed index entries of every shard."""
-        return merge_index_changes(side.get("index") or {} for _, side in self.shards)
+        """The job's keyed index changes (as :meth:`ParquetDatasink.index_changes`)."""
+        return _job_changes(str(self.path), (side.get("index") or {} for _, side in self.shards))
 
     def search(self, Q: Any, k: int = 10) -> tuple[np.ndarray, list[list[str]]]:
         """Top-``k`` (scores, ids) per query vector over all shards (each shard searched, merged)."""

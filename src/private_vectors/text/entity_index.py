@@ -14,15 +14,20 @@ never its text:
 Each entry's value is the entity's label; a value starting with :data:`WEAK` marks an entity
 found on weak evidence (:func:`strong_evidence`): queries match it, documents do not.
 
-Interface (what a batch of documents does with it, in order):
+Interface: one call of the text stage on documents is one *job*, in two steps, so that the
+stored result depends neither on how the job is split into batches nor on their order:
 
-1. ``entries(label, text, ordinary, weak=...)`` for every span a first pass replaces, merged
-   into a batch mapping with :func:`add_entries` (weak never replaces strong);
-2. ``view(batch)``: the index as the batch sees it (batch entries over stored ones);
-3. ``spans(text, view, any_case=False, ordinary=...)``: the second pass's spans in a document;
-   ``relabel(text, span, view)``: a span takes the label its entity had at ingest;
-4. ``commit(batch, ordinary)``, then ``remember(label, text, ordinary)`` for every replaced span;
-   ``take_changes()`` gives what a store must write.
+1. detection, then keyed facts of each document (:class:`JobFacts`: ``entity_facts`` for every
+   span it replaces, ``text_facts`` for the words it writes in lower case): HMACs, labels and
+   counts, merged commutatively over the whole job;
+2. ``JobIndex.freeze(facts)``: the job's frozen index (a word written in lower case by two texts
+   of the job is ordinary: never indexed; a strong entry beats a weak one; of two labels, the
+   one more spans gave, then the first in sorted order);
+3. ``spans(text, view(job.entries), any_case=False, ordinary=job_words(job))``: the second pass
+   against the job's index over the stored one; ``relabel(text, span, view)``: a span takes
+   the label its entity had;
+4. ``commit_job(job, remembered)`` (:func:`job_changes`), with the entries of every replaced
+   span; ``take_changes()`` gives what a store must write.
 
 Queries use ``spans(text)`` (any case) and ``ordinary(word)``. ``get_state()`` /
 ``load_state()`` / ``check_state()`` move the index to and from a store (JSON-safe: HMACs and
@@ -36,7 +41,8 @@ import hashlib
 import hmac
 import threading
 from collections import ChainMap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -48,7 +54,19 @@ from .surrogates import TITLES, normalise_token
 from .vocabulary import PARTICLES, common_words, english_words, stop_words
 from .wordlist import COMMON_CAPITALISED, name_words
 
-__all__ = ["INDEX_STATE_TYPE", "WEAK", "EntityIndex", "add_entries", "strong_evidence"]
+__all__ = [
+    "INDEX_STATE_TYPE",
+    "WEAK",
+    "EntityIndex",
+    "JobFacts",
+    "JobIndex",
+    "KeyedWords",
+    "elect",
+    "job_changes",
+    "merge_values",
+    "strong_evidence",
+    "stronger",
+]
 
 INDEX_STATE_TYPE = "sanitizer-query-index"
 INDEX_VERSION = 1
@@ -89,14 +107,6 @@ def strong_evidence(text: str, span: Span, raw: Sequence[Span]) -> bool:
 def label_of(value: str) -> str:
     """The label of an index value (weak entries carry a prefix)."""
     return value[len(WEAK):] if value.startswith(WEAK) else value
-
-
-def add_entries(index: dict[str, str], entries: Mapping[str, str]) -> None:
-    """Add entries to a mapping; a weak entry never replaces a strong one for the same key."""
-    for k, v in entries.items():
-        if v.startswith(WEAK) and k in index and not index[k].startswith(WEAK):
-            continue
-        index[k] = v
 
 
 def plain_word(token: str) -> bool:
@@ -143,12 +153,18 @@ class EntityIndex:
         """The HMAC of ``value`` under ``kind`` (``ent``, ``tok``, ``low``)."""
         return hmac.new(self._key, kind.encode() + b"\x00" + value.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
 
-    def entries(self, label: str, original: str, ordinary: frozenset[str] = frozenset(), *,
+    def entries(self, label: str, original: str, ordinary: Collection[str] = frozenset(), *,
                 weak: bool = False) -> dict[str, str]:
         """Entries of one replaced entity (its whole text, and a person's name words); none for
-        a word in ``ordinary`` (written in lower case elsewhere in the batch) or an English word
+        a word in ``ordinary`` (written in lower case elsewhere in the job) or an English word
         that is no known name (:func:`plain_word`). ``weak`` entries serve queries only."""
-        out = {}
+        return {mac: value for mac, value, words in self._entry_words(label, original, weak)
+                if not (words and all(w in ordinary for w in words))}
+
+    def _entry_words(self, label: str, original: str, weak: bool) -> list[tuple[str, str, tuple[str, ...]]]:
+        """``(HMAC, value, words)`` of one entity's entries: the entry is dropped when every one
+        of its (normalised) words is an ordinary word."""
+        out = []
         value = WEAK + label if weak else label
         stop = index_stop_words()
         if label == "PERSON":
@@ -156,13 +172,53 @@ class EntityIndex:
             for m in WORD.finditer(original):
                 tok = normalise_token(m.group(0))
                 # a name's words are capitalised: "add" of a span "add Esa Uppa" is not one
-                if len(tok) >= 2 and tok not in stop and tok not in ordinary and (lower or m.group(0)[0].isupper()) \
-                        and not plain_word(tok):
-                    out[self.mac("tok", tok)] = value
+                if len(tok) >= 2 and tok not in stop and (lower or m.group(0)[0].isupper()) and not plain_word(tok):
+                    out.append((self.mac("tok", tok), value, (tok,)))
         norm = normalise_token(original)
-        if norm and norm not in stop and not all(w in ordinary for w in norm.split()):
-            out[self.mac("ent", norm)] = value
+        if norm and norm not in stop:
+            out.append((self.mac("ent", norm), value, tuple(norm.split())))
         return out
+
+    # -- one job: keyed facts in any order, then a frozen job index -------------------------
+    def entity_facts(self, facts: JobFacts, label: str, original: str, *, weak: bool = False) -> None:
+        """Add one entity the first step replaces to ``facts``: its entries, each guarded by the
+        ``low`` HMACs of its words (dropped when the job finds them all ordinary)."""
+        for mac, value, words in self._entry_words(label, original, weak):
+            facts.add_entry(mac, value, [self.mac("low", w) for w in words])
+
+    def text_facts(self, facts: JobFacts, text: str) -> None:
+        """Add what one text says about case to ``facts``: the ``low`` HMAC of each word it writes
+        in lower case (counted once per text; a text all in lower case says nothing), with the
+        stored entries such a word removes once the job finds it ordinary and whether it is a
+        name-list word (then marked :data:`ORDINARY` for queries)."""
+        if text.islower():
+            return
+        stored = self.view()
+        names, places = name_words()
+        for w in {normalise_token(m.group(0)) for m in WORD.finditer(text) if m.group(0).islower()}:
+            low = self.mac("low", w)
+            facts.lower[low] = facts.lower.get(low, 0) + 1
+            if stored:
+                held = [m for m in (self.mac("tok", w), self.mac("ent", w)) if m in stored]
+                if held:
+                    facts.drops[low] = sorted(set(facts.drops.get(low, [])) | set(held))
+            if w in names or w in places:
+                facts.names.add(low)
+
+    def job_words(self, job: JobIndex) -> KeyedWords:
+        """The job's ordinary words as a set of words (``word in`` HMACs the word)."""
+        return KeyedWords(self, job.ordinary)
+
+    def commit_job(self, job: JobIndex, remembered: Mapping[str, str]) -> None:
+        """Write a finished job into the index (:func:`job_changes`) and note the changes."""
+        self.load_pending()
+        with self._lock:
+            for mac, value in job_changes(self._entries, job, remembered).items():
+                if value is None:
+                    self._entries.pop(mac, None)
+                else:
+                    self._entries[mac] = value
+                self._changes[mac] = value
 
     # -- reading -------------------------------------------------------------------------
     def view(self, batch: Mapping[str, str] | None = None) -> Mapping[str, str]:
@@ -191,7 +247,7 @@ class EntityIndex:
         return Span(span.start, span.end, label, span.score, span.detector)
 
     def spans(self, text: str, view: Mapping[str, str] | None = None, *, any_case: bool = True,
-              ordinary: frozenset[str] = frozenset()) -> list[Span]:
+              ordinary: Collection[str] = frozenset()) -> list[Span]:
         """Spans of indexed entities found again in ``text`` (detector ``"keyed-index"``).
 
         Queries (``any_case``) match in any case. In a document a single word matches only
@@ -254,25 +310,6 @@ class EntityIndex:
                 self._entries[mac] = label
                 self._changes[mac] = label
 
-    def remember(self, label: str, original: str, ordinary: frozenset[str] = frozenset()) -> None:
-        """Index one replaced entity (strong evidence: it was replaced)."""
-        self.add(self.entries(label, original, ordinary))
-
-    def commit(self, batch: Mapping[str, str], ordinary: frozenset[str] = frozenset()) -> None:
-        """Add a batch's entries, then drop the entries of words the batch shows are ordinary
-        (written in lower case in two texts or more) and mark the name-list ones, so queries do
-        not truecase them ("gene", "will")."""
-        names, places = name_words()
-        with self._lock:
-            self._add(batch)
-            for w in ordinary:
-                for kind in ("tok", "ent"):
-                    mac = self.mac(kind, w)
-                    if self._entries.pop(mac, None) is not None:
-                        self._changes[mac] = None
-                if w in names or w in places:
-                    self._add({self.mac("low", w): ORDINARY})
-
     def take_changes(self) -> dict[str, str | None]:
         """The entries added or changed (HMAC -> label) and removed (HMAC -> None) since the last
         call: what a store must write after a batch (its cost is the batch's, not the index's)."""
@@ -328,3 +365,190 @@ class EntityIndex:
             state = loader()
             if state is not None:
                 self.load_state(state)
+
+
+# -- one job --------------------------------------------------------------------------------------
+def stronger(a: str, b: str) -> str:
+    """Of two values of one entry: a strong entry beats a weak one; among equals, the first
+    label in sorted order (so the result depends on neither the order nor the partitioning)."""
+    weak_a, weak_b = a.startswith(WEAK), b.startswith(WEAK)
+    if weak_a != weak_b:
+        return b if weak_a else a
+    return min(a, b)
+
+
+def elect(votes: Mapping[str, int]) -> str:
+    """The value of an entry the job's spans gave several: strong evidence beats weak; then the
+    label given by the most spans; of equals, the first in sorted order."""
+    strong = {v: n for v, n in votes.items() if not v.startswith(WEAK)}
+    pool = strong or votes
+    return min(pool, key=lambda v: (-pool[v], v))
+
+
+def merge_values(into: dict[str, str], entries: Mapping[str, str]) -> None:
+    """Merge entries into ``into`` with :func:`stronger` (commutative and associative)."""
+    for mac, value in entries.items():
+        held = into.get(mac)
+        into[mac] = value if held is None else stronger(held, value)
+
+
+@dataclass
+class JobFacts:
+    """What the first step of a job learns from its documents, as keyed facts only.
+
+    Built per document or batch (:meth:`EntityIndex.entity_facts`, :meth:`EntityIndex.text_facts`)
+    and merged with :meth:`merge` in any order and grouping: the merge is commutative and
+    associative, so a job split over workers and partitions gives the same facts.
+
+    Attributes:
+        votes: entry HMAC -> {value: number of spans} (value: the label; :data:`WEAK` prefix on
+            weak evidence); :meth:`JobIndex.freeze` elects one value (:func:`elect`).
+        guards: entry HMAC -> the ``low`` HMACs of its words (the entry is dropped when the job
+            finds all of them ordinary).
+        lower: ``low`` HMAC of a word -> number of texts that write it in lower case.
+        drops: ``low`` HMAC -> stored entries (of earlier jobs) the word removes once ordinary.
+        names: ``low`` HMACs of name-list words.
+    """
+
+    votes: dict[str, dict[str, int]] = field(default_factory=dict)
+    guards: dict[str, list[str]] = field(default_factory=dict)
+    lower: dict[str, int] = field(default_factory=dict)
+    drops: dict[str, list[str]] = field(default_factory=dict)
+    names: set[str] = field(default_factory=set)
+
+    def add_entry(self, mac: str, value: str, guard: list[str]) -> None:
+        held = self.votes.setdefault(mac, {})
+        held[value] = held.get(value, 0) + 1
+        self.guards.setdefault(mac, guard)  # an HMAC names one text, so one guard
+
+    def merge(self, other: JobFacts) -> JobFacts:
+        """Add ``other``'s facts to these (in place) and return them."""
+        for mac, votes in other.votes.items():
+            held = self.votes.setdefault(mac, {})
+            for value, n in votes.items():
+                held[value] = held.get(value, 0) + int(n)
+        for mac, guard in other.guards.items():
+            self.guards.setdefault(mac, list(guard))
+        for low, n in other.lower.items():
+            self.lower[low] = self.lower.get(low, 0) + int(n)
+        for low, held in other.drops.items():
+            self.drops[low] = sorted(set(self.drops.get(low, [])) | set(held))
+        self.names |= set(other.names)
+        return self
+
+    @classmethod
+    def merged(cls, parts: Iterable[JobFacts | Mapping[str, Any]]) -> JobFacts:
+        """One :class:`JobFacts` of many (facts or their :meth:`to_json` dicts)."""
+        out = cls()
+        for part in parts:
+            out.merge(part if isinstance(part, JobFacts) else cls.from_json(part))
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-safe facts (HMACs, labels, counts)."""
+        return {"votes": {k: dict(v) for k, v in self.votes.items()}, "guards": dict(self.guards), "lower": dict(self.lower),
+                "drops": dict(self.drops), "names": sorted(self.names)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobFacts:
+        if not isinstance(data, Mapping):
+            raise InvalidParameterError("facts", "a JobFacts.to_json() dict", type(data).__name__)
+        return cls({str(k): {str(v): int(n) for v, n in votes.items()} for k, votes in (data.get("votes") or {}).items()},
+                   {str(k): [str(x) for x in v] for k, v in (data.get("guards") or {}).items()},
+                   {str(k): int(v) for k, v in (data.get("lower") or {}).items()},
+                   {str(k): [str(x) for x in v] for k, v in (data.get("drops") or {}).items()},
+                   {str(x) for x in data.get("names") or ()})
+
+
+@dataclass(frozen=True)
+class JobIndex:
+    """The frozen index of one job, decided over all its documents (:meth:`freeze`).
+
+    The second step replaces against :attr:`entries` over the index of earlier jobs; a word is
+    ordinary when at least ``min_texts`` texts of the *job* write it in lower case.
+
+    Attributes:
+        entries: the job's entries, those whose words are all ordinary dropped.
+        ordinary: ``low`` HMACs of the job's ordinary words.
+        removed: stored entries the job's ordinary words remove.
+        marked: ``low`` HMACs of ordinary name-list words (marked for queries).
+    """
+
+    entries: Mapping[str, str]
+    ordinary: frozenset[str]
+    removed: tuple[str, ...] = ()
+    marked: tuple[str, ...] = ()
+
+    @classmethod
+    def freeze(cls, facts: JobFacts, *, min_texts: int = 2) -> JobIndex:
+        ordinary = frozenset(low for low, n in facts.lower.items() if n >= min_texts)
+        entries = {mac: elect(votes) for mac, votes in facts.votes.items()
+                   if not (facts.guards.get(mac) and all(g in ordinary for g in facts.guards[mac]))}
+        removed = sorted({mac for low in ordinary for mac in facts.drops.get(low, ())})
+        return cls(entries, ordinary, tuple(removed), tuple(sorted(ordinary & facts.names)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"entries": dict(self.entries), "ordinary": sorted(self.ordinary), "removed": list(self.removed),
+                "marked": list(self.marked)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JobIndex:
+        if not isinstance(data, Mapping) or "entries" not in data:
+            raise InvalidParameterError("job", "a JobIndex.to_json() dict", type(data).__name__)
+        return cls({str(k): str(v) for k, v in data["entries"].items()}, frozenset(map(str, data.get("ordinary", ()))),
+                   tuple(map(str, data.get("removed", ()))), tuple(map(str, data.get("marked", ()))))
+
+
+def job_changes(stored: Mapping[str, str], job: JobIndex, remembered: Mapping[str, str]) -> dict[str, str | None]:
+    """What a finished job changes in an index holding ``stored``: the job's entries (a weak
+    one never replaces a strong one), its ordinary words' entries removed and name-list ones
+    marked, then the entries of every replaced span (``remembered``, merged with
+    :func:`merge_values`). HMAC -> value, or None for a removal."""
+    out: dict[str, str | None] = {}
+
+    def held(mac: str) -> str | None:
+        return out[mac] if mac in out else stored.get(mac)
+
+    def add(entries: Mapping[str, str]) -> None:
+        for mac in sorted(entries):
+            value, now = entries[mac], held(mac)
+            if value.startswith(WEAK) and now is not None and not now.startswith(WEAK):
+                continue
+            if now != value:
+                out[mac] = value
+
+    add(job.entries)
+    for mac in job.removed:
+        if held(mac) is not None:
+            out[mac] = None
+    add({low: ORDINARY for low in job.marked})
+    add(remembered)
+    return {mac: v for mac, v in out.items() if v != stored.get(mac)}
+
+
+class KeyedWords(Collection[str]):
+    """A set of words known only by their ``low`` HMACs: ``word in words`` HMACs the word
+    (answers cached). Iterating gives the HMACs, never words."""
+
+    def __init__(self, index: EntityIndex, macs: frozenset[str]) -> None:
+        self._mac, self._macs = index.mac, macs
+        self._seen: dict[str, bool] = {}
+
+    def __contains__(self, word: object) -> bool:
+        if not isinstance(word, str) or not self._macs:
+            return False
+        hit = self._seen.get(word)
+        if hit is None:
+            if len(self._seen) > 200_000:
+                self._seen.clear()
+            hit = self._seen[word] = self._mac("low", word) in self._macs
+        return hit
+
+    def __len__(self) -> int:
+        return len(self._macs)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(sorted(self._macs))
+
+    def __repr__(self) -> str:
+        return f"KeyedWords({len(self._macs)})"

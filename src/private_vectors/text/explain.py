@@ -89,8 +89,8 @@ def explain(san: Any, text: str) -> Explanation:
                                                        "a recognizer failed: on_error='redact_all'") for _ in whole))
     spans = found[0]
     decisions += [Decision(s.detector, "detected", s.start, s.end, s.label, f"score {s.score:.2f}") for s in spans]
-    _, batch, lower = san._two_passes([item], [spans])
-    view = san.index.view(batch)
+    job = san.freeze_job(san.job_facts([item], [spans]))  # the text as a job of its own
+    view, lower = san.index.view(job.entries), san.index.job_words(job)
     extra = san.index.spans(item, view, any_case=False, ordinary=lower)
     final = san._select(item, spans, extra, view, lower, decisions)
     replaced = tuple(s for s in final if not isinstance(san._operator(s.label), Keep))
