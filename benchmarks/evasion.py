@@ -426,11 +426,18 @@ class LibraryStage(TextStage):
         return new
 
 
+_RULES_OFF: list[str] = []
+
+
 def _default_embedding(key: bytes | None = None) -> Any:
     from private_vectors import PrivateEmbedding
+    from private_vectors.text import Sanitizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if _RULES_OFF:
+            return PrivateEmbedding(concept="PII", eps=10, key=key,
+                                    sanitize=Sanitizer("PII", key=key, rules_off=_RULES_OFF))
         return PrivateEmbedding(concept="PII", eps=10, key=key)
 
 
@@ -578,6 +585,7 @@ def main() -> int:
     p.add_argument("--systems", default="library,library-keyed,presidio",
                    help="library (the default: no key), library-keyed (the default with a key), presidio, "
                    "tagger (the learned tagger alone)")
+    p.add_argument("--rules-off", default=None, help="library systems: comma-separated rules_off entries")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
     p.add_argument("--out", default=None)
     args = p.parse_args()
@@ -589,6 +597,8 @@ def main() -> int:
                 for pr in ps:
                     fh.write(json.dumps(asdict(pr), ensure_ascii=False) + "\n")
         return 0
+    if args.rules_off is not None:  # the default stage with rules switched off (benchmarks/text_rules.py)
+        _RULES_OFF[:] = [r for r in args.rules_off.split(",") if r]
     known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,
                                                  "presidio": PresidioStage, "tagger": TaggerStage,
                                                  "library-model": model_library, "library-model-keyed": keyed_model_library}

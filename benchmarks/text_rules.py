@@ -1,33 +1,43 @@
 """Each span rule of the text stage's default ruleset, switched off one at a time.
 
-Shows every rule's effect on both tuning corpora and on the over-replacement corpus, as the
-project requires of a detection rule (no rule without two corpora): TAB court judgments
-(``train`` split: PERSON and LOC token recall, DIRECT+QUASI recall, precision), presidio's
-synthetic set (the tuning half, never the held-out one: PERSON, LOCATION, PHONE recall,
-precision) and SciFact documents 300-600 (share of documents changed; the first 300 are the
-measured set and are not used here). Scorers: ``benchmarks/_shared.py`` (as ``text_tuning.py``).
+Shows every rule's effect on the tuning parts of four corpora and on the evasion generator, as
+the project requires of a detection rule (no rule without two corpora), switched off through the
+registry (``Sanitizer("PII", rules_off=[name])``; a part of a rule: ``"context-free.ages"``):
 
-A rule (or a part of one) is switched off through the registry: ``Sanitizer("PII",
-rules_off=[name])``.
+* TAB court judgments, ``train`` split: PERSON and LOC token recall, DIRECT+QUASI recall, precision;
+* presidio's synthetic set, the tuning half (never the held-out one): PERSON, LOCATION, PHONE
+  recall, precision;
+* news: the first half of the CoNLL-2003 validation documents (the second half only reports):
+  PER and LOC token recall, precision (``benchmarks/real_text.py``'s scorer);
+* SciFact documents 300-600: share of documents changed (over-replacement; the first 300 are
+  the measured set and are not used here);
+* the evasion generator (``benchmarks/evasion.py``): leaking cases of the default stage without a
+  key, ``--evasion-cases`` per category (seed 0), summed over the categories;
+* the every-path corpus: ground-truth names (full names, given names, surnames: 600 values) left
+  in the output for the 200 generated documents and their author metadata of
+  ``tests/test_every_path.py`` (:func:`private_vectors.eval.synthetic.people_corpus`).
 
-A fourth column counts the ground-truth names (full names, given names, surnames: 600 values)
-left in the text stage's output for the 200 generated documents and their author metadata of
-``tests/test_every_path.py`` (FakeNameGenerator identities outside every shipped list,
-:func:`private_vectors.eval.synthetic.people_corpus`): the
-evidence for the rule that a surname the model took without the given name beside it
-("Dzhamalay [Batukayev]") is not a lone word.
+A rule stays if switching it off lowers a per-label token recall by 0.5 point or more, or raises
+SciFact documents changed by 1 point or more, on some corpus, and it costs no recall column more
+than 1 point on another. Scorers: ``benchmarks/_shared.py``, ``benchmarks/real_text.py``.
 
-    .venv/bin/python benchmarks/text_rules.py --out benchmarks/results/text/rules_v4.md
+    .venv/bin/python benchmarks/text_rules.py --out benchmarks/results/text/rules.md
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from _shared import DATA, score_scifact, score_synthetic, score_tab
+
+HERE = Path(__file__).resolve().parent
 
 
 def _rules() -> list[str]:
@@ -57,7 +67,28 @@ def _every_path_missed(data: Path, off: list[str]) -> int:
     return len(corpus.missed(outputs))
 
 
-def _row(name: str, data: Path, off: list[str]) -> dict[str, Any]:
+def _child(script: str, args: list[str], out: Path) -> dict[str, Any]:
+    """Run another benchmark script in a child process (scripts import no other script) and read its JSON."""
+    subprocess.run([sys.executable, str(HERE / script), *args, "--out", str(out)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return json.loads(out.with_suffix(".json").read_text("utf-8"))
+
+
+def _news(data: Path, off: list[str], tmp: Path) -> dict[str, Any]:
+    """The library's scores on the first half of the CoNLL-2003 validation documents (``real_text.py``)."""
+    got = _child("real_text.py", ["--data", str(data), "--corpora", "news", "--half", "first", "--systems", "library",
+                                  "--rules-off", ",".join(off)], tmp / "news.md")
+    return got["news"][0]["scores"]
+
+
+def _evasion_leaks(off: list[str], cases: int, tmp: Path) -> int:
+    """Leaking cases of the default stage without a key (``evasion.py``, seed 0), all categories."""
+    got = _child("evasion.py", ["--cases", str(cases), "--systems", "library", "--rules-off", ",".join(off)],
+                 tmp / "evasion.md")
+    return sum(c["leaks"] for c in got["results"]["library"].values())
+
+
+def _row(name: str, data: Path, off: list[str], cases: int) -> dict[str, Any]:
     from private_vectors.text import Sanitizer
 
     def stage() -> Any:
@@ -65,38 +96,54 @@ def _row(name: str, data: Path, off: list[str]) -> dict[str, Any]:
 
     tab = score_tab(stage(), "train", data)
     syn = score_synthetic(stage(), data, "tuning")
+    with tempfile.TemporaryDirectory() as tmp:
+        news = _news(data, off, Path(tmp))
+        leaks = _evasion_leaks(off, cases, Path(tmp))
     sci = score_scifact(stage(), data, offset=300)
+    r3 = lambda x: round(x, 3)  # noqa: E731
     return {"rule off": name, "TAB PERSON": tab["recall"]["PERSON"], "TAB LOC": tab["recall"]["LOC"],
             "TAB D+Q": tab["recall"]["DIRECT+QUASI"], "TAB precision": tab["precision"],
             "synthetic PERSON": syn["recall"]["PERSON"], "synthetic LOCATION": syn["recall"]["LOCATION"],
             "synthetic PHONE": syn["recall"]["PHONE"], "synthetic precision": syn["precision"],
+            "news PER": r3(news["recall"]["PER"]), "news LOC": r3(news["recall"]["LOC"]),
+            "news precision": r3(news["precision"]),
             "SciFact docs changed": sci["changed_documents"],
+            f"evasion leaks (of {cases} x categories)": leaks,
             "every-path names missed (of 600)": _every_path_missed(data, off)}
+
+
+def _table(rows: list[dict[str, Any]], command: str, seconds: float, cases: int) -> str:
+    keys = list(rows[0])
+    lines = ["# Text stage: each rule switched off", "",
+             f"Command: `{command}`; wall {seconds:.0f} s. `Sanitizer(\"PII\")`; TAB train split, synthetic "
+             "tuning half, news = first half of the CoNLL-2003 validation documents, SciFact documents 300-600, "
+             f"evasion generator ({cases} cases per category, seed 0, no key), every-path corpus (see the "
+             "script's docstring). Each row switches one rule (or part) off; compare it with the first row.", "",
+             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default=str(DATA))
-    p.add_argument("--out", default=None)
+    p.add_argument("--rules", default=None, help="comma-separated rules_off entries (default: every rule and part)")
+    p.add_argument("--evasion-cases", type=int, default=20)
+    p.add_argument("--out", default=None, help="markdown table, rewritten after each row (JSON rows beside it)")
     args = p.parse_args()
     data = Path(args.data)
+    command = "python benchmarks/text_rules.py" + (f" --rules {args.rules}" if args.rules else "") + \
+        f" --evasion-cases {args.evasion_cases}" + (f" --out {args.out}" if args.out else "")
     t0 = time.perf_counter()
-    rows = [_row("(none: the default ruleset)", data, [])]
-    for name in _rules():
-        rows.append(_row(name, data, [name]))
+    names = args.rules.split(",") if args.rules else _rules()
+    rows = []
+    for name, off in [("(none: the default ruleset)", []), *((n, [n]) for n in names)]:
+        rows.append(_row(name, data, off, args.evasion_cases))
         print(rows[-1], flush=True)
-    keys = list(rows[0])
-    lines = ["# Text stage: each rule switched off", "",
-             f"Command: `.venv/bin/python benchmarks/text_rules.py --out {args.out}`; "
-             f"wall {time.perf_counter() - t0:.0f} s. `Sanitizer(\"PII\")`; TAB train split, synthetic tuning half, "
-             "SciFact documents 300-600 (see the script's docstring). Each row switches one rule off; "
-             "compare it with the first row.", "",
-             "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
-    lines += ["| " + " | ".join(str(r[k]) for k in keys) + " |" for r in rows]
-    text = "\n".join(lines) + "\n"
-    print(text)
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        if args.out:
+            Path(args.out).write_text(_table(rows, command, time.perf_counter() - t0, args.evasion_cases), "utf-8")
+            Path(args.out).with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n", "utf-8")
+    print(_table(rows, command, time.perf_counter() - t0, args.evasion_cases))
 
 
 if __name__ == "__main__":

@@ -106,7 +106,7 @@ for v in "${versions[@]}"; do
   fi
   installed="$(( $(date +%s) - start ))$reused"
   torch_version=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
-  echo "   installed in ${installed}s (torch $torch_version); running the tests"
+  echo "   installed: ${installed} s (torch $torch_version); running the tests"
   start=$(date +%s)
   log=$(mktemp)
   "$venv/bin/python" -m pytest -q -p no:cacheprovider "${tests[@]}" 2>&1 | tee "$log" | tail -5

@@ -293,3 +293,11 @@ def test_an_older_config_without_the_unknown_name_rule_opens_with_it():
     assert "Bunnag" not in Sanitizer.from_config(cfg).apply([text])[0]
     with pytest.raises(InvalidParameterError, match="unknown_names"):
         NameDetector(unknown_names="yes")
+
+
+def test_a_place_after_a_cue_takes_a_particle_only_as_a_whole_word():
+    from private_vectors.text.recognizers.places import PlaceDetector
+
+    text = "She moved to Denmark last year; he was born in Chiclana de la Frontera."
+    cued = {text[s.start:s.end] for s in PlaceDetector().spans([text])[0] if s.score >= 0.88}
+    assert cued == {"Denmark", "Chiclana de la Frontera"}

