@@ -64,14 +64,15 @@ def corpus(n: int, data: Path) -> list[dict[str, str]]:
 
 def single_process(embedding: Any, docs: list[dict[str, str]]) -> dict[str, Any]:
     from private_vectors.restore import prepare_with_restore
+    from private_vectors.text import job_steps
 
     texts, ids = [d["text"] for d in docs], [d["id"] for d in docs]
     san = embedding.sanitizer
     t0, c0 = time.perf_counter(), time.process_time()
-    items, found = san.detect(texts)
+    items, found = job_steps.detect(san, texts)
     t1 = time.perf_counter()
-    job = san.freeze_job(san.job_facts(items, found))
-    san.apply_job(items, found, job)
+    job = job_steps.freeze_job(job_steps.job_facts(san, items, found))
+    job_steps.apply_job(san, items, found, job)
     t2 = time.perf_counter()
     detect_s, keyed_s = t1 - t0, t2 - t1
     embedding.pipeline.embed_sanitized([t[:64] for t in texts[:8]])  # warm

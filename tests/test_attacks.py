@@ -49,6 +49,7 @@ def test_interface():
         MLCAttacker(epochs=5).fit(np.zeros((3, 4)), [["a"], ["b"]])
 
 
+@pytest.mark.slow  # 77 s on 2 cores; test_integrity keeps the MLC attacker in the default run
 def test_mlc_learns_planted_signal_and_drops_under_noise(data):
     Xtr, ktr, Xte, kte = data
     clean = MLCAttacker(random_state=0).fit(Xtr, ktr).evaluate(Xte, kte)

@@ -167,7 +167,9 @@ def test_new_process_reopen_refuses_two_different_keys_and_a_wrong_one(tmp_path)
     assert wrong.returncode != 0 and "ConfigMismatchError" in wrong.stderr and OTHER not in wrong.stderr
 
 
-@pytest.mark.parametrize("source", ["parameter", "environment"])
+# the environment source runs with -m slow (18 s on 2 cores); test_new_process_reopen_with_the_key_from_the_
+# parameter_or_the_environment covers both sources by default
+@pytest.mark.parametrize("source", ["parameter", pytest.param("environment", marks=pytest.mark.slow)])
 def test_new_process_reopen_of_the_langchain_drop_in_with_a_keyed_text_stage(tmp_path, source):
     pytest.importorskip("langchain_chroma")
     code = """

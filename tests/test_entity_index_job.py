@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from private_vectors.text import Sanitizer
+from private_vectors.text import Sanitizer, job_steps
 from private_vectors.text.entity_index import WEAK, JobFacts, JobIndex, elect, job_changes, stronger
 
 KEY = "entity-index-job-test-key-7Qm2"
@@ -48,9 +48,9 @@ def test_a_job_elects_the_label_most_spans_gave() -> None:
 
 
 def test_facts_merge_in_any_order_and_grouping(sanitizer: Sanitizer) -> None:
-    items, found = sanitizer.detect(DOCS)
-    parts = [sanitizer.job_facts([t], [s]) for t, s in zip(items, found, strict=True)]
-    whole = JobIndex.freeze(sanitizer.job_facts(items, found))
+    items, found = job_steps.detect(sanitizer, DOCS)
+    parts = [job_steps.job_facts(sanitizer, [t], [s]) for t, s in zip(items, found, strict=True)]
+    whole = JobIndex.freeze(job_steps.job_facts(sanitizer, items, found))
     rng = random.Random(0)
     for _ in range(6):
         order = parts[:]
@@ -66,12 +66,12 @@ def _two_steps(sanitizer: Sanitizer, partitions: list[list[int]]) -> dict[int, s
     """The job split into partitions: facts per partition, merged; then each partition replaced."""
     detected = {}
     for part in partitions:
-        items, found = sanitizer.detect([DOCS[i] for i in part])
+        items, found = job_steps.detect(sanitizer, [DOCS[i] for i in part])
         detected[tuple(part)] = (items, found)
-    job = sanitizer.freeze_job([sanitizer.job_facts(*detected[tuple(p)]) for p in reversed(partitions)])
+    job = job_steps.freeze_job([job_steps.job_facts(sanitizer, *detected[tuple(p)]) for p in reversed(partitions)])
     out = {}
     for part in partitions:
-        texts, _, _ = sanitizer.apply_job(*detected[tuple(part)], job)
+        texts, _, _ = job_steps.apply_job(sanitizer, *detected[tuple(part)], job)
         out.update(zip(part, texts, strict=True))
     return out
 

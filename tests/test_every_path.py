@@ -331,7 +331,12 @@ CHECKS = {"llamaindex_pipeline": ("rerun_nodes", 0), "langchain_cache": ("cache_
 the pipeline skips every unchanged document, the cache hits every text, index() skips every document."""
 
 
-@pytest.mark.parametrize("kind", list(WRITERS))
+QUICK_SLOW = {"llamaindex_chroma", "faiss_dropin", "llamaindex_default"}
+"""Paths whose default-run check is slow-marked (a sibling path in the default run writes through the
+same store code); every path runs at full size with -m slow."""
+
+
+@pytest.mark.parametrize("kind", [pytest.param(k, marks=pytest.mark.slow) if k in QUICK_SLOW else k for k in WRITERS])
 def test_protected_path_persists_no_planted_value(kind, tmp_path, capsys):
     """The default run: the first 40 planted people, one reopen in a new process per path (the
     key's source alternating from path to path). ``-m slow`` runs all 200 with both sources."""

@@ -26,6 +26,7 @@ def test_default_model_loads_without_progress_bars():
     assert "Loading weights" not in err and "it/s]" not in err
 
 
+@pytest.mark.slow  # 14 s on 2 cores
 def test_progress_bars_on_request():
     pytest.importorskip("sentence_transformers")
     err = _stderr_of("from private_vectors.encoders.sentence_transformers import SentenceTransformerEncoder\n"

@@ -40,7 +40,7 @@ def test_learned_name_with_another_encoder_names_the_shipped_ones():
 def test_unknown_names_are_listed():
     with pytest.raises(InvalidParameterError, match=r"cape.*textcrafter"):
         PrivateEmbedding(model="fake", mechanism="capee")
-    with pytest.raises(InvalidParameterError, match=r"concept: .*PII, person, location"):
+    with pytest.raises(InvalidParameterError, match=r"concept: .*'PII', 'PHI', 'quasi', 'person', 'location'"):
         PrivateEmbedding(model="fake", concept="pii_names")
 
 

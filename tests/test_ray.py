@@ -117,6 +117,7 @@ def _protect(embedding: object, docs: list[dict[str, str]], sink: object, **kwar
     out.write_datasink(sink)
 
 
+@pytest.mark.slow  # 30-40 s on 2 cores; test_a_job_on_ray_stores_what_one_process_stores runs by default
 def test_workers_protect_like_the_single_process_path(cluster: dict[str, Path], embedding: object,
                                                       tmp_path: Path) -> None:
     import pyarrow.parquet as pq
@@ -141,6 +142,7 @@ def test_workers_protect_like_the_single_process_path(cluster: dict[str, Path], 
     assert len(pq.read_table(sink.path)) == len(docs)
 
 
+@pytest.mark.slow  # 30-40 s on 2 cores; test_a_job_on_ray_stores_what_one_process_stores runs by default
 def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluster: dict[str, Path],
                                                                           embedding: object, tmp_path: Path) -> None:
     kwargs = {"config": embedding.get_config(), "secret": SecretRef(env=KEY_ENV_NAME)}
@@ -168,6 +170,7 @@ def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluste
     assert KEY.encode() not in texts
 
 
+@pytest.mark.slow  # 30-40 s on 2 cores; test_a_job_on_ray_stores_what_one_process_stores runs by default
 def test_faiss_shards_fan_out_equals_the_merged_index(cluster: dict[str, Path], embedding: object,
                                                       tmp_path: Path) -> None:
     docs = _docs(24)
@@ -213,6 +216,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> int:
         proc.wait(timeout=30)
 
 
+@pytest.mark.slow  # 30-40 s on 2 cores; test_a_job_on_ray_stores_what_one_process_stores runs by default
 def test_chroma_server_sink_upserts_and_reopens_with_the_key(cluster: dict[str, Path], embedding: object,
                                                              chroma_server: int,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:

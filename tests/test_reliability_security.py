@@ -296,10 +296,17 @@ def test_the_scanner_catches_what_it_should():
     assert unsafe_loads(good, "good.py") == []
 
 
+# The one reader of a pickle stream: the audit of a third-party LangChain FAISS folder (index.pkl is that
+# format). Its Unpickler maps two docstore classes to an inert record and refuses every other global
+# (the ``pickle`` documentation's "Restricting Globals"), so nothing named by the file runs: tested below.
+RESTRICTED_UNPICKLERS = {"eval/audit_store.py": "import pickle"}
+
+
 def test_no_pickle_anywhere_a_user_loads():
     files = sorted(SRC.rglob("*.py"))
     assert len(files) > 20
-    problems = [p for f in files for p in unsafe_loads(f.read_text("utf-8"), str(f.relative_to(SRC)))]
+    problems = [p for f in files for p in unsafe_loads(f.read_text("utf-8"), str(f.relative_to(SRC)))
+                if not any(p.startswith(f"{name}:") and p.endswith(what) for name, what in RESTRICTED_UNPICKLERS.items())]
     record("source files scanned for pickle", len(files))
     assert problems == []
     # the project's own scripts too (benchmarks, integrations examples)
@@ -334,3 +341,20 @@ def test_saved_artefacts_are_not_pickles(tmp_path):
         elif p.suffix == ".json":
             json.loads(p.read_text("utf-8"))
     record("saved artefacts checked", len(written))
+
+
+def test_the_audits_unpickler_runs_nothing_a_file_names(tmp_path):
+    import io
+    import pickle
+
+    from private_vectors.errors import ArtefactError
+    from private_vectors.eval.audit_store import _RecordUnpickler
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'ran'}",))
+
+    for payload in (pickle.dumps(Evil()), pickle.dumps(({"a": Evil()}, {0: "a"}))):
+        with pytest.raises(ArtefactError, match="refused unread"):
+            _RecordUnpickler(io.BytesIO(payload)).load()
+    assert not (tmp_path / "ran").exists()

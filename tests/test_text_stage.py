@@ -436,6 +436,7 @@ print(hashlib.sha256(json.dumps(out).encode()).hexdigest())
 """
 
 
+@pytest.mark.slow  # child processes under several hash seeds (18 s on 2 cores)
 def test_sanitizer_output_does_not_depend_on_the_hash_seed():
     """Two processes with different PYTHONHASHSEED (string hashing, set and dict order) give the
     same sanitized documents, queries and keyed index (benchmark rows and re-ingestion rely on it)."""

@@ -73,11 +73,8 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
             needs a key), None (raw text reaches the encoder), a ``Sanitizer``, or ``"auto"``.
         key_salt: the public scrypt salt of keyed noise (default random per collection).
         text_concept: the spans the text stage replaces (as ``concept``).
-        erase: an attribute erased from documents and queries: ``"sex"`` or ``"age_band"`` (the
-            built-in with the default method, cluster-LEACE), ``{"attribute": "sex", "method":
-            "leace"}`` (a method of your choice), a folder saved by ``AttributeConcept.save`` or an
-            ``AttributeConcept`` (:mod:`private_vectors.fitted.erase`). Erasure bounds linear
-            probes; the privacy report gives what retrained non-linear attackers were measured to read.
+        erase: an attribute erased from documents and queries (``"sex"``, ``{"attribute": "sex",
+            "method": "leace"}``, a folder or an ``AttributeConcept``: :mod:`private_vectors.fitted.erase`).
         noise_concept: a fitted concept that shapes Mahalanobis noise.
     """
 
@@ -104,8 +101,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                                         space=space, store_geometry=store_geometry, sanitize=sanitize)
         if eps is None:
             warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
-                          "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning,
-                          stacklevel=2)
+                          "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning, stacklevel=2)
         keying = Keying(secret)
         if key_salt is not None:
             keying.fix_salt(key_salt)

@@ -20,7 +20,7 @@ argument               default
                        ``"ip"`` for concept noise with a noise-aware query transform
 ``store_geometry``     ``"normalize"`` in cosine, ``"augment"`` in ip, ``"none"`` in l2
 ``erase``              a built-in name: that attribute with the default erasure method
-                       (:data:`~private_vectors.fitted.attribute.DEFAULT_METHOD`)
+                       (:data:`~private_vectors.fitted.erase.DEFAULT_METHOD`)
 =====================  ==========================================================
 
 One word, one meaning: ``concept`` (also ``text_concept``) is what the text stage replaces —

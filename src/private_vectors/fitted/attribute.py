@@ -40,6 +40,14 @@ from .._validation import as_float_matrix, check_probability, check_texts
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
 from .artefact import check_content_hash, read_artefact_config, reference_target
+from .erase import (
+    BUILTIN_ATTRIBUTES,
+    BUILTIN_METHODS,
+    DEFAULT_METHOD,
+    ErasureSpec,
+    check_erase,
+    resolve_erase,
+)
 from .erasure import ERASURE_METHODS, Step, apply_steps, encode_labels, make_erasure
 
 __all__ = ["BUILTIN_ATTRIBUTES", "BUILTIN_METHODS", "DEFAULT_METHOD", "AttributeConcept", "fit_attribute",
@@ -49,12 +57,6 @@ FORMAT = "private_vectors.attribute_concept"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
-BUILTIN_ATTRIBUTES = ("sex", "age_band")
-BUILTIN_METHODS = ("leace", "cluster-leace")
-"""Methods shipped for each built-in attribute (``"leace"``: the folder itself; others: a subfolder)."""
-DEFAULT_METHOD = "cluster-leace"
-"""The method named by :func:`~private_vectors.fitted.measured.choose_method` (its default
-parameters, ``n_clusters=16, n_iter=2``, are the measured ones)."""
 
 
 class AttributeConcept:
@@ -412,7 +414,6 @@ def load_attribute(ref: Any, encoder: Any = None) -> AttributeConcept:
         ArtefactError: unreadable folder. ConfigMismatchError: another encoder, or a changed artefact.
     """
     from ..encoders import load_encoder
-    from .erase import ErasureSpec, check_erase, resolve_erase
 
     enc = load_encoder(encoder)
     if isinstance(ref, AttributeConcept):

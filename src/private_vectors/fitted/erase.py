@@ -4,10 +4,10 @@ and resolved once (:func:`resolve_erase`), so the erasure stage receives a resol
 ``erase=`` takes
 
 * a built-in attribute name (``"sex"``, ``"age_band"``): the built-in fitted with the default
-  method, :data:`~private_vectors.fitted.attribute.DEFAULT_METHOD` (chosen from the measured
+  method, :data:`~private_vectors.fitted.erase.DEFAULT_METHOD` (chosen from the measured
   table by :func:`~private_vectors.fitted.measured.choose_method`);
 * ``{"attribute": "sex", "method": "leace"}`` or ``ErasureSpec("sex", method="leace")``: a
-  built-in with a method of its choice (:data:`~private_vectors.fitted.attribute.BUILTIN_METHODS`
+  built-in with a method of its choice (:data:`~private_vectors.fitted.erase.BUILTIN_METHODS`
   ship), or a fitted folder whose method must be the one named;
 * a folder saved by :meth:`~private_vectors.fitted.AttributeConcept.save`, an
   :class:`~private_vectors.fitted.AttributeConcept`, or the reference a stored configuration
@@ -24,6 +24,13 @@ from ..errors import InvalidParameterError, InvalidTypeError
 
 __all__ = ["ErasureSpec", "check_erase", "resolve_erase"]
 
+BUILTIN_ATTRIBUTES = ("sex", "age_band")
+BUILTIN_METHODS = ("leace", "cluster-leace")
+"""Methods shipped for each built-in attribute (``"leace"``: the folder itself; others: a subfolder)."""
+DEFAULT_METHOD = "cluster-leace"
+"""The method named by :func:`~private_vectors.fitted.measured.choose_method` (its default
+parameters, ``n_clusters=16, n_iter=2``, are the measured ones)."""
+
 _EXPECTED = ("a built-in attribute name ('sex', 'age_band'), {'attribute': ..., 'method': ...}, an ErasureSpec, "
              "a folder saved by AttributeConcept.save or an AttributeConcept")
 _SPEC_KEYS = ("attribute", "method")
@@ -34,7 +41,7 @@ class ErasureSpec:
     """An attribute to erase and, optionally, the erasure method.
 
     Args:
-        attribute: a built-in attribute name (:data:`~private_vectors.fitted.attribute.BUILTIN_ATTRIBUTES`)
+        attribute: a built-in attribute name (:data:`~private_vectors.fitted.erase.BUILTIN_ATTRIBUTES`)
             or a folder saved by :meth:`~private_vectors.fitted.AttributeConcept.save`.
         method: one of :data:`~private_vectors.fitted.erasure.ERASURE_METHODS`; for a built-in, one
             of the methods shipped for it; None: the built-in's default method, or the folder's own.
@@ -44,7 +51,6 @@ class ErasureSpec:
     method: str | None = None
 
     def __post_init__(self) -> None:
-        from .attribute import BUILTIN_ATTRIBUTES, BUILTIN_METHODS
         from .erasure import ERASURE_METHODS
 
         if isinstance(self.attribute, os.PathLike):
@@ -62,6 +68,12 @@ class ErasureSpec:
                 note=f"fit another method on your own labelled texts with fit_attribute(..., method={self.method!r})")
 
 
+def _is_fitted_concept(value: Any) -> bool:
+    """A fitted :class:`~private_vectors.fitted.attribute.AttributeConcept` (checked by what it does,
+    so this module needs nothing from the one that fits and loads them)."""
+    return callable(getattr(value, "reference", None)) and callable(getattr(value, "check_encoder", None))
+
+
 def _is_reference(value: dict[str, Any]) -> bool:
     """A stored configuration's reference (``AttributeConcept.reference()``)."""
     return value.get("kind") == "attribute" and "type" in value
@@ -73,9 +85,7 @@ def check_erase(value: Any) -> Any:
     Reads no artefact: a folder is loaded, and its method and hash checked, when the erasure
     stage is built. A name that is neither a built-in nor an existing folder is refused here.
     """
-    from .attribute import BUILTIN_ATTRIBUTES, AttributeConcept
-
-    if value is None or isinstance(value, (AttributeConcept, ErasureSpec)):
+    if value is None or isinstance(value, ErasureSpec) or _is_fitted_concept(value):
         return value
     if isinstance(value, dict):
         if _is_reference(value):
@@ -96,8 +106,6 @@ def check_erase(value: Any) -> Any:
 
 def resolve_erase(value: Any) -> Any:
     """A built-in name, or a spec without a method, gets the default method; anything else is kept."""
-    from .attribute import BUILTIN_ATTRIBUTES, DEFAULT_METHOD
-
     if isinstance(value, str) and value in BUILTIN_ATTRIBUTES:
         return ErasureSpec(value, DEFAULT_METHOD)
     if isinstance(value, ErasureSpec) and value.method is None and value.attribute in BUILTIN_ATTRIBUTES:

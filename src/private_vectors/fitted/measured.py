@@ -11,7 +11,7 @@ strongest of a fixed family of attackers (logistic regression, MLPs with one hid
 retrained on the protected vectors of identities the eraser never saw, with the utility kept.
 
 :func:`choose_method` applies the rule that picked
-:data:`~private_vectors.fitted.attribute.DEFAULT_METHOD` to that table;
+:data:`~private_vectors.fitted.erase.DEFAULT_METHOD` to that table;
 :func:`attacker_coverage` is what the privacy report says about an erasure.
 """
 
@@ -141,7 +141,7 @@ def choose_method(*, attribute: str = "sex", min_retrieval: float = 0.9, min_tas
     ``min_retrieval`` × LEACE's NDCG@10 and ``min_task`` × the unprotected task accuracy
     (erasure alone, no noise; ties: the row listed first).
 
-    With the defaults this names :data:`~private_vectors.fitted.attribute.DEFAULT_METHOD` and
+    With the defaults this names :data:`~private_vectors.fitted.erase.DEFAULT_METHOD` and
     its default parameters.
 
     Args:

@@ -20,12 +20,11 @@ from typing import Any
 
 from ..config import check_config_compatible, comparable_config
 from ..embedding import PrivateEmbedding, rebuild
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError, PrivacyWarning
+from ..errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
 from ..keys import SecretKey, key_scope
 
 __all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "check_unique_ids",
-           "prepare_cached", "sanitize_metadatas", "sanitize_values", "stored_embedding", "unwrap_cache",
-           "warn_existing_ids", "warn_if_raw_hash_ids"]
+           "sanitize_metadatas", "sanitize_values", "stored_embedding", "warn_existing_ids"]
 
 METADATA_TEXT = ("sanitize", "keep")
 """``metadata_text`` choices: string values through the text stage, or kept as given (for
@@ -219,37 +218,3 @@ def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key:
     check_config_compatible(comparable_config(stored, given), given.get_config())
     given.pipeline.bind(stored, where)
     return given
-
-
-# -- LangChain's records keyed by content (private_vectors.integrations.langchain_records) -----------
-def unwrap_cache(embedding: Any) -> tuple[Any, Any]:
-    """(the PrivateEmbedding, its vector cache) for a ``CacheBackedEmbeddings`` over a
-    PrivateEmbedding (:mod:`private_vectors.integrations.langchain_records`); else (``embedding``, None)."""
-    if embedding is None or isinstance(embedding, PrivateEmbedding):
-        return embedding, None
-    try:
-        from .langchain_records import unwrap
-    except ModelNotAvailableError:  # pragma: no cover - no langchain-classic, so no CacheBackedEmbeddings
-        return embedding, None
-    return unwrap(embedding)
-
-
-def prepare_cached(embedding: Any, cache: Any, texts: list[str], ids: list[str], *,
-                   store_raw_text: bool) -> tuple[list[str] | None, Any, list[str] | None]:
-    """:func:`~private_vectors.restore.prepare_with_restore`, through ``cache`` when there is one."""
-    if cache is None:
-        from ..restore import prepare_with_restore
-
-        return prepare_with_restore(embedding, texts, ids, store_raw_text=store_raw_text)
-    from .langchain_records import prepare_cached as through_cache
-
-    return through_cache(embedding, cache, texts, ids, store_raw_text=store_raw_text)
-
-
-def warn_if_raw_hash_ids(store: Any, texts: list[str], metadatas: Any, ids: Any) -> None:
-    """One PrivacyWarning per store when ``ids`` are LangChain ``index()``'s unkeyed hashes."""
-    try:
-        from .langchain_records import warn_if_raw_hash_ids as check
-    except ModelNotAvailableError:  # pragma: no cover
-        return
-    check(store, texts, metadatas, ids)

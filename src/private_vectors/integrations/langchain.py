@@ -44,15 +44,13 @@ from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableE
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, with_records
+from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
 from ._stored import (
     check_metadata_text,
     check_metadatas,
     check_unique_ids,
-    prepare_cached,
     sanitize_metadatas,
-    unwrap_cache,
     warn_existing_ids,
-    warn_if_raw_hash_ids,
 )
 from .chroma import (
     check_collection,

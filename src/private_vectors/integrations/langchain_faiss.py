@@ -44,15 +44,13 @@ from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..restore import with_records
+from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
 from ._stored import (
     check_metadata_text,
     check_metadatas,
     check_unique_ids,
-    prepare_cached,
     sanitize_metadatas,
     stored_embedding,
-    unwrap_cache,
-    warn_if_raw_hash_ids,
 )
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 

@@ -203,8 +203,10 @@ class _Worker:
     @property
     def _job_sanitizer(self) -> Any:
         """The text stage when it runs a job in two steps (a keyed or unkeyed Sanitizer), else None."""
+        from ..text.sanitizer import Sanitizer
+
         san = self.embedding.sanitizer
-        return san if callable(getattr(san, "job_facts", None)) else None
+        return san if isinstance(san, Sanitizer) else None
 
     def _metas(self, batch: Mapping[str, Any]) -> list[dict[str, Any] | None] | None:
         if self.metadata_column is None:
@@ -245,6 +247,8 @@ class DetectDocuments(_Worker):
 
         texts = [str(t) for t in batch[self.text_column]]
         out: dict[str, Any] = {k: np.asarray(v) if not isinstance(v, np.ndarray) else v for k, v in batch.items()}
+        from ..text import job_steps
+
         san = self._job_sanitizer
         if san is None or not texts:
             out[SPANS_COLUMN] = np.array(["null"] * len(texts), dtype=object)
@@ -254,8 +258,8 @@ class DetectDocuments(_Worker):
         slots = _meta_slots(metas)
         values = [metas[i][k] for i, k in slots] if slots else []  # type: ignore[index]
         with protected_path():
-            items, found = san.detect(texts + values)
-            facts = san.job_facts(items, found) if found is not None else None
+            items, found = job_steps.detect(san, texts + values)
+            facts = job_steps.job_facts(san, items, found) if found is not None else None
         spans = [None] * len(items) if found is None else found
         out[SPANS_COLUMN] = np.array([_spans_json(s) for s in spans[:len(texts)]], dtype=object)
         if self.metadata_column is not None:
@@ -338,6 +342,7 @@ class ProtectDocuments(_Worker):
                      metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str]]:
         from .._validation import check_stage_output
         from ..restore import seal_records, wants_restore
+        from ..text import job_steps
         from ..text.entity_index import merge_values
 
         san, pipeline = self._job_sanitizer, self.embedding.pipeline
@@ -350,8 +355,8 @@ class ProtectDocuments(_Worker):
         if any(f is None for f in found):  # a recognizer failed under on_error="redact_all" in the first step
             out, logs, remembered = san.apply(texts + values), None, dict(san.take_changes())
         else:
-            out, logs, remembered = san.apply_job(san.escaped(texts + values), found, self.job)
-        out = check_stage_output(out, texts + values, "sanitizer.apply_job")
+            out, logs, remembered = job_steps.apply_job(san, job_steps.escaped(texts + values), found, self.job)
+        out = check_stage_output(out, texts + values, "job_steps.apply_job")
         sanitized = out[:len(texts)]
         for (i, k), v in zip(slots, out[len(texts):], strict=True):
             metas[i][k] = v  # type: ignore[index]

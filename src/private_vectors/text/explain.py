@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidTypeError
+from .job_steps import freeze_job, job_facts
 from .operators import Keep
 from .rules import Decision, RuleContext, escape
 from .spans import Span
@@ -89,7 +90,7 @@ def explain(san: Any, text: str) -> Explanation:
                                                        "a recognizer failed: on_error='redact_all'") for _ in whole))
     spans = found[0]
     decisions += [Decision(s.detector, "detected", s.start, s.end, s.label, f"score {s.score:.2f}") for s in spans]
-    job = san.freeze_job(san.job_facts([item], [spans]))  # the text as a job of its own
+    job = freeze_job(job_facts(san, [item], [spans]))  # the text as a job of its own
     view, lower = san.index.view(job.entries), san.index.job_words(job)
     extra = san.index.spans(item, view, any_case=False, ordinary=lower)
     final = san._select(item, spans, extra, view, lower, decisions)

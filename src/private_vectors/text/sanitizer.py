@@ -31,14 +31,15 @@ from .detection import (
     DetectionError,
     detection_progress,
 )
-from .entity_index import EntityIndex, JobFacts, JobIndex, merge_values, strong_evidence
+from .entity_index import EntityIndex
 from .explain import Explanation, explain
+from .job_steps import apply_job, escaped, freeze_job, job_facts, job_spans
 from .keycheck import SANITIZER_SALT, StageKeys, stage_key
-from .operators import Keep, Operator
+from .operators import Operator
 from .precedence import merge_document_spans
 from .replacement import Replacement, operator_for, replace_spans
-from .rules import Decision, RuleContext, escape
-from .spans import Detector, Span, validate_texts
+from .rules import Decision, RuleContext
+from .spans import Detector, Span
 from .stage_config import (
     SANITIZER_VERSION,
     build_rules,
@@ -158,7 +159,7 @@ class Sanitizer(DocumentTransformer):
 
     def _prepared(self, texts: Sequence[str], queries: bool = False) -> tuple[list[str], list[list[Span]] | None]:
         self.index.load_pending()
-        items = self.escaped(texts)
+        items = escaped(texts)
         return items, self._detect([truecase(t, self.index.ordinary) for t in items] if queries else items)
 
     @staticmethod
@@ -180,56 +181,6 @@ class Sanitizer(DocumentTransformer):
             return self._redacted_spans(items)
         return [self._select(t, s, self.index.spans(t)) for t, s in zip(items, found, strict=True)]
 
-    def job_facts(self, texts: list[str], found: list[list[Span]]) -> JobFacts:
-        """The first step of a job, on some of its documents (escaped texts and their detected
-        spans): keyed facts only (:class:`~.entity_index.JobFacts`), merged over the job in any
-        order. Each detected entity that is replaced gives its entries (weak unless
-        :func:`~.entity_index.strong_evidence`); each text the words it writes in lower case."""
-        facts = JobFacts()
-        for t, s in zip(texts, found, strict=True):
-            for span in self._select(t, s):
-                if not isinstance(self._operator(span.label), Keep):
-                    weak = not strong_evidence(t, span, s)
-                    self.index.entity_facts(facts, span.label, t[span.start:span.end], weak=weak)
-            self.index.text_facts(facts, t)
-        return facts
-
-    def freeze_job(self, facts: JobFacts | Sequence[JobFacts]) -> JobIndex:
-        """The frozen index of a job from the facts of all its documents."""
-        return JobIndex.freeze(facts if isinstance(facts, JobFacts) else JobFacts.merged(facts))
-
-    def job_spans(self, texts: list[str], found: list[list[Span]], job: JobIndex) -> list[list[Span]]:
-        """The second step's spans: detected spans plus every occurrence of an entity of the job
-        index or of earlier jobs' (:meth:`~.entity_index.EntityIndex.spans`), where a word the
-        *job* writes in lower case in two texts or more is an ordinary word."""
-        view, lower = self.index.view(job.entries), self.index.job_words(job)
-        return [self._select(t, s, self.index.spans(t, view, any_case=False, ordinary=lower), view, lower)
-                for t, s in zip(texts, found, strict=True)]
-
-    def apply_job(self, texts: list[str], found: list[list[Span]], job: JobIndex
-                  ) -> tuple[list[str], list[list[Replacement]], dict[str, str]]:
-        """The second step on some of a job's documents: sanitized texts, replacement logs, and
-        the index entries of every replaced span (merged over the job, then written with
-        :meth:`~.entity_index.EntityIndex.commit_job`). Remembers nothing itself."""
-        lower = self.index.job_words(job)
-        outs, logs, remembered = [], [], {}
-        for t, spans in zip(texts, self.job_spans(texts, found, job), strict=True):
-            out, log = replace_spans(t, spans, self._operator)
-            for a, b, label, _ in log:
-                merge_values(remembered, self.index.entries(label, t[a:b], lower))
-            outs.append(out)
-            logs.append(log)
-        return outs, logs, remembered
-
-    def escaped(self, texts: Sequence[str]) -> list[str]:
-        """The texts as both steps read them (validated; placeholders already in them escaped)."""
-        return [escape(t) for t in validate_texts(texts)]
-
-    def detect(self, texts: Sequence[str]) -> tuple[list[str], list[list[Span]] | None]:
-        """Escaped texts and their detected spans (None: a recognizer failed under
-        ``on_error="redact_all"``): what both steps of a job read, detected once."""
-        return self._prepared(texts)
-
     def document_spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The spans :meth:`apply` would replace in this batch: detected spans plus, by the keyed
         index, every other occurrence of an entity detected in the batch or ingested before.
@@ -237,7 +188,7 @@ class Sanitizer(DocumentTransformer):
         items, found = self._prepared(texts)
         if found is None:
             return self._redacted_spans(items)
-        return self.job_spans(items, found, self.freeze_job(self.job_facts(items, found)))
+        return job_spans(self, items, found, freeze_job(job_facts(self, items, found)))
 
     def explain(self, text: str) -> Explanation:
         """Why each span of ``text`` is replaced or kept: the recognizer that found it and each rule
@@ -253,8 +204,8 @@ class Sanitizer(DocumentTransformer):
         if found is None:
             redacted = [REDACTED_TEXT if t else t for t in items]
             return redacted, [[(0, len(t), "REDACTED", o)] if o != t else [] for t, o in zip(items, redacted, strict=True)]
-        job = self.freeze_job(self.job_facts(items, found))  # one call is one job: the two steps
-        outs, logs, remembered = self.apply_job(items, found, job)
+        job = freeze_job(job_facts(self, items, found))  # one call is one job: the two steps
+        outs, logs, remembered = apply_job(self, items, found, job)
         self.index.commit_job(job, remembered)
         return outs, logs
 

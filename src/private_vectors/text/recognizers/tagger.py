@@ -73,7 +73,7 @@ class TaggerRecognizer(Recognizer):
     def _known_labels(self) -> tuple[str, ...]:
         if self.label_map is not None:
             return tuple(dict.fromkeys(self.label_map.values()))
-        if self.model is None or (Path(self.model) / "config.json").is_file() and self._is_tagger_folder():
+        if self.model is None or ((Path(self.model) / "config.json").is_file() and self._is_tagger_folder()):
             return MODEL_LABELS if self.model is None else self._tagger().labels
         raise InvalidParameterError("label_map", "a label map for a Hugging Face model (its entity types to span "
                                     "labels)", None)
