@@ -213,8 +213,7 @@ DEFAULT_SETTINGS = ["none", "leace", "task-leace", "cluster-leace:16", "cluster-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--cache-dir", type=Path, default=Path("/work/cache/h-attr")
-                    if Path("/work/cache").exists() else Path(os.environ.get("TMPDIR", "/tmp")) / "pv_attr_cache")
+    ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "pv_attr_cache")
     ap.add_argument("--results", type=Path, default=RESULTS)
     ap.add_argument("--patients", type=int, default=4000)
     ap.add_argument("--seed", type=int, default=0)
