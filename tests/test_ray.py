@@ -166,7 +166,8 @@ def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluste
 
     assert ray.get(canary.remote()) == KEY[:3]  # the variable reached the workers outside Ray
     _protect(embedding, _docs(16), FaissShardDatasink(tmp_path / "f"))
-    _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans and facts in the store
+    job = _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans, facts in the store
+    assert job.to_json() and KEY.encode() not in pickle.dumps({**kwargs, "job": job.to_json()})  # the second step's
     # hold both steps' rows in the object store, then fill it past its size: they are spilled to disk
     ds = ray.data.from_items(_job_docs(12))
     detected = ds.map_batches(DetectDocuments, fn_constructor_kwargs=kwargs, batch_size=8, concurrency=1,
