@@ -1,7 +1,8 @@
 """Ingest cost of the text stage: (detection + encoding + Laplace noise) vs encoding alone, same model.
 
 Long documents: SciFact abstracts (title + text, ~1.5k characters). Short documents: the
-synth_dataset_v2 sentences (presidio-research, one or two sentences each). For each chunk of
+synth_dataset_v2 sentences (presidio-research, one or two sentences each). With ``--judgments``:
+TAB's dev court judgments (~3.8k characters), all in one batch under the default time limit. For each chunk of
 documents every side runs back to back, the order rotating from chunk to chunk (so load from
 other processes on a shared machine falls on all alike): private = ``Sanitizer("PII", detector=...).apply`` then
 ``encoder.encode`` then ``LaplaceMechanism(epsilon=10).perturb``; plain = ``encoder.encode``.
@@ -69,6 +70,8 @@ def main() -> int:
     ap.add_argument("--short", type=int, default=1000, help="short sentences")
     ap.add_argument("--chunk", type=int, default=50)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--judgments", type=int, default=0,
+                    help="TAB dev court judgments (a third row, in one chunk; 0: none)")
     ap.add_argument("--stages", default="rules", help="text stages beside plain: rules, model (comma-separated)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
@@ -101,6 +104,11 @@ def main() -> int:
     load_before = os.getloadavg()
     rows = [*run("long: SciFact abstracts", long_docs, args.chunk, sanitizers, encoder, mech),
             *run("short: synth_dataset_v2 sentences", short_docs, args.chunk, sanitizers, encoder, mech)]
+    if args.judgments:
+        tab = [json.loads(x) for x in (data / "pii" / "tab" / "tab_train_dev.jsonl").read_text("utf-8").splitlines()]
+        judgments = [d["text"] for d in tab if d["metadata"]["provenance"]["dataset_type"] == "dev"][: args.judgments]
+        rows += run("judgments: TAB dev (one batch, default time limit)", judgments, len(judgments), sanitizers,
+                    encoder, mech)
     load = os.getloadavg()
     lines = ["# Text-stage ingest cost", "",
              f"Command: `.venv/bin/python {' '.join(['benchmarks/text_ingest.py', *sys.argv[1:]])}` "
