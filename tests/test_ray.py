@@ -319,7 +319,7 @@ def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], e
     alone = [t for i, t in enumerate(texts) if i % 3]
     assert sum(any(last in t for last in LAST) for t in alone) <= len(alone) // 4  # found again, job-wide
     sink = ParquetDatasink(tmp_path / "pq")
-    _job(embedding, docs, sink)
+    _job(embedding, docs, sink, protect_args={"num_cpus": 1, "memory": 2**20})  # (the second step's own sizing)
     got, vectors = _stored(sink.path)
     assert [got[d["id"]] for d in docs] == texts
     assert sink.index_changes() == entries
