@@ -166,7 +166,8 @@ def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluste
 
     assert ray.get(canary.remote()) == KEY[:3]  # the variable reached the workers outside Ray
     _protect(embedding, _docs(16), FaissShardDatasink(tmp_path / "f"))
-    _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans and facts in the store
+    job = _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans, facts in the store
+    assert job.to_json() and KEY.encode() not in pickle.dumps({**kwargs, "job": job.to_json()})  # the second step's
     # hold both steps' rows in the object store, then fill it past its size: they are spilled to disk
     ds = ray.data.from_items(_job_docs(12))
     detected = ds.map_batches(DetectDocuments, fn_constructor_kwargs=kwargs, batch_size=8, concurrency=1,
@@ -319,7 +320,7 @@ def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], e
     alone = [t for i, t in enumerate(texts) if i % 3]
     assert sum(any(last in t for last in LAST) for t in alone) <= len(alone) // 4  # found again, job-wide
     sink = ParquetDatasink(tmp_path / "pq")
-    _job(embedding, docs, sink)
+    _job(embedding, docs, sink, protect_args={"num_cpus": 1, "memory": 2**20})  # (the second step's own sizing)
     got, vectors = _stored(sink.path)
     assert [got[d["id"]] for d in docs] == texts
     assert sink.index_changes() == entries
