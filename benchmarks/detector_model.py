@@ -85,9 +85,10 @@ def detection_seconds(stage: Any, texts: list[str]) -> float:
 
 def ingest_ratios(texts: list[str], short: list[str]) -> dict[str, Any]:
     """Plain encode seconds ÷ private ingest seconds, per stage, on abstracts and on short sentences."""
+    from sentence_transformers import SentenceTransformer
+
     from private_vectors import PrivateEmbedding
     from private_vectors.encoders.sentence_transformers import default_model_path
-    from sentence_transformers import SentenceTransformer
 
     plain = SentenceTransformer(str(default_model_path()), device="cpu")
     out: dict[str, Any] = {}

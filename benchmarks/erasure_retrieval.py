@@ -55,7 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     from private_vectors.encoders import load_encoder
     from private_vectors.eval.cache import CachingEncoder
     from private_vectors.eval.datasets import load_beir
-    from private_vectors.fitted import BUILTIN_ATTRIBUTES, BUILTIN_METHODS, ErasureSpec, load_attribute
+    from private_vectors.fitted import (
+        BUILTIN_ATTRIBUTES,
+        BUILTIN_METHODS,
+        ErasureSpec,
+        load_attribute,
+    )
     from private_vectors.mechanisms import LaplaceMechanism
 
     start = time.perf_counter()

@@ -492,13 +492,13 @@ class PresidioStage(TextStage):
 
 
 class TaggerStage(TextStage):
-    """The learned tagger alone (``private_vectors.text_model``): every span it finds replaced by
-    ``<LABEL>``; no memory across documents."""
+    """The learned tagger alone (its recognizer, ``TaggerRecognizer``: hashtags and handles read as
+    their words): every span it finds replaced by ``<LABEL>``; no memory across documents."""
 
     def __init__(self) -> None:
-        from private_vectors.text_model import TaggerModel
+        from private_vectors.text.recognizers.tagger import TaggerRecognizer
 
-        self.model = TaggerModel()
+        self.model = TaggerRecognizer()
 
     def _apply(self, texts: list[str]) -> list[str]:
         out = []

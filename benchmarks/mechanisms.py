@@ -23,6 +23,7 @@ import argparse
 import os
 import platform
 import resource
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,21 +66,24 @@ def _mechanisms(n: int) -> dict[str, Callable[[], object]]:
 
 
 def _time_per_vector(perturb: Callable[[np.ndarray], object], X: np.ndarray,
-                     repeats: int) -> tuple[float, float, float]:
-    """(min, median) µs per vector over ``repeats`` timings, and minor page faults per call."""
+                     repeats: int) -> tuple[float, float, float, float]:
+    """(min, median) wall µs per vector over ``repeats`` timings, minor page faults per call, and
+    the median CPU µs per vector (``process_time``: all the process's threads, not the time it
+    waited for a core that another process held)."""
     perturb(X)  # warm-up (caches, Purkayastha table)
-    times = []
+    times, cpu = [], []
     faults0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     calls_total = 0
     for _ in range(repeats):
         calls = max(1, 200 // len(X))
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(calls):
             perturb(X)
         times.append((time.perf_counter() - t0) / (calls * len(X)) * 1e6)
+        cpu.append((time.process_time() - c0) / (calls * len(X)) * 1e6)
         calls_total += calls
     faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults0) / calls_total
-    return min(times), float(np.median(times)), faults
+    return min(times), float(np.median(times)), faults, float(np.median(cpu))
 
 
 def _cpu() -> str:
@@ -118,16 +122,60 @@ def _encoder_us_per_sentence() -> float:
     return (time.perf_counter() - t0) / len(texts) * 1e6
 
 
+def breakdown(repeats: int, n: int = 768) -> list[str]:
+    """CPU µs per n-d vector of each pass of the deployed sampler (``add_radial_noise`` on a
+    64-row chunk, as it runs), interleaved over ``repeats`` rounds (medians), beside ``torch.randn``."""
+    from private_vectors.mechanisms.base import CHUNK
+    from private_vectors.random import SecureRandom
+
+    rows, h = CHUNK, (n + 1) // 2
+    rng = SecureRandom()
+    words = np.zeros(2 * rows * h, dtype=np.uint32)
+    rng.fill_words(words)
+    f = ((words >> np.uint32(9)) | np.uint32(0x3F800000)).view(np.float32)
+    u = (np.float32(2.0) - f[: rows * h]).reshape(rows, h)
+    theta = (f[rows * h:] * np.float32(2 * np.pi)).reshape(rows, h)
+    out, tmp = np.empty((rows, 2 * h), np.float32), np.empty((rows, h), np.float32)
+    passes: dict[str, Callable[[], object]] = {
+        "AES-CTR words (OS key)": lambda: rng.fill_words(words),
+        "bits to floats (shift, or)": lambda: (np.right_shift(words, np.uint32(9), out=words),
+                                               np.bitwise_or(words, np.uint32(0x3F800000), out=words)),
+        "log": lambda: np.log(u, out=tmp),
+        "sqrt": lambda: np.sqrt(u, out=tmp),
+        "cos": lambda: np.cos(theta, out=tmp),
+        "sin": lambda: np.sin(theta, out=tmp),
+        "2 multiplies": lambda: (np.multiply(tmp, u, out=out[:, :h]), np.multiply(tmp, u, out=out[:, h:])),
+    }
+    randn = _torch_randn()
+    if randn is not None:
+        passes["torch.randn (reference, 1 thread)"] = lambda: randn(out)
+    times: dict[str, list[float]] = {k: [] for k in passes}
+    for _ in range(repeats):
+        for name, run in passes.items():
+            c0 = time.process_time()
+            for _ in range(50):
+                run()
+            times[name].append((time.process_time() - c0) / (50 * rows) * 1e6)
+    lines = ["", f"## Where the time goes (n = {n}, CPU µs per vector, medians of {repeats} interleaved rounds)", "",
+             "| pass | CPU µs per vector |", "|---|---|"]
+    lines += [f"| {k} | {float(np.median(v)):.2f} |" for k, v in times.items()]
+    total = sum(float(np.median(v)) for k, v in times.items() if not k.startswith("torch"))
+    lines += [f"| sum of the sampler's passes | {total:.2f} |"]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "mechanisms.md"))
     parser.add_argument("--repeats", type=int, default=9)
     parser.add_argument("--dims", type=int, nargs="+", default=list(DIMS))
+    parser.add_argument("--breakdown", action="store_true", help="also time each pass of the sampler")
     args = parser.parse_args()
     load_before = os.getloadavg()
     enc_us = _encoder_us_per_sentence()
     rows = []
     faults: dict[tuple[str, int], float] = {}
+    cpu: dict[tuple[str, int], float] = {}
     randn = _torch_randn()
     for n in args.dims:
         perturbs: dict[str, Callable[[np.ndarray], object]] = {
@@ -139,16 +187,16 @@ def main() -> None:
             xb = np.random.default_rng(1).standard_normal((1024, n))
             x1 /= np.linalg.norm(x1, axis=1, keepdims=True)
             xb /= np.linalg.norm(xb, axis=1, keepdims=True)
-            t1, _, _ = _time_per_vector(perturb, x1, args.repeats)
-            tb, tb_med, faults[(name, n)] = _time_per_vector(perturb, xb, args.repeats)
+            t1, _, _, _ = _time_per_vector(perturb, x1, args.repeats)
+            tb, tb_med, faults[(name, n)], cpu[(name, n)] = _time_per_vector(perturb, xb, args.repeats)
             rows.append((name, n, t1, tb, tb_med))
             print(f"{name:40s} n={n:5d}  batch1 {t1:9.1f} µs   batch1024 min {tb:8.2f} median {tb_med:8.2f} µs"
-                  f"  ({faults[(name, n)]:.0f} faults/call)")
+                  f"  CPU {cpu[(name, n)]:.2f} µs  ({faults[(name, n)]:.0f} faults/call)")
     load_after = os.getloadavg()
     lines = [
         "# Mechanism speed",
         "",
-        "Command: `.venv/bin/python benchmarks/mechanisms.py`",
+        f"Command: `{' '.join(['.venv/bin/python', 'benchmarks/mechanisms.py', *sys.argv[1:]])}`",
         "",
         f"Machine: {_cpu()}, {os.cpu_count()} cores; numpy {np.__version__}. "
         f"{args.repeats} repeats per cell: batch 1 is the min; batch 1024 gives min and median. Load average "
@@ -160,12 +208,12 @@ def main() -> None:
         f"(1% of it: {enc_us / 100:.0f} µs).",
         "",
         "| mechanism | n | µs/vector, batch 1 | µs/vector, batch 1024 (min) | batch 1024 (median) "
-        "| batch-1024 share of encoder time | page faults per batch-1024 call |",
-        "|---|---|---|---|---|---|---|",
+        "| batch 1024, CPU (median) | batch-1024 share of encoder time | page faults per batch-1024 call |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, n, t1, tb, tb_med in rows:
-        lines.append(f"| {name} | {n} | {t1:.1f} | {tb:.2f} | {tb_med:.2f} | {100 * tb / enc_us:.3f}% "
-                     f"| {faults[(name, n)]:.0f} |")
+        lines.append(f"| {name} | {n} | {t1:.1f} | {tb:.2f} | {tb_med:.2f} | {cpu[(name, n)]:.2f} "
+                     f"| {100 * tb / enc_us:.3f}% | {faults[(name, n)]:.0f} |")
     target = {name: (tb, tb_med) for name, n, _, tb, tb_med in rows
               if n == 768 and name in ("mahalanobis (diagonal mask)", "mahalanobis (subspace k=64)")}
     seeded = {name: tb for name, n, _, tb, _ in rows if n == 768 and name.startswith("mahalanobis")
@@ -205,6 +253,8 @@ def main() -> None:
         "every mechanism ≤ 1% of the encoder's time per sentence. "
         "SPARSE paper, Table 11: Laplace 39.8 µs, Purkayastha 33 200 µs, SPARSE 48.4 µs per sample.",
     ]
+    if args.breakdown:
+        lines += breakdown(args.repeats)
     Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"wrote {args.out}")
 

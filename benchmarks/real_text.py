@@ -11,10 +11,16 @@ Corpora (two-column ``token tag`` files, IOB2):
   ``leondz/emerging_entities_17``, CC BY 4.0; read from ``--sources``, a folder holding
   ``leondz+emerging_entities_17/`` as a checkout or a bare mirror under ``repo/``). Each sentence
   is a document; all of them one batch.
+* ``btc-dev``: the Broad Twitter Corpus development split (``train_dev_test_conll/btc.dev`` of
+  ``GateNLP/broad_twitter_corpus``, CC BY 4.0, the second half of its section H; the tagger trains
+  on ``btc.train`` only, never on ``btc.test``), read like WNUT-17. Its tweets keep hashtags and
+  handles whole (``#Ebola``, ``@SportsCenter``), some of them names, places or organisations.
 
 Scoring is by ``\\w+`` word token. Recall per gold label = gold tokens of that label that the system
 replaced ÷ gold tokens of that label. Precision = replaced tokens inside any gold entity (every
-label counted, MISC and products included) ÷ all replaced tokens. Systems: the library's text stage
+label counted, MISC and products included) ÷ all replaced tokens. Tags (``#`` or ``@`` joined to a
+word token): of the tags inside a gold entity, the share replaced (tag recall), and of the replaced
+tags, the share inside one (tag precision). Systems: the library's text stage
 (``Sanitizer(concept)``: the spans ``apply`` replaces over the batch; ``library-model``: with
 ``detector="model"``, the learned tagger added), presidio's defaults on spaCy
 small (every recognizer, threshold 0), and the learned tagger alone (every label it reports).
@@ -44,6 +50,10 @@ from _shared import presidio_defaults
 NEWS = "pii/news/conll2003_valid.txt"
 WNUT_DEV = {"repository": "leondz/emerging_entities_17", "commit": "e52a2d2a71ac1a051ca2d532eef28653c5c02603",
             "path": "emerging.dev.conll", "sha256": "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8"}
+BTC_DEV = {"repository": "GateNLP/broad_twitter_corpus", "commit": "0c45ef7b1924a6b8115bceab388781590b1b553a",
+           "path": "train_dev_test_conll/btc.dev",
+           "sha256": "9f7d33bcd195cecf9767357a5f1fe0ba879af6c55ebb68b8e846bff23c4e7fa5"}
+_TAG = re.compile(r"(?<![\w#@])[#@]\w+")
 
 
 def word_tokens(text: str) -> list[tuple[int, int]]:
@@ -134,13 +144,24 @@ def load_wnut_dev(sources: Path) -> list[Document]:
     return [document([s]) for d in parse(read_mirror(sources, WNUT_DEV)) for s in d]
 
 
+def load_btc_dev(sources: Path) -> list[Document]:
+    return [document([s]) for d in parse(read_mirror(sources, BTC_DEV)) for s in d]
+
+
 def score(docs: Sequence[Document], masks: Sequence[Sequence[bool]]) -> dict[str, Any]:
     """Token recall per gold label, and precision of the replaced tokens against any gold entity."""
     hit: Counter[str] = Counter()
     total: Counter[str] = Counter()
     masked = inside = 0
+    tags: Counter[str] = Counter()
     for doc, mask in zip(docs, masks, strict=True):
         for (a, b), m in zip(word_tokens(doc.text), mask, strict=True):
+            if a and doc.text[a - 1] in "#@" and _TAG.match(doc.text, a - 1):
+                gold = any(s < b and a < e for s, e, _ in doc.entities)
+                tags["gold"] += gold
+                tags["gold_replaced"] += gold and m
+                tags["replaced"] += m
+                tags["replaced_gold"] += gold and m
             label = next((lab for s, e, lab in doc.entities if s < b and a < e), None)
             masked += m
             if label is None:
@@ -149,7 +170,9 @@ def score(docs: Sequence[Document], masks: Sequence[Sequence[bool]]) -> dict[str
             total[label] += 1
             hit[label] += m
     return {"recall": {k: hit[k] / total[k] for k in sorted(total)}, "gold_tokens": dict(sorted(total.items())),
-            "precision": inside / masked if masked else float("nan"), "replaced_tokens": masked}
+            "precision": inside / masked if masked else float("nan"), "replaced_tokens": masked,
+            "tags": dict(tags), "tag_recall": tags["gold_replaced"] / tags["gold"] if tags["gold"] else float("nan"),
+            "tag_precision": tags["replaced_gold"] / tags["replaced"] if tags["replaced"] else float("nan")}
 
 
 MaskFn = Callable[[list[str]], list[list[bool]]]
@@ -175,9 +198,9 @@ def presidio(texts: list[str]) -> list[list[bool]]:
 
 
 def tagger(texts: list[str]) -> list[list[bool]]:
-    from private_vectors.text_model import TaggerModel
+    from private_vectors.text.recognizers.tagger import TaggerRecognizer
 
-    model = TaggerModel()
+    model = TaggerRecognizer()
     return [covered(word_tokens(t), [(s.start, s.end) for s in sp]) for t, sp in zip(texts, model.spans(texts),
                                                                                        strict=True)]
 
@@ -198,19 +221,22 @@ def table(name: str, docs: Sequence[Document], rows: list[dict[str, Any]]) -> li
     labels = list(rows[0]["scores"]["gold_tokens"]) if rows else []
     gold = rows[0]["scores"]["gold_tokens"] if rows else {}
     lines = [f"### {name}: {len(docs)} documents, gold tokens " + ", ".join(f"{k} {v}" for k, v in gold.items()), "",
-             "| system | " + " | ".join(f"{k} recall" for k in labels) + " | precision | replaced tokens | s |",
-             "|---|" + "---|" * (len(labels) + 3)]
+             "| system | " + " | ".join(f"{k} recall" for k in labels)
+             + " | precision | replaced tokens | tag recall | tag precision (replaced tags) | s |",
+             "|---|" + "---|" * (len(labels) + 5)]
     for r in rows:
         s = r["scores"]
         lines.append(f"| {r['system']} | " + " | ".join(fmt(s["recall"][k]) for k in labels)
-                     + f" | {fmt(s['precision'])} | {s['replaced_tokens']} | {r['seconds']:.0f} |")
+                     + f" | {fmt(s['precision'])} | {s['replaced_tokens']} | {fmt(s['tag_recall'])}"
+                     f" | {fmt(s['tag_precision'])} ({s['tags'].get('replaced', 0)}) | {r['seconds']:.0f} |")
     return [*lines, ""]
 
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", default="../shared/data")
-    p.add_argument("--sources", default="../.mirror", help="folder with leondz+emerging_entities_17 (WNUT-17)")
+    p.add_argument("--sources", default="../.mirror", help="folder with leondz+emerging_entities_17 (WNUT-17) "
+                   "and GateNLP+broad_twitter_corpus (BTC)")
     p.add_argument("--corpora", default="news,wnut17-dev")
     p.add_argument("--half", default="second", choices=("first", "second"), help="news: which half of the documents")
     p.add_argument("--systems", default="library,library-model,presidio,tagger")
@@ -232,6 +258,8 @@ def main() -> int:
             docs, title = load_news(Path(args.data), args.half), f"news: CoNLL-2003 validation, {args.half} half"
         elif corpus == "wnut17-dev":
             docs, title = load_wnut_dev(Path(args.sources)), "social media: WNUT-17 dev"
+        elif corpus == "btc-dev":
+            docs, title = load_btc_dev(Path(args.sources)), "social media: Broad Twitter Corpus dev"
         else:
             raise SystemExit(f"unknown corpus {corpus!r}")
         docs = docs[: args.limit] if args.limit else docs

@@ -1,14 +1,17 @@
 """Ingest cost of the text stage: (detection + encoding + Laplace noise) vs encoding alone, same model.
 
 Long documents: SciFact abstracts (title + text, ~1.5k characters). Short documents: the
-synth_dataset_v2 sentences (presidio-research, one or two sentences each). For each chunk of
-documents the two sides run back to back, alternating which goes first (so load from other
-processes on a shared machine falls on both alike): private = ``Sanitizer("PII").apply`` then
+synth_dataset_v2 sentences (presidio-research, one or two sentences each). With ``--judgments``:
+TAB's dev court judgments (~3.8k characters), all in one batch under the default time limit. For each chunk of
+documents every side runs back to back, the order rotating from chunk to chunk (so load from
+other processes on a shared machine falls on all alike): private = ``Sanitizer("PII", detector=...).apply`` then
 ``encoder.encode`` then ``LaplaceMechanism(epsilon=10).perturb``; plain = ``encoder.encode``.
 Same encoder object (the packaged all-MiniLM-L6-v2), same batch size. Ratio = plain time /
-private time = private throughput as a fraction of plain throughput.
+private time = private throughput as a fraction of plain throughput. ``--stages rules,model`` runs
+the rule-based stage and the one with the learned tagger (``detector="model"``) in the same run.
 
-    .venv/bin/python benchmarks/text_ingest.py --data ../shared/data --out benchmarks/results/text_ingest.md
+    nice -n 10 .venv/bin/python benchmarks/text_ingest.py --data ../shared/data --stages rules,model \\
+        --out benchmarks/results/text_ingest.md
 """
 
 from __future__ import annotations
@@ -25,38 +28,39 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
-def run(name: str, docs: list[str], chunk: int, sanitizer, encoder, mech) -> dict:
-    priv_t, plain_t, det_t = [], [], []
+def run(name: str, docs: list[str], chunk: int, sanitizers: dict, encoder, mech) -> list[dict]:
+    """One row per text stage: each chunk runs plain and every private side back to back, the
+    order rotating from chunk to chunk."""
+    kinds = list(sanitizers)
+    priv_t: dict[str, list[float]] = {k: [] for k in kinds}
+    det_t: dict[str, list[float]] = {k: [] for k in kinds}
+    plain_t: list[float] = []
     for k, i in enumerate(range(0, len(docs), chunk)):
         part = docs[i:i + chunk]
 
-        def private(part=part):
+        def private(kind: str, part=part) -> None:
             t0 = time.perf_counter()
-            clean = sanitizer.apply(part)
+            clean = sanitizers[kind].apply(part)
             t1 = time.perf_counter()
             mech.perturb(encoder.encode(clean))
-            return time.perf_counter() - t0, t1 - t0
+            priv_t[kind].append(time.perf_counter() - t0)
+            det_t[kind].append(t1 - t0)
 
-        def plain(part=part):
+        def plain(part=part) -> None:
             t0 = time.perf_counter()
             encoder.encode(part)
-            return time.perf_counter() - t0
+            plain_t.append(time.perf_counter() - t0)
 
-        if k % 2 == 0:
-            p, d = private()
-            q = plain()
-        else:
-            q = plain()
-            p, d = private()
-        priv_t.append(p)
-        plain_t.append(q)
-        det_t.append(d)
+        sides = [plain, *(lambda kind=kind: private(kind) for kind in kinds)]
+        for j in range(len(sides)):
+            sides[(j + k) % len(sides)]()
     n = len(docs)
-    return {"set": name, "docs": n, "mean_chars": statistics.mean(len(d) for d in docs),
-            "private_docs_per_s": n / sum(priv_t), "plain_docs_per_s": n / sum(plain_t),
-            "detect_ms_per_doc": 1000 * sum(det_t) / n, "encode_ms_per_doc": 1000 * sum(plain_t) / n,
-            "ratio": sum(plain_t) / sum(priv_t),
-            "ratio_median_chunk": statistics.median(q / p for p, q in zip(priv_t, plain_t, strict=True))}
+    return [{"set": name, "stage": kind, "docs": n, "mean_chars": statistics.mean(len(d) for d in docs),
+             "private_docs_per_s": n / sum(priv_t[kind]), "plain_docs_per_s": n / sum(plain_t),
+             "detect_ms_per_doc": 1000 * sum(det_t[kind]) / n, "encode_ms_per_doc": 1000 * sum(plain_t) / n,
+             "ratio": sum(plain_t) / sum(priv_t[kind]),
+             "ratio_median_chunk": statistics.median(q / p for p, q in zip(priv_t[kind], plain_t, strict=True))}
+            for kind in kinds]
 
 
 def main() -> int:
@@ -66,6 +70,9 @@ def main() -> int:
     ap.add_argument("--short", type=int, default=1000, help="short sentences")
     ap.add_argument("--chunk", type=int, default=50)
     ap.add_argument("--batch-size", type=int, default=32)
+    ap.add_argument("--judgments", type=int, default=0,
+                    help="TAB dev court judgments (a third row, in one chunk; 0: none)")
+    ap.add_argument("--stages", default="rules", help="text stages beside plain: rules, model (comma-separated)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -83,30 +90,41 @@ def main() -> int:
     short_docs = [r["full_text"] for r in json.loads((data / "pii" / "synth_dataset_v2.json").read_text())][: args.short]
     t0 = time.time()
     encoder = SentenceTransformerEncoder("all-MiniLM-L6-v2", batch_size=args.batch_size, device="cpu")
+    kinds = [k for k in args.stages.split(",") if k]
+    if not kinds or any(k not in ("rules", "model") for k in kinds):
+        ap.error(f"--stages: expected names among rules, model; received {args.stages!r}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sanitizer = Sanitizer("PII")
+        sanitizers = {k: Sanitizer("PII", detector=k) for k in kinds}
     mech = LaplaceMechanism(epsilon=10.0, unit=1 / 384 ** 0.5)
     encoder.encode(long_docs[:16])
-    sanitizer.apply(long_docs[:16])
+    for san in sanitizers.values():
+        san.apply(long_docs[:16])
     setup = time.time() - t0
-    rows = [run("long: SciFact abstracts", long_docs, args.chunk, sanitizer, encoder, mech),
-            run("short: synth_dataset_v2 sentences", short_docs, args.chunk, sanitizer, encoder, mech)]
+    load_before = os.getloadavg()
+    rows = [*run("long: SciFact abstracts", long_docs, args.chunk, sanitizers, encoder, mech),
+            *run("short: synth_dataset_v2 sentences", short_docs, args.chunk, sanitizers, encoder, mech)]
+    if args.judgments:
+        tab = [json.loads(x) for x in (data / "pii" / "tab" / "tab_train_dev.jsonl").read_text("utf-8").splitlines()]
+        judgments = [d["text"] for d in tab if d["metadata"]["provenance"]["dataset_type"] == "dev"][: args.judgments]
+        rows += run("judgments: TAB dev (one batch, default time limit)", judgments, len(judgments), sanitizers,
+                    encoder, mech)
     load = os.getloadavg()
     lines = ["# Text-stage ingest cost", "",
              f"Command: `.venv/bin/python {' '.join(['benchmarks/text_ingest.py', *sys.argv[1:]])}` "
              f"(chunks of {args.chunk}, encoder batch {args.batch_size}, CPU, torch threads "
-             f"{torch.get_num_threads()}); set-up {setup:.0f} s not timed; load average at the end "
-             f"{load[0]:.1f} on a shared 2-core machine (other agents running): absolute figures are noisy, the "
-             "ratio comes from interleaved runs of both sides on the same chunks.", "",
-             "| documents | n | mean chars | detection ms/doc | encoding ms/doc | private docs/s | plain docs/s | "
-             "private / plain throughput | median over chunks |", "|---|---|---|---|---|---|---|---|---|"]
+             f"{torch.get_num_threads()}); set-up {setup:.0f} s not timed; load average (1 min) "
+             f"{load_before[0]:.1f} at the start and {load[0]:.1f} at the end on a shared 2-core machine: "
+             "absolute figures are noisy, the ratios come from interleaved runs of every side on the same "
+             "chunks.", "",
+             "| documents | detector | n | mean chars | detection ms/doc | encoding ms/doc | private docs/s | "
+             "plain docs/s | private / plain throughput | median over chunks |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['set']} | {r['docs']} | {r['mean_chars']:.0f} | {r['detect_ms_per_doc']:.1f} | "
+        lines.append(f"| {r['set']} | {r['stage']} | {r['docs']} | {r['mean_chars']:.0f} | {r['detect_ms_per_doc']:.1f} | "
                      f"{r['encode_ms_per_doc']:.1f} | {r['private_docs_per_s']:.1f} | {r['plain_docs_per_s']:.1f} | "
                      f"**{r['ratio']:.2f}×** | {r['ratio_median_chunk']:.2f}× |")
-    lines += ["", f"Sanitizer: `{sanitizer!r}`; private side = detection + replacement + encoding + Laplace noise "
-              "(ε = 10); target ≥ 0.6× (issue 17)."]
+    lines += ["", *(f"Sanitizer ({k}): `{san!r}`" for k, san in sanitizers.items()),
+              "", "Private side = detection + replacement + encoding + Laplace noise (ε = 10)."]
     text = "\n".join(lines)
     print(text)
     if args.out:

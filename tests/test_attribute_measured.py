@@ -215,7 +215,7 @@ def test_private_embedding_erase_forms(tmp_path) -> None:
     assert not np.allclose(lea.embed_array(text), ef.embed_array(text))
     folder = lea.erasure.save(tmp_path / "sex-leace")
     assert PrivateEmbedding(erase=ErasureSpec(str(folder), "leace"), mechanism="none", eps=10).erasure.method == "leace"
-    with pytest.raises(InvalidParameterError, match="erase.method"):
+    with pytest.raises(InvalidParameterError, match=r"erase\.method"):
         PrivateEmbedding(erase={"attribute": str(folder), "method": "cluster-leace"}, mechanism="none", eps=10)
 
 

@@ -41,6 +41,8 @@ def test_text_stage_rows_exist_and_show_their_stages() -> None:
     assert row_stages("surrogate+laplace")["noise"] == "laplace"
     assert row_stages("redact+concept")["noise"] == "mahalanobis (subspace)"
     assert row_stages("presidio+laplace")["text"] == "presidio"  # the anchor is not the project's stage
+    assert row_stages("redact-model+laplace") == {"text": "redact (project, keyed, detector=model)", "erasure": None,
+                                                  "noise": "laplace", "query_transform": None}
     # noiseless text rows run only at ε = ∞, the others only at finite ε
     cells = grid({"mechanisms": ["redact", "surrogate+laplace"], "epsilons": [10, "inf"]})
     assert cells == [("redact", math.inf), ("surrogate+laplace", 10.0)]

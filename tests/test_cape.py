@@ -8,9 +8,6 @@ import numpy as np
 import pytest
 
 from private_vectors.encoders import FakeEncoder
-from private_vectors.mechanisms import CapeEncoder, load_learned
-from private_vectors.mechanisms.cape import SENSITIVITY, laplace_noise
-from private_vectors.mechanisms.learned import NotFittedError, packaged_artefact
 from private_vectors.errors import (
     ArtefactError,
     ConfigMismatchError,
@@ -18,7 +15,9 @@ from private_vectors.errors import (
     InvalidTypeError,
     PrivateVectorsError,
 )
-from private_vectors.mechanisms import Mechanism
+from private_vectors.mechanisms import CapeEncoder, Mechanism, load_learned
+from private_vectors.mechanisms.cape import SENSITIVITY, laplace_noise
+from private_vectors.mechanisms.learned import NotFittedError, packaged_artefact
 from private_vectors.random import keyed_stream
 
 

@@ -5,10 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from private_vectors import PrivateEmbedding
+from private_vectors import PrivateEmbedding, encoders, mechanisms
 from private_vectors.embedding import KEY_ENV
-
-from private_vectors import encoders, mechanisms
 
 
 @pytest.fixture(autouse=True)

@@ -22,22 +22,27 @@ import pytest
 
 from private_vectors.integrations.ray import (
     ChromaDatasink,
+    DetectDocuments,
     FaissShardDatasink,
     FaissShards,
     ParquetDatasink,
     ProtectDocuments,
     SecretRef,
+    _blocks_rows,
     merge_index_changes,
     protect_dataset,
 )
 
 KEY = "ray-test-key-Zq8vN3xW1pLk7Rt2"
 KEY_ENV_NAME = "PV_RAY_TEST_KEY"
+SPILL_STORE_BYTES = 80 * 2**20  # a small object store (Ray's minimum is 75 MiB): a test can force spilling
 FIRST = ["Amelia", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiroshi", "Ingrid", "Jonas",
          "Kalinda", "Lorenzo", "Mireille", "Nikolai", "Oksana", "Pavel", "Quentin", "Rosalind", "Sebastian",
          "Theodora", "Ulrich", "Valentina", "Wilhelmina", "Xavier", "Yolanda", "Zoltan"]
 LAST = ["Okafor", "Lindqvist", "Moreau", "Petrov", "Nakamura", "Haddad", "Castellano", "Brennan", "Kowalski",
         "Oyelaran", "Vasquez", "Thornbury", "Achterberg", "Fairweather", "Gruber", "Halvorsen"]
+MORE_LAST = ["Abernathy", "Szymanski", "Ekwueme", "Marchetti", "Rasmussen", "Delacroix", "Villanueva", "Kuznetsov",
+             "Ballantyne", "Whitcombe"]  # 26 x 26 people: enough for 2,000 documents of three each
 
 
 def _docs(n: int) -> list[dict[str, str]]:
@@ -52,7 +57,10 @@ def _job_docs(n: int, seed: int = 0) -> list[dict[str, str]]:
     """Documents where a person is named in full once and by surname alone elsewhere (where the
     recognizers miss the surname): only a job-wide index replaces it everywhere."""
     names = [(a, b) for a, b in itertools.product(FIRST, LAST)]
+    more = [(a, b) for a, b in itertools.product(FIRST, MORE_LAST)]
     random.Random(seed).shuffle(names)
+    random.Random(seed).shuffle(more)
+    names += more
     out = []
     for i in range(n):
         first, last = names[i // 3]
@@ -87,6 +95,7 @@ def test_secret_ref_names_a_variable_or_a_file(tmp_path: Path, monkeypatch: pyte
 
 
 ray = pytest.importorskip("ray")
+pa = pytest.importorskip("pyarrow")
 
 
 @pytest.fixture(scope="module")
@@ -94,9 +103,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     spill = tmp_path_factory.mktemp("spill")
     os.environ[KEY_ENV_NAME] = KEY  # set outside Ray: the workers inherit the driver's environment
     ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, configure_logging=False,
-             _system_config={"object_spilling_config": json.dumps(
+             object_store_memory=SPILL_STORE_BYTES, _system_config={"object_spilling_config": json.dumps(
                  {"type": "filesystem", "params": {"directory_path": str(spill)}})})
     session = Path(ray._private.worker._global_node.get_session_dir_path())
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the test's classes reach the workers
     yield {"spill": spill, "session": session}
     ray.shutdown()
     os.environ.pop(KEY_ENV_NAME, None)
@@ -157,6 +167,17 @@ def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluste
     assert ray.get(canary.remote()) == KEY[:3]  # the variable reached the workers outside Ray
     _protect(embedding, _docs(16), FaissShardDatasink(tmp_path / "f"))
     _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans and facts in the store
+    # hold both steps' rows in the object store, then fill it past its size: they are spilled to disk
+    ds = ray.data.from_items(_job_docs(12))
+    detected = ds.map_batches(DetectDocuments, fn_constructor_kwargs=kwargs, batch_size=8, concurrency=1,
+                              num_cpus=1).materialize()
+    protected = detected.map_batches(ProtectDocuments, fn_constructor_kwargs=kwargs, batch_size=8, concurrency=1,
+                                     num_cpus=1).materialize()
+    filler = [ray.put(np.ones(SPILL_STORE_BYTES // 4, dtype=np.uint8)) for _ in range(6)]
+    assert protected.count() == detected.count() == 12
+    spilled = b"".join(p.read_bytes() for p in cluster["spill"].rglob("*") if p.is_file())
+    assert b"gene panel" in spilled  # the spill folder holds the jobs' rows (raw text: see the module's docs)
+    del filler
     time.sleep(1.0)  # log flush
     texts = b""
     for root in (cluster["session"], cluster["spill"]):
@@ -270,6 +291,26 @@ def _stored(path: Path) -> tuple[dict[str, str], dict[str, np.ndarray]]:
             dict(zip(table["id"], np.asarray(table["embedding"], dtype=np.float32), strict=True)))
 
 
+def _dies_once(base: type, marks: Path, method: str) -> type:
+    """``base`` whose ``method`` (``__call__`` of a map, or a sink's ``write``) kills its worker process on
+    its first attempt at the rows holding document d0001, a marker file remembering the attempt (a write
+    dies after writing them): Ray starts another worker and retries the task."""
+
+    def run(self: object, data: object, *rest: object) -> object:
+        rows = [dict(data)] if method == "__call__" else list(_blocks_rows(list(data)))  # type: ignore[call-overload]
+        data = data if method == "__call__" else [pa.Table.from_pydict(r) for r in rows]
+        mark = marks / f"{method}-attempted"
+        if any("d0001" in map(str, r["id"]) for r in rows) and not mark.exists():
+            if method == "write":
+                getattr(base, method)(self, data, *rest)
+            marks.mkdir(parents=True, exist_ok=True)
+            mark.write_text("died once")
+            os._exit(1)
+        return getattr(base, method)(self, data, *rest)
+
+    return type(f"DiesOnce{base.__name__}", (base,), {method: run})
+
+
 def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], embedding: object,
                                                      tmp_path: Path) -> None:
     docs = _job_docs(36)
@@ -278,7 +319,7 @@ def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], e
     alone = [t for i, t in enumerate(texts) if i % 3]
     assert sum(any(last in t for last in LAST) for t in alone) <= len(alone) // 4  # found again, job-wide
     sink = ParquetDatasink(tmp_path / "pq")
-    _job(embedding, docs, sink)
+    _job(embedding, docs, sink, protect_args={"num_cpus": 1, "memory": 2**20})  # (the second step's own sizing)
     got, vectors = _stored(sink.path)
     assert [got[d["id"]] for d in docs] == texts
     assert sink.index_changes() == entries
@@ -294,6 +335,46 @@ def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], e
     assert [per_batch[i] for i in range(len(docs))] != texts
 
 
+@pytest.mark.slow  # ~40-80 s on 2 cores (two workers restart); test_a_rewritten_block_leaves_no_duplicate runs by default
+def test_a_retried_task_leaves_no_duplicate(cluster: dict[str, Path], embedding: object, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    import pyarrow.parquet as pq
+
+    import private_vectors.integrations.ray as ray_adapter
+
+    docs = _job_docs(36)
+    texts, entries = _single_process(docs)
+    # one detection task and one write task die on their first attempt (the write after writing its rows)
+    marks = tmp_path / "marks"
+    monkeypatch.setattr(ray_adapter, "DetectDocuments", _dies_once(DetectDocuments, marks, "__call__"))
+    sink = _dies_once(ParquetDatasink, marks, "write")(tmp_path / "pq")
+    _job(embedding, docs, sink)
+    assert sorted(p.name for p in marks.iterdir()) == ["__call__-attempted", "write-attempted"]
+    got, _ = _stored(sink.path)
+    assert pq.read_table(sink.path).num_rows == len(docs) == len(sink.stored_ids())  # no duplicate row
+    assert len(list(Path(sink.path).glob("part-*"))) == len(list(Path(sink.path).glob("_index-*")))
+    assert [got[d["id"]] for d in docs] == texts
+    assert sink.index_changes() == entries
+
+
+def test_a_rewritten_block_leaves_no_duplicate(tmp_path: Path) -> None:
+    """What a retried write task does: the same block written again rewrites the same files."""
+    import pyarrow.parquet as pq
+
+    block = pa.table({"id": ["a", "b"], "document": ["<PERSON> came", "x"], "metadata": ["", ""],
+                      "embedding": [[0.6, 0.8], [1.0, 0.0]], "pv_index": ['{"k1": "PERSON"}', ""]})
+    other = pa.table({"id": ["c"], "document": ["y"], "metadata": [""], "embedding": [[0.0, 1.0]],
+                      "pv_index": ['{"k2": "~PERSON"}']})
+    parquet, shards = ParquetDatasink(tmp_path / "pq"), FaissShardDatasink(tmp_path / "f")
+    for sink in (parquet, shards):
+        sink.on_write_start()
+        for blocks in ([block], [block, other], [other]):  # a task, then its retry, then a retry of part of it
+            sink.write(blocks, None)
+    assert pq.read_table(parquet.path).num_rows == 3 and len(list(Path(parquet.path).iterdir())) == 4
+    assert parquet.index_changes() == {"k1": "PERSON", "k2": "~PERSON"}
+    assert len(FaissShards(shards.path)) == 3 and sorted(FaissShards(shards.path).stored_ids()) == ["a", "b", "c"]
+
+
 @pytest.mark.slow
 def test_two_thousand_documents_on_two_workers_and_four_partitions(
         cluster: dict[str, Path], embedding: object, chroma_server: int, tmp_path: Path) -> None:
@@ -305,14 +386,13 @@ def test_two_thousand_documents_on_two_workers_and_four_partitions(
     texts, entries = _single_process(docs)
     client = chromadb.HttpClient(host="localhost", port=chroma_server)
     create_collection(client, "job2000", embedding)
-    sink = _FlakyChromaSink("job2000", port=chroma_server, secret=SecretRef(env=KEY_ENV_NAME),
-                            marks=tmp_path / "marks")
+    marks = tmp_path / "marks"  # one write task dies after its upsert, and is retried
+    sink = _dies_once(ChromaDatasink, marks, "write")("job2000", port=chroma_server,
+                                                      secret=SecretRef(env=KEY_ENV_NAME))
     ds = ray.data.from_items(docs).repartition(4).random_shuffle(seed=7)
-    protected, job = protect_dataset(ds, embedding.get_config(), None, secret=SecretRef(env=KEY_ENV_NAME),
-                                     batch_size=64, concurrency=2, num_cpus=1)
-    sink.job, sink.stored_entries = job, {}  # what protect_dataset(..., sink) sets before writing
-    protected.write_datasink(sink, ray_remote_args={"max_retries": 2, "retry_exceptions": True})
-    assert len(list((tmp_path / "marks").iterdir())) >= 1  # a write task failed after writing, and was retried
+    protect_dataset(ds, embedding.get_config(), sink, secret=SecretRef(env=KEY_ENV_NAME),
+                    batch_size=64, concurrency=2, num_cpus=1)
+    assert [p.name for p in marks.iterdir()] == ["write-attempted"]
     col = open_collection(client, "job2000", key=KEY)
     assert col.count() == len(docs)  # no duplicate
     got = col.get(ids=[d["id"] for d in docs], include=["documents", "embeddings"])
@@ -331,21 +411,3 @@ def test_two_thousand_documents_on_two_workers_and_four_partitions(
     reopened = col._embedding_function.pipeline.sanitize_queries(queries)
     assert reopened == single.pipeline.sanitize_queries(queries)
     assert sum(q != r for q, r in zip(queries, reopened, strict=True)) == len(queries)
-
-
-class _FlakyChromaSink(ChromaDatasink):
-    """Fails each write task once, after it upserted its rows (the retry writes them again)."""
-
-    def __init__(self, *args: object, marks: Path, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)
-        self.marks = str(marks)
-
-    def write(self, blocks: object, ctx: object) -> object:
-        blocks = list(blocks)
-        out = super().write(blocks, ctx)
-        Path(self.marks).mkdir(parents=True, exist_ok=True)
-        mark = Path(self.marks) / f"task-{ctx.task_idx}"
-        if not mark.exists():
-            mark.write_text("failed once")
-            raise RuntimeError("a write task failing after its upsert (test)")
-        return out

@@ -31,8 +31,6 @@ from hypothesis import strategies as st
 
 from _workers.counts import flush, record
 from private_vectors import PrivateEmbedding, cli
-from private_vectors.mechanisms.factory import MECHANISMS
-from private_vectors.options import QUERY_POLICIES
 from private_vectors.encoders import CallableEncoder
 from private_vectors.errors import (
     ArtefactError,
@@ -47,6 +45,8 @@ from private_vectors.mechanisms import (
     MahalanobisMechanism,
     PurkayasthaMechanism,
 )
+from private_vectors.mechanisms.factory import MECHANISMS
+from private_vectors.options import QUERY_POLICIES
 
 chromadb = pytest.importorskip("chromadb")
 

@@ -111,7 +111,9 @@ def test_native_chroma_reopens_with_todays_default_line(tmp_path):
     ef = PrivateEmbedding(concept="PII", eps=10)
     col = open_collection(client, EXPECTED["collection"], embedding=ef)
     _check("chroma-redact", _chroma_top3(col, "chroma-redact"))
-    from private_vectors.integrations.chroma import add_documents  # the next write upgrades the record
+    from private_vectors.integrations.chroma import (
+        add_documents,  # the next write upgrades the record
+    )
 
     add_documents(col, ids=["new"], documents=["Ada Quill wrote to the council."])
     stored = chromadb.PersistentClient(path=str(tmp_path / "chroma-redact")).get_collection(EXPECTED["collection"])

@@ -215,3 +215,48 @@ def test_a_hugging_face_model_needs_a_label_map_it_uses(tiny_hf_model: Path, tmp
         HFTagger(tiny_hf_model, {})
     with pytest.raises(ModelNotAvailableError):
         HFTagger(tmp_path / "nothing-here", {"PER": "PERSON"})
+
+
+def test_inference_mode_fuses_query_key_value_without_changing_outputs() -> None:
+    from private_vectors.text_model.network import BertTagger
+
+    torch.manual_seed(0)
+    net = BertTagger(torch.randn(60, 384), layers=2, heads=12, intermediate=64, labels=5, frozen=1).eval()
+    ids = torch.randint(1, 60, (3, 20))
+    padded = torch.ones_like(ids)
+    padded[1, 12:] = 0  # one row shorter: the masked kernel
+    full = torch.ones_like(ids)  # no padding: the unmasked kernel
+    with torch.inference_mode():
+        want = [net(ids, m) for m in (padded, full)]
+        net.for_inference()
+        assert all(layer._qkv is not None for layer in net.layers)
+        got = [net(ids, m) for m in (padded, full)]
+    for w, g in zip(want, got, strict=True):
+        assert torch.allclose(w, g, atol=1e-5)
+    assert torch.allclose(want[0][0], want[1][0], atol=1e-5)  # a row without padding is read alike either way
+    net.train()
+    assert all(layer._qkv is None for layer in net.layers)  # training never reads a stale fused copy
+
+
+def test_batches_of_a_token_budget_read_whole_documents_alike(tiny_tagger: Path) -> None:
+    from private_vectors.text_model.windows import read_whole
+
+    texts = ["Maria Garcia flew to Lima.", " ".join(f"word{i} text" for i in range(120)), "", "ok",
+             "A much longer note about Amelia Okafor. " * 6]
+    model = TaggerModel(tiny_tagger, threshold=0.0)
+    large = model.token_probabilities(texts)
+    model.batch_tokens = 40  # about one window per pass
+    for (_, _, p), (_, _, q) in zip(model.token_probabilities(texts), large, strict=True):
+        assert p.shape == q.shape and np.allclose(p, q, atol=1e-5)
+    seen: list[list[int]] = []
+
+    def run(batch):
+        seen.append([w.end - w.start for _, w in batch])
+        return [np.full((w.end - w.start, 2), 0.5, dtype=np.float32) for _, w in batch]
+
+    out = read_whole([300, 5, 7, 0, 40], 30, 20, 64, 2, run, batch_tokens=100)
+    assert [len(p) for p in out] == [300, 5, 7, 0, 40]
+    assert all(len(b) * (b[0] + 2) <= 100 or len(b) == 1 for b in seen)
+    assert sum(len(b) for b in seen) == sum(len(plan_windows(n, 32, 20)) for n in (300, 5, 7, 40))  # each once
+    with pytest.raises(InvalidParameterError, match="batch_tokens"):
+        TaggerModel(tiny_tagger, batch_tokens=0)

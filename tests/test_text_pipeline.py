@@ -237,7 +237,11 @@ def test_reopened_collection_refuses_another_sanitizer(tmp_path) -> None:
 
 @needs_sanitizer
 def test_keyed_query_index_persists_with_the_collection(tmp_path) -> None:
-    from private_vectors.integrations.chroma import QUERY_INDEX_KEY, open_collection, query_index_collection_name
+    from private_vectors.integrations.chroma import (
+        QUERY_INDEX_KEY,
+        open_collection,
+        query_index_collection_name,
+    )
 
     ef = _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate")
     store = chroma_store(ef, collection_name="notes", persist_directory=str(tmp_path))

@@ -84,6 +84,13 @@ def test_the_shipped_tagger_finds_names_and_places_in_any_case(shipped: TaggerRe
     assert all(s.detector == "tagger" and s.label in ("PERSON", "LOCATION") for s in found[0])
 
 
+def test_the_tagger_replaces_a_whole_tag_holding_a_name(shipped: TaggerRecognizer) -> None:
+    texts = ["So proud of the team today #AmeliaOkafor #teamwork", "so proud of the team today #amelia_okafor"]
+    found = shipped.spans(texts)
+    assert [[(t[s.start:s.end], s.label) for s in spans] for t, spans in zip(texts, found, strict=True)] == \
+        [[("#AmeliaOkafor", "PERSON")], [("#amelia_okafor", "PERSON")]]
+
+
 def test_a_model_stage_records_the_detector_and_reopens(shipped: TaggerRecognizer) -> None:
     from private_vectors.text import Sanitizer
 

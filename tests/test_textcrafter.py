@@ -9,16 +9,15 @@ import numpy as np
 import pytest
 
 from private_vectors.encoders import FakeEncoder
-from private_vectors.mechanisms import TextCrafter, load_learned
-from private_vectors.mechanisms.learned import NotFittedError
-from private_vectors.mechanisms.textcrafter import PIIClassifier, kmeans, relabel_pii
 from private_vectors.errors import (
     ArtefactError,
     ConfigMismatchError,
     InvalidParameterError,
     InvalidTypeError,
 )
-from private_vectors.mechanisms import Mechanism
+from private_vectors.mechanisms import Mechanism, TextCrafter, load_learned
+from private_vectors.mechanisms.learned import NotFittedError
+from private_vectors.mechanisms.textcrafter import PIIClassifier, kmeans, relabel_pii
 from private_vectors.random import keyed_stream
 
 N = 48

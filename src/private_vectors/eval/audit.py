@@ -896,12 +896,13 @@ def _index_files_text(report: Mapping[str, Any]) -> list[str]:
         return []
     head = ["## Chroma's index files", ""]
     if not f["heap_bytes"]:
-        return head + [f"None of the {f['segments']} HNSW segments holds a byte outside what its index wrote.", ""]
+        return [*head, f"None of the {f['segments']} HNSW segments holds a byte outside what its index wrote.", ""]
     where = ", ".join(f"{k} {v}" for k, v in f["collections"].items() if v)
-    return head + [f"{f['segments_with_heap_bytes']} of {f['segments']} HNSW segments hold {f['heap_bytes']} non-zero "
-                   f"bytes outside what the index wrote ({where}). chromadb persists uninitialised memory there, "
-                   "which can hold any text the writing process handled, raw documents included; "
-                   "`private_vectors.chroma.scrub_index_files(collection)` zeroes it.", ""]
+    return [*head,
+            f"{f['segments_with_heap_bytes']} of {f['segments']} HNSW segments hold {f['heap_bytes']} non-zero "
+            f"bytes outside what the index wrote ({where}). chromadb persists uninitialised memory there, "
+            "which can hold any text the writing process handled, raw documents included; "
+            "`private_vectors.chroma.scrub_index_files(collection)` zeroes it.", ""]
 
 
 def write_report(report: Mapping[str, Any], out: str | Path) -> dict[str, Path]:

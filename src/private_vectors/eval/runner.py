@@ -59,6 +59,9 @@ MECHANISM_SPECS: dict[str, dict[str, Any]] = {
     "surrogate": {"mechanism": "none", "sanitize": "surrogate"},
     "surrogate+laplace": {"mechanism": "laplace", "sanitize": "surrogate"},
     "surrogate+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "surrogate"},
+    # the same text stage with the learned tagger beside the recognizers (detector="model")
+    "redact-model": {"mechanism": "none", "sanitize": "redact", "detector": "model"},
+    "redact-model+laplace": {"mechanism": "laplace", "sanitize": "redact", "detector": "model"},
 }
 """Grid rows. Concept rows fit the data set's concept with the given estimator
 (``private_vectors.fitted.fit_concept``); only ``+qt`` uses the noise-aware query transform.
@@ -74,7 +77,9 @@ A ``"sanitize"`` entry is the **project's** text stage: the row's PrivateEmbeddi
 are sanitized once on their way into the store (``prepare_documents``: the sanitized text is
 embedded and stored) and queries go through the same Sanitizer (``apply_queries``, same key) as
 in real use. ``redact+concept`` / ``surrogate+concept`` add the concept-subspace Mahalanobis
-noise (no query transform, like ``concept-subspace``)."""
+noise (no query transform, like ``concept-subspace``). A ``"detector"`` entry (``redact-model``
+rows) builds that Sanitizer with ``detector=...`` and no time limit (the rows measure what is
+found, not how fast)."""
 
 
 def _check_role(role: str) -> None:
@@ -105,7 +110,8 @@ def row_stages(mechanism: str) -> dict[str, Any]:
     noise = spec.get("learned") or spec.get("mechanism", mechanism)
     if spec.get("estimator"):
         noise = f"{noise} ({spec['estimator']})"
-    text = spec.get("text") or (f"{spec['sanitize']} (project, keyed)" if spec.get("sanitize") else None)
+    detector = f", detector={spec['detector']}" if spec.get("detector") else ""
+    text = spec.get("text") or (f"{spec['sanitize']} (project, keyed{detector})" if spec.get("sanitize") else None)
     return {"text": text, "erasure": spec.get("erasure"), "noise": None if noise == "none" else noise,
             "query_transform": spec.get("query_transform")}
 
@@ -330,16 +336,18 @@ def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept:
         return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=state,
                                 store_geometry="none")
     spec.pop("text", None)  # the text stage is applied by the task (doc_transform), not here
+    detector = spec.pop("detector", None)
     est = spec.pop("estimator", None)
     fitted = fitted_concept(concept, est, encoder, cfg) if est else None
     kw: dict[str, Any] = {"sanitize": None}
     if spec.get("sanitize"):
         key = bench_key(seed, key_role)
         kw = {"sanitize": spec["sanitize"], "key": key, "key_salt": bench_salt(seed, key_role)}
-        if concept != "PII":  # the task's own span concept (PrivateEmbedding's string path sanitizes "PII")
+        if concept != "PII" or detector:  # the task's own span concept (the string path sanitizes "PII")
             from ..text import Sanitizer
 
-            kw["sanitize"] = Sanitizer(concept, policy=spec["sanitize"], key=key)
+            extra: dict[str, Any] = {"detector": detector, "timeout": None} if detector else {}
+            kw["sanitize"] = Sanitizer(concept, policy=spec["sanitize"], key=key, **extra)
     return PrivateEmbedding(noise_concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
                             mechanism=spec["mechanism"], query_transform=spec.get("query_transform", "none"),
                             random_state=state, store_geometry="none", **kw)

@@ -374,7 +374,7 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
                     index_state: Mapping[str, Any] | None = None, batch_size: int = 256, concurrency: int = 2,
                     num_cpus: float = 1, id_column: str = "id", text_column: str = "text",
                     metadata_column: str | None = None, store_raw_text: bool = False,
-                    **map_kwargs: Any) -> tuple[Any, Any]:
+                    protect_args: Mapping[str, Any] | None = None, **map_kwargs: Any) -> tuple[Any, Any]:
     """Protect a dataset as one job, in two steps, so the stored result depends neither on
     partitioning nor on order (the same as ``Sanitizer.apply`` on all its texts at once).
 
@@ -385,6 +385,10 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
     3. ``map_batches(ProtectDocuments, job=...)``: replacement, encoding and noise against it
        and ``index_state`` (earlier jobs); with ``sink``, written by ``write_datasink``, and the
        sink writes the entity index once, when every task has finished.
+
+    ``batch_size``, ``concurrency``, ``num_cpus`` and ``map_kwargs`` size both maps;
+    ``protect_args`` adds ``map_batches`` arguments of the second step only (e.g.
+    ``{"num_gpus": 1}``: the encoder on GPUs, detection on CPUs).
 
     Returns:
         (the protected dataset, the job's :class:`~private_vectors.text.entity_index.JobIndex`)
@@ -403,7 +407,7 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
         batch_size=4096, batch_format="numpy") for v in b[FACTS_COLUMN] if v)
     job = JobIndex.freeze(facts)
     protected = detected.map_batches(ProtectDocuments, fn_constructor_kwargs={
-        **kwargs, "store_raw_text": store_raw_text, "job": job.to_json()}, **sizing)
+        **kwargs, "store_raw_text": store_raw_text, "job": job.to_json()}, **{**sizing, **dict(protect_args or {})})
     if sink is not None:
         sink.job, sink.stored_entries = job, dict((index_state or {}).get("entries") or {})
         protected.write_datasink(sink)

@@ -2,8 +2,8 @@
 
 Each text is normalised (:mod:`.normalise`) and cut into overlapping chunks; an all-lower-case
 chunk (a query, a chat message) has its known name and place words capitalised for the NER
-model (same length, so offsets hold). Every recognizer sees the chunks in groups of
-:data:`DETECT_GROUP`; the ``detection``-stage rules run per chunk on what the recognizers read,
+model (same length, so offsets hold). Every recognizer sees the chunks in groups of at most
+:data:`DETECT_GROUP` chunks and :data:`DETECT_CHARS` characters (:func:`detect_groups`); the ``detection``-stage rules run per chunk on what the recognizers read,
 the spans are mapped back to the original text, and the ``document``-stage rules run there.
 
 Faults never let raw text through silently: a recognizer that raises or exceeds ``timeout``
@@ -30,19 +30,43 @@ from .rules import RuleContext, RulePipeline
 from .spans import Detector, Span, chunk_text
 from .wordlist import truecase
 
-__all__ = ["DEFAULT_TIMEOUT", "DETECT_GROUP", "ON_ERROR", "Detection", "DetectionError", "detection_progress"]
+__all__ = ["DEFAULT_TIMEOUT", "DETECT_CHARS", "DETECT_GROUP", "ON_ERROR", "Detection", "DetectionError",
+           "detect_groups", "detection_progress"]
 
 ON_ERROR: tuple[str, ...] = ("raise", "fallback", "redact_all")
 DEFAULT_TIMEOUT = 60.0
-"""Seconds one recognizer may take for one group of :data:`DETECT_GROUP` texts before
+"""Seconds one recognizer may take for one group of texts (:func:`detect_groups`) before
 :class:`DetectionError` (nothing of the batch is returned, so nothing of it is stored)."""
 DETECT_GROUP = 64
-"""Texts (chunks) one recognizer call sees: the timeout's unit, and the progress step."""
+"""Most texts (chunks) one recognizer call sees: with :data:`DETECT_CHARS`, the timeout's unit
+and the progress step."""
+DETECT_CHARS = 50_000
+"""Most characters one recognizer call sees (a single longer chunk goes alone), so the time one
+call takes follows the amount of text, not the number of texts: long documents are read in
+more calls, each well within the time limit, and none is left unread."""
 _OVERLAP = 200
 _PROGRESS: contextvars.ContextVar[Callable[[float], None] | None] = contextvars.ContextVar(
     "private_vectors_detection_progress", default=None)
 # (a progress hook without a parameter on every recognizer: tests/test_process_state.py::
 # test_detection_progress_reaches_the_detection_loop)
+
+
+def detect_groups(lengths: Sequence[int], most: int | None = None, chars: int | None = None) -> list[range]:
+    """Consecutive index ranges over texts of the given ``lengths``, each of at most ``most``
+    texts and ``chars`` characters (or one text, when that text alone is longer); together they
+    cover every text once. Defaults: :data:`DETECT_GROUP` and :data:`DETECT_CHARS`."""
+    most = DETECT_GROUP if most is None else most
+    chars = DETECT_CHARS if chars is None else chars
+    out: list[range] = []
+    start, size = 0, 0
+    for i, n in enumerate(lengths):
+        if i > start and (i - start >= most or size + n > chars):
+            out.append(range(start, i))
+            start, size = i, 0
+        size += n
+    if start < len(lengths):
+        out.append(range(start, len(lengths)))
+    return out
 
 
 class DetectionError(PrivateVectorsError, RuntimeError):
@@ -107,16 +131,16 @@ class Detection:
         return [self.rules.run("document", t, s, context) for t, s in zip(texts, found, strict=True)]
 
     def _recognize(self, chunks: list[str], n_texts: int) -> list[list[Span]] | None:
-        groups = range(0, len(chunks), DETECT_GROUP)
+        groups = detect_groups([len(c) for c in chunks])
         report = _PROGRESS.get()
         per_piece: list[list[Span]] = [[] for _ in chunks]
         for d, rec in enumerate(self.recognizers):
             found: list[list[Span]] = []
             try:
-                for start in groups:  # the timeout holds per group, so a long batch is no fault
-                    found.extend(self._run(rec, chunks[start:start + DETECT_GROUP]))
+                for group in groups:  # the timeout holds per group, so a long batch is no fault
+                    found.extend(self._run(rec, chunks[group.start:group.stop]))
                     if report is not None:
-                        report((d + min(start + DETECT_GROUP, len(chunks)) / len(chunks)) / len(self.recognizers))
+                        report((d + group.stop / len(chunks)) / len(self.recognizers))
                 if len(found) != len(chunks):
                     raise DetectionError(f"detector {rec.name!r} returned {len(found)} results for "
                                          f"{len(chunks)} texts")

@@ -97,7 +97,9 @@ class TaggerModel:
         path: a tagger folder (``config.json`` + ``model.safetensors``); None for the shipped one.
         device: torch device to run on (``"cpu"``, ``"cuda"``, ``"cuda:1"``...).
         threshold: spans whose mean tag probability is below this are dropped.
-        batch_size: windows per forward pass.
+        batch_size: at most this many windows per forward pass.
+        batch_tokens: at most this many (padded) tokens per forward pass: many short texts share
+            one pass, long documents are read in passes of about this size.
         stride: tokens between window starts (default: the config's).
 
     Raises:
@@ -108,13 +110,15 @@ class TaggerModel:
     name = "tagger"
 
     def __init__(self, path: str | Path | None = None, *, device: str = "cpu", threshold: float = 0.5,
-                 batch_size: int = 32, stride: int | None = None) -> None:
+                 batch_size: int = 256, batch_tokens: int = 4096, stride: int | None = None) -> None:
         if path is not None and not isinstance(path, (str, Path)):
             raise InvalidTypeError("path", "a folder path (str or Path) or None", path)
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
             raise InvalidParameterError("threshold", "a number in [0, 1]", threshold)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise InvalidParameterError("batch_size", "an int >= 1", batch_size)
+        if isinstance(batch_tokens, bool) or not isinstance(batch_tokens, int) or batch_tokens < 1:
+            raise InvalidParameterError("batch_tokens", "an int >= 1", batch_tokens)
         if not isinstance(device, str):
             raise InvalidTypeError("device", "a torch device name such as 'cpu' or 'cuda'", device)
         self.folder = builtin_path() if path is None else Path(path)
@@ -126,6 +130,7 @@ class TaggerModel:
         plan_windows(0, self.window, self.stride)  # validates window and stride
         self.threshold = float(threshold)
         self.batch_size = batch_size
+        self.batch_tokens = batch_tokens
         self.device = device
         self._lock = threading.Lock()
         self._net, self._tokenizer = self._load()
@@ -164,7 +169,7 @@ class TaggerModel:
         if unexpected or missing:
             raise ArtefactError(f"tagger folder {self.folder}: weights do not fit the architecture "
                                 f"(missing {missing[:3]}, unexpected {unexpected[:3]})")
-        net.eval().to(torch_device)
+        net.to(torch_device).for_inference()
         tokenizer = Tokenizer.from_file(str(encoder / "tokenizer.json"))
         tokenizer.no_truncation()
         tokenizer.no_padding()
@@ -219,7 +224,7 @@ class TaggerModel:
 
         with self._lock, torch.inference_mode():
             probs = read_whole([len(e.ids) for e in encodings], self.window - 2, self.stride, self.batch_size,
-                               len(self.tags), run)
+                               len(self.tags), run, batch_tokens=self.batch_tokens)
         return [(list(e.tokens), [(int(a), int(b)) for a, b in e.offsets], p)
                 for e, p in zip(encodings, probs, strict=True)]
 

@@ -38,10 +38,25 @@ class _Layer(nn.Module):
         self.output = nn.Linear(intermediate, hidden)
         self.output_norm = nn.LayerNorm(hidden, eps=eps)
         self.dropout = dropout
+        self._qkv: tuple[torch.Tensor, torch.Tensor] | None = None
 
-    def forward(self, x: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
+    def train(self, mode: bool = True) -> _Layer:
+        self._qkv = None  # the fused copy would go stale once the weights train again
+        return super().train(mode)
+
+    def fuse(self) -> None:
+        """Keep query, key and value as one matrix, read by one matrix product per layer (inference)."""
+        with torch.no_grad():
+            self._qkv = (torch.cat([self.query.weight, self.key.weight, self.value.weight]),
+                         torch.cat([self.query.bias, self.key.bias, self.value.bias]))
+
+    def forward(self, x: torch.Tensor, bias: torch.Tensor | None) -> torch.Tensor:
         batch, width, hidden = x.shape
-        q, k, v = (f(x).view(batch, width, self.heads, -1).transpose(1, 2) for f in (self.query, self.key, self.value))
+        if self._qkv is not None and not self.training:
+            q, k, v = nnf.linear(x, *self._qkv).view(batch, width, 3, self.heads, -1).permute(2, 0, 3, 1, 4)
+        else:
+            q, k, v = (f(x).view(batch, width, self.heads, -1).transpose(1, 2)
+                       for f in (self.query, self.key, self.value))
         p = self.dropout if self.training else 0.0
         a = nnf.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p)
         a = a.transpose(1, 2).reshape(batch, width, hidden)
@@ -84,8 +99,19 @@ class BertTagger(nn.Module):
                 if name in shared_names(frozen):
                     p.requires_grad_(False)
 
+    def for_inference(self) -> BertTagger:
+        """Evaluation mode with each layer's query, key and value fused (same outputs, fewer matrix
+        products); calling ``train()`` again drops the fused copies."""
+        self.eval()
+        for layer in self.layers:
+            layer.fuse()
+        return self
+
     @staticmethod
-    def _bias(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    def _bias(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor | None:
+        """The additive attention mask; None when no position is padding (the unmasked kernel)."""
+        if bool(mask.all()):
+            return None
         bias = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
         return bias.masked_fill(mask == 0, torch.finfo(dtype).min)[:, None, None, :]
 

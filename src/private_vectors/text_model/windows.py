@@ -138,14 +138,18 @@ class _Open:
 
 
 def read_whole(lengths: Sequence[int], size: int, stride: int, batch_size: int, n_tags: int,
-               run: Callable[[list[tuple[int, Window]]], list[np.ndarray]]) -> list[np.ndarray]:
+               run: Callable[[list[tuple[int, Window]]], list[np.ndarray]],
+               batch_tokens: int | None = None) -> list[np.ndarray]:
     """Per-token probabilities of whole documents read in windows.
 
     Args:
         lengths: each document's number of tokens.
         size: tokens per window (without special tokens).
         stride: tokens between window starts.
-        batch_size: windows per call of ``run``.
+        batch_size: at most this many windows per call of ``run``.
+        batch_tokens: at most this many padded tokens (windows × the widest, special tokens
+            included) per call of ``run``, so short texts share one call and long ones do not
+            make it large (None: ``batch_size`` alone decides).
         n_tags: number of classes.
         run: given ``(document index, window)`` jobs of similar length, the (window tokens × classes)
             probabilities of each.
@@ -158,8 +162,7 @@ def read_whole(lengths: Sequence[int], size: int, stride: int, batch_size: int, 
     jobs = [(t, w) for t, ws in enumerate(plans) for w in ws if w.end > w.start]
     jobs.sort(key=lambda j: -(j[1].end - j[1].start))
     got: dict[tuple[int, int], np.ndarray] = {}
-    for b in range(0, len(jobs), batch_size):
-        batch = jobs[b:b + batch_size]
+    for batch in _batches(jobs, batch_size, batch_tokens):
         for (t, w), probs in zip(batch, run(batch), strict=True):
             got[(t, w.start)] = probs
     out = []
@@ -171,4 +174,20 @@ def read_whole(lengths: Sequence[int], size: int, stride: int, batch_size: int, 
                 rows = np.nonzero(choice == w_i)[0]
                 p[rows] = got[(t, w.start)][rows - w.start]
         out.append(p)
+    return out
+
+
+def _batches(jobs: list[tuple[int, Window]], batch_size: int, batch_tokens: int | None
+             ) -> list[list[tuple[int, Window]]]:
+    """Consecutive runs of ``jobs`` (sorted longest first) of at most ``batch_size`` windows and,
+    padded to their first (widest) window plus two special tokens, ``batch_tokens`` tokens."""
+    out: list[list[tuple[int, Window]]] = []
+    for job in jobs:
+        if out:
+            last = out[-1]
+            width = last[0][1].end - last[0][1].start + 2
+            if len(last) < batch_size and (batch_tokens is None or (len(last) + 1) * width <= batch_tokens):
+                last.append(job)
+                continue
+        out.append([job])
     return out

@@ -1,10 +1,15 @@
-import sys, json, chromadb
+import json
+import sys
+
+import chromadb
+
 from private_vectors import PrivateEmbedding
-from private_vectors.text import Sanitizer
-from private_vectors.text.recognizers.regex import RegexDetector
-from private_vectors.text.recognizers.names import NameDetector
-from private_vectors.text.recognizers.concept import TokenDetector
 from private_vectors.integrations.chroma import add_documents
+from private_vectors.text import Sanitizer
+from private_vectors.text.recognizers.concept import TokenDetector
+from private_vectors.text.recognizers.names import NameDetector
+from private_vectors.text.recognizers.regex import RegexDetector
+
 K = "fixture-key-Qm7v2Lx9Tb4Wz8Rk"
 d = sys.argv[1]
 def ef():

@@ -104,10 +104,16 @@ class TaggerRecognizer(Recognizer):
         return f"TaggerRecognizer(model={self.model or _BUILTIN!r}, labels={list(self.entities)}, device={self.device!r})"
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        """The spans of each text (whole, in strided windows), of the chosen labels."""
-        found = self._tagger().spans(texts)
-        return [[Span(s.start, s.end, s.label, s.score, self.name) for s in spans if s.label in self.entities]
-                for spans in found]
+        """The spans of each text (whole, in strided windows), of the chosen labels. Hashtags and
+        handles are read as the words they join (:mod:`private_vectors.text.tags`); a span inside
+        one covers the whole tag."""
+        from ..tags import tag_views
+        from ..vocabulary import encoder_words
+
+        views = tag_views(texts, encoder_words())
+        found = self._tagger().spans([v.text for v in views])
+        return [[Span(*view.original(s.start, s.end), s.label, s.score, self.name) for s in spans
+                 if s.label in self.entities] for view, spans in zip(views, found, strict=True)]
 
     def weights(self) -> str | None:
         """The sha256 of the shipped tagger's weights (read from its config.json; None for a user's model)."""

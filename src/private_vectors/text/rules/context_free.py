@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from ..normalise import country_line
 from ..shapes import alone, term_shaped
 from ..spans import Span
+from ..tags import as_words
 from ..vocabulary import countries
 from ..wordlist import plain_nouns
 from .base import Rule, RuleContext, learned
@@ -118,10 +119,11 @@ class ContextFree(Rule):
             if is_long and s.label == "PERSON" and s.detector in _LONG_TEXT_RECOGNIZERS \
                     and term_shaped(value, plain_nouns()):
                 return True
-            # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) is two words
+            # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) and
+            # "#AmeliaOkafor" (a tag, read as its words) are two words
             return (s.label == "PERSON" and (s.detector in recognizers or learned(s))
-                    and len(value.replace("_", " ").split()) == 1 and alone(s, spans, agreeing)
-                    and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
+                    and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
+                    and alone(s, spans, agreeing) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
 
         return [s for s in spans if lone(s)]
 

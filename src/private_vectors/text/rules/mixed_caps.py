@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from ..shapes import alone, mixed_caps
 from ..spans import Span
+from ..tags import as_words
 from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext
 
 __all__ = ["MixedCaps"]
 
 
 def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
-    """Spans that are no lone model guess, or whose text ``shaped`` accepts."""
+    """Spans that are no lone model guess, or whose text (a hashtag or handle: its words) ``shaped`` accepts."""
     return [s for s in spans if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS
-            or not alone(s, spans) or shaped(text[s.start:s.end])]  # type: ignore[operator]
+            or not alone(s, spans) or shaped(as_words(text, s.start, s.end))]  # type: ignore[operator]
 
 
 class MixedCaps(Rule):

@@ -1,0 +1,57 @@
+"""Hashtags and handles read as the words they join (text/tags.py): the cut, the view the tagger
+reads with its offsets mapped back, and the rules that weigh a tag's shape by its words."""
+
+from __future__ import annotations
+
+from private_vectors.text.rules import RuleContext, StageSettings
+from private_vectors.text.rules.context_free import ContextFree
+from private_vectors.text.rules.name_shape import NameShape
+from private_vectors.text.spans import Span
+from private_vectors.text.tags import as_words, split_run, tag_view, tag_words
+
+VOCAB = frozenset(["john", "smith", "maria", "garcia", "throw", "back", "thursday", "live", "concert", "he", "la"])
+
+
+def _words(body: str) -> list[str]:
+    return [body[a:b] for a, b in tag_words(body, VOCAB)]
+
+
+def test_a_tag_is_cut_at_case_changes_underscores_digits_and_joined_words() -> None:
+    assert _words("JohnSmith") == ["John", "Smith"]
+    assert _words("JSmith") == ["J", "Smith"]
+    assert _words("john_smith") == ["john", "smith"]
+    assert _words("johnsmith") == ["john", "smith"]
+    assert _words("JOHNSMITH") == ["JOHN", "SMITH"]
+    assert _words("mariagarcia2024") == ["maria", "garcia", "2024"]
+    assert _words("NorbuÞórhallsson") == ["Norbu", "Þórhallsson"]
+    assert _words("throwbackthursday") == ["throw", "back", "thursday"]
+    # a word, a run no words spell, and a capitalised word stay whole
+    assert _words("concert") == ["concert"]
+    assert _words("norbuthorhallsson") == ["norbuthorhallsson"]
+    assert split_run("Hela", VOCAB) == ["Hela"]
+
+
+def test_the_view_maps_spans_back_to_the_whole_tag() -> None:
+    text = "Go #JohnSmith! mail a@b.example or see x.com/#frag and #live"
+    view = tag_view(text, VOCAB)
+    assert view.text == "Go # John Smith! mail a@b.example or see x.com/#frag and #live"
+    assert view.tags == ((3, 13),)
+    start = view.text.index("Smith")
+    assert view.original(start, start + 5) == (3, 13)  # a name inside the tag replaces the tag
+    mail = view.text.index("mail")
+    assert text[slice(*view.original(mail, mail + 4))] == "mail"
+    assert tag_view("no tags here", VOCAB).text == "no tags here"
+
+
+def test_rules_weigh_a_tag_by_its_words() -> None:
+    text = "So proud of the team #MaryRuiz #teamwork"
+    assert as_words(text, 21, 30) == "Mary Ruiz" and as_words(text, 22, 30) == "Mary Ruiz"
+    assert as_words("Expression of HeLa cells", 14, 18) == "HeLa"  # not a tag: as written
+    context = RuleContext(StageSettings())
+    tag = Span(21, 30, "PERSON", 0.7, "tagger")
+    # a name in a tag is shaped like a name, and two words are a full name, not a lone guess
+    assert NameShape().apply(text, [tag], context) == [tag]
+    assert ContextFree().apply(text, [tag], context) == [tag]
+    gene = Span(14, 18, "PERSON", 0.7, "tagger")
+    assert NameShape().apply("Expression of HeLa cells", [gene], context) == []
+
