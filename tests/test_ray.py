@@ -82,6 +82,11 @@ def test_index_merge_does_not_depend_on_order() -> None:
     assert merged[0] == {"a": "LOCATION", "b": "PERSON", "c": None, "d": "~LOCATION"}
 
 
+def test_protect_args_must_be_a_dict() -> None:
+    with pytest.raises(Exception, match="protect_args.*a dict of map_batches arguments"):
+        protect_dataset(None, {}, protect_args=["num_gpus", 1])
+
+
 def test_secret_ref_names_a_variable_or_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(Exception, match="exactly one"):
         SecretRef(env="A", file="b")
