@@ -82,6 +82,11 @@ def test_index_merge_does_not_depend_on_order() -> None:
     assert merged[0] == {"a": "LOCATION", "b": "PERSON", "c": None, "d": "~LOCATION"}
 
 
+def test_protect_args_must_be_a_dict() -> None:
+    with pytest.raises(Exception, match="protect_args.*a dict of map_batches arguments"):
+        protect_dataset(None, {}, protect_args=["num_gpus", 1])
+
+
 def test_secret_ref_names_a_variable_or_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(Exception, match="exactly one"):
         SecretRef(env="A", file="b")
@@ -166,7 +171,8 @@ def test_the_key_is_in_no_task_argument_runtime_env_log_or_spilled_object(cluste
 
     assert ray.get(canary.remote()) == KEY[:3]  # the variable reached the workers outside Ray
     _protect(embedding, _docs(16), FaissShardDatasink(tmp_path / "f"))
-    _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans and facts in the store
+    job = _job(embedding, _job_docs(12), FaissShardDatasink(tmp_path / "g"))  # both steps: spans, facts in the store
+    assert job.to_json() and KEY.encode() not in pickle.dumps({**kwargs, "job": job.to_json()})  # the second step's
     # hold both steps' rows in the object store, then fill it past its size: they are spilled to disk
     ds = ray.data.from_items(_job_docs(12))
     detected = ds.map_batches(DetectDocuments, fn_constructor_kwargs=kwargs, batch_size=8, concurrency=1,

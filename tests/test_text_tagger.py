@@ -41,9 +41,15 @@ def test_the_taggers_guesses_pass_the_personal_context_rule_like_any_models() ->
     lone = Span(14, 18, "PERSON", 0.7, "tagger")
     assert rule.apply(text, [lone], _context()) == []
     # the tagger's full name alone is no personal context (an eponym), a name list's is
+    text = "Kaplan Meier curves were compared in Kras mice."
+    eponym, gene = Span(0, 12, "PERSON", 0.7, "tagger"), Span(37, 41, "PERSON", 0.7, "tagger")
+    assert rule.apply(text, [eponym, gene], _context()) == [eponym]
+    listed = Span(0, 12, "PERSON", 0.7, "names")
+    assert rule.apply(text, [listed, gene], _context()) == [listed, gene]
+    # a one-word place is no lone guess (dropping it cost news places): kept without context
     text = "Kaplan Meier curves were compared in Tromso."
-    eponym, place = Span(0, 12, "PERSON", 0.7, "tagger"), Span(37, 43, "LOCATION", 0.7, "tagger")
-    assert rule.apply(text, [eponym, place], _context()) == [eponym]
+    place = Span(37, 43, "LOCATION", 0.7, "tagger")
+    assert rule.apply(text, [eponym, place], _context()) == [eponym, place]
     listed = Span(0, 12, "PERSON", 0.7, "names")
     assert rule.apply(text, [listed, place], _context()) == [listed, place]
     # personal context keeps every span

@@ -395,6 +395,8 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
     """
     from ..text.entity_index import JobFacts, JobIndex
 
+    if protect_args is not None and not isinstance(protect_args, Mapping):
+        raise InvalidTypeError("protect_args", "a dict of map_batches arguments for the second step", protect_args)
     _require_ray()
     if index_state is None and sink is not None and callable(getattr(sink, "index_state", None)):
         index_state = sink.index_state()
