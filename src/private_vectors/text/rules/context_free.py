@@ -19,7 +19,6 @@ __all__ = ["ContextFree", "personal_context"]
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
 _CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
-_LEARNED_SURE = 0.85  # the learned tagger's mean tag probability below which its guess is weighed as lone
 _ONE_WORD_RECOGNIZERS = frozenset(["presidio", "ner", "places"])
 _LONG_TEXT_RECOGNIZERS = frozenset([*_ONE_WORD_RECOGNIZERS, "names"])
 _LONG_TEXT = 100
@@ -75,9 +74,8 @@ class ContextFree(Rule):
     are gene, drug and species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa")
     and the countries are study sites. A surname alone is still replaced where the keyed index
     knows it from a full name (index spans are not filtered here). The learned tagger's guesses
-    are weighed apart from the other recognizers' (:func:`~.base.alone`): its probability is no
-    cue's boost, and a name or place it gives less than 0.85 is weighed as a lone guess whatever
-    its length ("C. elegans", "Artemisinin"). Evidence, part by part:
+    are weighed apart from the other recognizers' (:func:`~.base.alone`), and a country it
+    finds is dropped however sure it is (its probability is no cue's boost). Evidence, part by part:
     ``benchmarks/results/text/rules.md``.
 
     Args:
@@ -114,11 +112,13 @@ class ContextFree(Rule):
 
         def lone(s: Span) -> bool:
             value = text[s.start:s.end]
-            if s.score >= _CUED and not learned(s):  # the tagger's probability is no cue's boost
-                return False
-            if learned(s) and s.label in ("PERSON", "LOCATION") and s.score < _LEARNED_SURE:
+            country = s.label in ("LOCATION", "PERSON") and s.detector != "regex" \
+                and " ".join(value.casefold().split()) in known
+            if country and learned(s):  # the tagger's probability is no cue's boost: a study site
                 return True
-            if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in known:
+            if s.score >= _CUED:
+                return False
+            if country:
                 return True
             if s.label == "AGE" and "ages" not in self.off:
                 return True
