@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..shapes import alone, mixed_caps
+from ..shapes import mixed_caps
 from ..spans import Span
 from ..tags import as_words
-from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext
+from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext, alone
 
 __all__ = ["MixedCaps"]
 
