@@ -114,6 +114,23 @@ def test_a_built_in_rule_switched_off_changes_the_output_and_is_recorded(places)
         _stage(places, rules_off=["no-such-rule"])
 
 
+def test_the_config_records_the_ordered_recognizers_rules_and_precedence(places):
+    from private_vectors.text.precedence import PRECEDENCE
+    from private_vectors.text.rules import DEFAULT_RULESET, RULESETS
+
+    cfg = _stage(places).get_config()
+    assert [(d["type"], d["version"]) for d in cfg["detectors"]] == [("regex", RegexDetector.version),
+                                                                       ("places", PlaceDetector.version)]
+    assert [r["name"] for r in cfg["rules"]] == list(RULESETS[DEFAULT_RULESET])
+    assert all(r["version"] for r in cfg["rules"])
+    assert cfg["precedence"] == list(PRECEDENCE) == ["regex", "keyed-index", "score", "length"]
+    # a stored config of this version written before the precedence was recorded compares equal
+    stage = _stage(places)
+    older = {k: v for k, v in cfg.items() if k != "precedence"}
+    assert stage.hide_config(older)["precedence"] == cfg["precedence"]
+    assert "precedence" not in stage.hide_config({**older, "version": 2})
+
+
 def test_a_per_label_threshold_drops_weaker_spans_of_that_label_only(places):
     text = ["She loves Denmark; mail ann@example.org."]
     assert _stage(places).apply(text) == ["She loves <LOCATION>; mail <EMAIL_ADDRESS>."]

@@ -174,7 +174,7 @@ def _geometry_identity(ref: Any) -> Any:
     return ref.get("kind", "none") if bound is None else f"{ref.get('kind')} (M={float(bound):.6g})"
 
 
-UPGRADED_FIELDS = ("detectors", "timeout", "chunk_size", "ruleset", "rules")
+UPGRADED_FIELDS = ("detectors", "timeout", "chunk_size", "ruleset", "rules", "precedence")
 """Sanitizer fields a newer text-stage version may change on its own (better recognizers and rules,
 a default timeout): a store written by an older version is accepted and upgraded on its next write."""
 

@@ -13,12 +13,17 @@ from collections.abc import Sequence
 
 from .spans import Span, merge_spans
 
-__all__ = ["merge_document_spans", "precedence"]
+__all__ = ["PRECEDENCE", "merge_document_spans", "precedence"]
+
+PRECEDENCE: tuple[str, ...] = ("regex", "keyed-index", "score", "length")
+"""The order in which overlapping spans give the merged span its label (recorded in the text
+stage's configuration): spans of the ``regex`` recognizer, then of the keyed entity index, then
+the higher score, then the longer span."""
 
 
 def precedence(s: Span) -> tuple[bool, bool, float, int]:
-    """The rank of a span in a merge (lower wins)."""
-    return (s.detector != "regex", s.detector != "keyed-index", -s.score, -(s.end - s.start))
+    """The rank of a span in a merge (lower wins), in the order of :data:`PRECEDENCE`."""
+    return (s.detector != PRECEDENCE[0], s.detector != PRECEDENCE[1], -s.score, -(s.end - s.start))
 
 
 def _credited(span: Span, detected: Sequence[Span]) -> Span:

@@ -1,7 +1,8 @@
 """The text stage's configuration: what it records, and how a stored one is rebuilt.
 
-A configuration names the concept, the policy, the recognizers (each with its kind and version)
-and the ruleset with its ordered rules; what a user asked to hide or keep is recorded only as
+A configuration names the concept, the policy, the recognizers (each with its kind and version),
+the ruleset with its ordered rules (each with its version) and the precedence of overlapping
+spans (:data:`~private_vectors.text.precedence.PRECEDENCE`); what a user asked to hide or keep is recorded only as
 keyed HMACs (:mod:`.config_secrets`). A configuration written by an earlier version of the text
 stage (0.1.0 wrote version 2) opens with today's ruleset and records ``upgraded_from``; one
 written by a newer version is refused.
@@ -17,6 +18,7 @@ from .._version import __version__
 from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
 from .concepts import TextConcept, concept_detectors
 from .config_secrets import has_hidden, is_hidden, listed
+from .precedence import PRECEDENCE
 from .registry import DEFAULT as REGISTRY
 from .rules import DEFAULT_RULESET, RulePipeline
 from .spans import Detector, validate_texts
@@ -114,7 +116,7 @@ def get_config(san: Any) -> dict[str, Any]:
     detectors = [d.get_config() for d in san.detectors]
     cfg: dict[str, Any] = {
         "type": "sanitizer", "version": SANITIZER_VERSION, "library": __version__,
-        "ruleset": DEFAULT_RULESET, "rules": san.rules.get_config(),
+        "ruleset": DEFAULT_RULESET, "rules": san.rules.get_config(), "precedence": list(PRECEDENCE),
         "concept": san.secret_fields(san._concept_cfg),
         "policy": opts.policy, "keyed": san.keyed,
         "operators": dict(opts.operators), "entities": None if opts.entities is None else list(opts.entities),
@@ -149,6 +151,8 @@ def hide_config(san: Any, config: Any) -> Any:
         elif isinstance(version, int) and not isinstance(version, bool) and version < SANITIZER_VERSION:
             san.upgraded_from = version
     out = dict(config)
+    if version == SANITIZER_VERSION and "precedence" not in out:
+        out["precedence"] = list(PRECEDENCE)  # recorded since; this version always merged in this order
     out["concept"] = san.secret_fields(out.get("concept"))
     out["allow_list"] = san.secret_fields({"allow_list": out.get("allow_list") or []})["allow_list"]
     if san._user_detectors:

@@ -48,10 +48,10 @@ Each rule is general rather than fitted to one corpus:
   shapes of register numbers: digits, a slash or colon, digits ("1996/276", "18403/91",
   "1971:437"), not a date.
 * ``OCCUPATION`` (opt-in, labelled ``DEMOGRAPHIC``): an occupation named by its cue, one to
-  three lower-case words after "worked/employed/practised as (a)", "who is/was a(n)",
-  "the applicant, a(n)", up to a preposition or a stop: "worked as a ballet dancer for",
-  "the applicant, a lorry driver,", "who was an advocate" ("serves as a marker" and "can be
-  employed as a biomarker" name no one).
+  three lower-case words after "worked/employed/practised as (a)" or "who/he/she is/was a(n)",
+  up to a preposition or a stop: "worked as a ballet dancer for", "who was an advocate"
+  ("serves as a marker" and "can be employed as a biomarker" name no one). Evidence:
+  ``benchmarks/results/text/fitted_patterns.md``.
 """
 
 from __future__ import annotations
@@ -104,14 +104,13 @@ _NOT_REF_BEFORE = re.compile(r"(?:protocol|article|articles|rule|rules|section|p
 # a domestic register/case number without a cue: "1996/276", "18403/91", "1971:437", "2004-12345"
 _SLASH_CODE = re.compile(r"(?<![\w/.:-])(?:[A-Z][A-Za-z]{0,3}-(?:[IVX]{1,4}-)?)?(?:\d{3,6}[/:]\d{1,6}|\d{1,2}/\d{3,6})"
                          r"(?:[/-]\d{1,6})?(?![\w/:]|[.,-]\d)")
-# an occupation by its cue (PHI): "worked as a ballet dancer", "the applicant, a lorry driver,",
-# "who was an advocate"; one to three lower-case words, up to a preposition, conjunction or stop
+# an occupation by its cue (PHI): "worked as a ballet dancer", "who was an advocate"; one to
+# three lower-case words, up to a preposition, conjunction or stop
 _OCC_WORD = r"(?!the\b|an?\b)[a-z][a-z’'-]*"
 _OCCUPATION = re.compile(
     r"(?:(?<!\bbe[ \t])\b(?:work(?:ed|ing|s)?|employed|practi[sc](?:e|ed|es|ing)|career|appointed|"
     r"recruited|hired|engaged|trained|qualified)[ \t]+as[ \t]+(?:an?[ \t]+)?"
-    r"|\b(?:who|applicant|he|she)[ \t]+(?:is|was|had[ \t]+been|has[ \t]+been)[ \t]+an?[ \t]+"
-    r"|\bapplicant,[ \t]+an?[ \t]+)"
+    r"|\b(?:who|he|she)[ \t]+(?:is|was|had[ \t]+been|has[ \t]+been)[ \t]+an?[ \t]+)"
     rf"(?P<occ>(?:{_OCC_WORD}[ \t]+){{0,2}}?{_OCC_WORD})"
     r"(?=[ \t]*(?:[,.;:()]|\b(?:of|at|in|for|with|and|who|from|to|on|by|until|since|when|between|employed|"
     r"working|attached|under|during|whose|which|that)\b))")
@@ -306,7 +305,7 @@ class IdentifierDetector(Recognizer):
 
     kind = "identifiers"
     name = "identifiers"
-    version = "4"
+    version = "5"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:
         self.entities = check_labels(entities, IDENTIFIER_LABELS, _DEFAULT)

@@ -135,8 +135,10 @@ def phone_ok(candidate: str) -> bool:
 
 
 
-# military postal addresses (PSC/Unit/ship, then APO/FPO/DPO and a state code)
-_MILITARY = re.compile(r"\b(?:PSC \d{3,5}, Box \d{3,5}|Unit \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
+# US military postal addresses as USPS Publication 28 (section 225) writes them: a PSC, CMR or
+# Unit number and a box, or a ship, then APO/FPO/DPO, AA/AE/AP and a ZIP code
+# (benchmarks/results/text/fitted_patterns.md)
+_MILITARY = re.compile(r"\b(?:(?:PSC|CMR|Unit) \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
 _TAIL_PARTICLES = ("de", "la", "del", "di", "du", "van", "von")  # of PARTICLES, those an address line may hold
 _PARTICLE = rf"(?:{'|'.join(_TAIL_PARTICLES)})"
@@ -261,7 +263,7 @@ class RegexDetector(Recognizer):
 
     kind = "regex"
     name = "regex"
-    version = "5"
+    version = "6"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:
         labels = check_labels(entities, REGEX_LABELS, _DEFAULT_LABELS)

@@ -5,8 +5,8 @@ configuration records), :data:`BUILTIN_RULES` a rule's name to its class. Switch
 is leaving it out of the list (``Sanitizer(rules_off=["context-free"])``); a rule's ``parts``
 switch off the same way (``"context-free.ages"``).
 
-    detection   name-shape, person-title              (on the text the recognizers read)
-    document    mixed-caps, model-phones, whole-domains  (on the original text)
+    detection   person-title                          (on the text the recognizers read)
+    document    mixed-caps, model-phones              (on the original text)
     selection   escaped-placeholders, score-threshold, entities, ordinary-words, index-label,
                 context-free                            (then overlapping spans merge)
     merged      allow-list
@@ -19,24 +19,23 @@ from .base import MODEL_LABELS, STAGES, Decision, Rule, RuleContext, RulePipelin
 from .context_free import ContextFree
 from .escaped import EscapedPlaceholders, escape
 from .index_label import IndexLabel
+from .mixed_caps import MixedCaps
 from .model_phones import ModelPhones
-from .name_shape import MixedCaps, NameShape
 from .ordinary_words import OrdinaryWords, lower_case_words
 from .person_title import PersonTitle
 from .thresholds import Entities, ScoreThreshold
-from .whole_domains import WholeDomains
 
 __all__ = ["BUILTIN_RULES", "DEFAULT_RULESET", "MODEL_LABELS", "RULESETS", "STAGES", "Decision", "Rule", "RuleContext",
            "RulePipeline", "StageSettings", "escape", "lower_case_words"]
 
 BUILTIN_RULES: dict[str, type[Rule]] = {r.name: r for r in (
-    NameShape, PersonTitle, MixedCaps, ModelPhones, WholeDomains, EscapedPlaceholders, ScoreThreshold, Entities,
-    OrdinaryWords, IndexLabel, ContextFree, AllowList)}
+    PersonTitle, MixedCaps, ModelPhones, EscapedPlaceholders, ScoreThreshold, Entities, OrdinaryWords, IndexLabel,
+    ContextFree, AllowList)}
 """The built-in rules by name."""
 
 DEFAULT_RULESET = "0.2"
 RULESETS: dict[str, tuple[str, ...]] = {
-    "0.2": ("name-shape", "person-title", "mixed-caps", "model-phones", "whole-domains", "escaped-placeholders",
-            "score-threshold", "entities", "ordinary-words", "index-label", "context-free", "allow-list"),
+    "0.2": ("person-title", "mixed-caps", "model-phones", "escaped-placeholders", "score-threshold", "entities",
+            "ordinary-words", "index-label", "context-free", "allow-list"),
 }
 """Ruleset name -> the ordered rule names it runs (within a stage, in this order)."""

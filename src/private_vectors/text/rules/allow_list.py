@@ -15,7 +15,8 @@ def allow_key(value: str) -> str:
 
 class AllowList(Rule):
     """A merged span whose text is on the allow list (compared casefolded, blanks collapsed) is kept
-    as it is ("Acme Corp", the company's own name)."""
+    as it is ("Acme Corp", the company's own name).
+    Row ``allow-list`` of ``benchmarks/results/text/rules.md``."""
 
     name = "allow-list"
     stage = "merged"

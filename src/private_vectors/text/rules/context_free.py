@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable
 
 from ..normalise import country_line
-from ..shapes import alone, term_shaped
+from ..shapes import term_shaped
 from ..spans import Span
 from ..tags import as_words
-from ..vocabulary import common_words, countries
+from ..vocabulary import countries
 from ..wordlist import plain_nouns
-from .base import Rule, RuleContext, learned
+from .base import Rule, RuleContext, alone, learned
 from .person_title import TITLE_BEFORE
 
 __all__ = ["ContextFree", "personal_context"]
@@ -19,14 +19,13 @@ __all__ = ["ContextFree", "personal_context"]
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
 _CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
+_LEARNED_SURE = 0.85  # the learned tagger's mean tag probability below which its guess is weighed as lone
 _ONE_WORD_RECOGNIZERS = frozenset(["presidio", "ner", "places"])
 _LONG_TEXT_RECOGNIZERS = frozenset([*_ONE_WORD_RECOGNIZERS, "names"])
 _LONG_TEXT = 100
 _PERSONAL = frozenset(["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "HANDLE", "ID_NUMBER", "US_SSN", "CREDIT_CARD",
                        "IBAN_CODE", "DATE_OF_BIRTH", "MEDICAL_LICENSE", "UK_NHS"])
 _WORD = re.compile(r"\w+")
-_BEFORE_WORD = re.compile(r"([^\W\d_][\w'’-]*)[ \t]$")
-_AFTER_WORD = re.compile(r"[ \t]([^\W\d_][\w'’-]*)")
 
 
 def personal_context(text: str, spans: Iterable[Span], town_lines: bool = True) -> str | None:
@@ -60,33 +59,26 @@ def long_text(text: str) -> bool:
     return len(_WORD.findall(text)) >= _LONG_TEXT
 
 
-def in_capitalised_run(text: str, span: Span) -> bool:
-    """Whether a capitalised word that is no common English word stands right before or after
-    ``span`` on its line: the model often takes a surname and leaves the given name ("Dzhamalay
-    [Batukayev]"); such a span is part of a name, not a lone word."""
-    common = common_words()
-    before = _BEFORE_WORD.search(text, max(0, span.start - 40), span.start)
-    after = _AFTER_WORD.match(text, span.end)
-    return any(m is not None and m.group(1)[0].isupper() and not m.group(1).isupper()
-               and m.group(1).casefold() not in common for m in (before, after))
-
-
 class ContextFree(Rule):
     """Without personal context, drop what identifies no one alone.
 
-    Dropped: a one-word name or place that one model or vocabulary recognizer found (no title
-    before it, no second recognizer on it, no capitalised word beside it, score below 0.88), a
-    country and an age (in a document about no one, "aged 20-60" is a group's); in a text of 100
-    words or more (:func:`long_text`) also a one-word name that several model and vocabulary
-    recognizers agree on and a name-list phrase ending in a plain noun. Personal context,
-    anywhere in the document: :func:`personal_context`, or a full name (two or more words, not
-    all capitals, found by a name list, a cue or two recognizers: the model alone calls title
-    words "Insulin Resistance" a person) or contact or identity data. A place after a place cue,
-    a street and a model's boosted call (score at least 0.88) are always kept. In scientific
-    abstracts the one-word spans are gene, drug and species names ("Kras", "Concerta",
-    "Xenopus"), eponyms ("Cohen's kappa") and the countries are study sites. A surname alone is
-    still replaced where the keyed index knows it from a full name (index spans are not filtered
-    here).
+    Dropped: a one-word name that one model or vocabulary recognizer found (no title before it,
+    no second recognizer on it, score below 0.88), a country and an age (in a document about no
+    one, "aged 20-60" is a group's); in a text of 100 words or more (:func:`long_text`) also a
+    one-word name that several model and vocabulary recognizers agree on and a name-list phrase
+    ending in a plain noun. Personal context, anywhere in the document: :func:`personal_context`,
+    or a full name (two or more words, not all capitals, found by a name list, a cue or two
+    recognizers: the model alone calls title words "Insulin Resistance" a person) or contact or
+    identity data. A place after a place cue, a street and a model's boosted call (score at
+    least 0.88) are always kept, and so is a one-word place other than a country (dropping it
+    cost news places more than a point of recall). In scientific abstracts the one-word spans
+    are gene, drug and species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa")
+    and the countries are study sites. A surname alone is still replaced where the keyed index
+    knows it from a full name (index spans are not filtered here). The learned tagger's guesses
+    are weighed apart from the other recognizers' (:func:`~.base.alone`): its probability is no
+    cue's boost, and a name or place it gives less than 0.85 is weighed as a lone guess whatever
+    its length ("C. elegans", "Artemisinin"). Evidence, part by part:
+    ``benchmarks/results/text/rules.md``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -94,7 +86,8 @@ class ContextFree(Rule):
 
     name = "context-free"
     summary = "in a document about no one, what identifies no one alone is kept"
-    parts = ("countries", "ages", "long-texts", "capitalised-runs", "town-lines")
+    version = "2"
+    parts = ("countries", "ages", "long-texts", "town-lines")
 
     def __init__(self, off: Iterable[str] = ()) -> None:
         self.off = frozenset(off)
@@ -121,8 +114,10 @@ class ContextFree(Rule):
 
         def lone(s: Span) -> bool:
             value = text[s.start:s.end]
-            if s.score >= _CUED:
+            if s.score >= _CUED and not learned(s):  # the tagger's probability is no cue's boost
                 return False
+            if learned(s) and s.label in ("PERSON", "LOCATION") and s.score < _LEARNED_SURE:
+                return True
             if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in known:
                 return True
             if s.label == "AGE" and "ages" not in self.off:
@@ -132,10 +127,9 @@ class ContextFree(Rule):
                 return True
             # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) and
             # "#AmeliaOkafor" (a tag, read as its words) are two words
-            return (s.label in ("PERSON", "LOCATION") and (s.detector in recognizers or learned(s))
-                    and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1 and alone(s, spans, agreeing)
-                    and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
-                    and not ("capitalised-runs" not in self.off and in_capitalised_run(text, s)))
+            return (s.label == "PERSON" and (s.detector in recognizers or learned(s))
+                    and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
+                    and alone(s, spans, agreeing) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
 
         return [s for s in spans if lone(s)]
 
@@ -159,6 +153,7 @@ def _personal(text: str, s: Span, spans: list[Span]) -> bool:
     if s.label != "PERSON":
         return s.label in _PERSONAL
     value = text[s.start:s.end]
-    found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
+    found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end
+                and learned(o) == learned(s)}
     return len(value.split()) >= 2 and not value.isupper() and (
         len(found_by) >= 2 or (s.detector != "presidio" and not learned(s)))

@@ -12,7 +12,8 @@ class IndexLabel(Rule):
     """A span takes the label the keyed entity index holds for its text (a name replaced as PERSON
     stays PERSON where a model calls it a place), so its surrogate stays the same kind; a
     non-person span whose every word is indexed as a person's becomes PERSON. Regex spans keep
-    their label. See :meth:`~private_vectors.text.entity_index.EntityIndex.relabel`."""
+    their label. See :meth:`~private_vectors.text.entity_index.EntityIndex.relabel`.
+    Row ``index-label`` of ``benchmarks/results/text/rules.md``."""
 
     name = "index-label"
     summary = "a span takes the label its entity had when first replaced"

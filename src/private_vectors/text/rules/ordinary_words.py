@@ -33,7 +33,8 @@ class OrdinaryWords(Rule):
     not the keyed index) whose every word other texts of the batch write in lower case
     (:func:`lower_case_words`) is dropped: "Stem Cells" in a title over abstracts about stem cells
     is no name. A case check: it applies to spans whose recognizer reads capital letters, not to
-    the learned tagger's (it reads no case: "maria garcia" is a name to it as "Maria Garcia" is)."""
+    the learned tagger's (it reads no case: "maria garcia" is a name to it as "Maria Garcia" is).
+    Row ``ordinary-words`` of ``benchmarks/results/text/rules.md``."""
 
     name = "ordinary-words"
     summary = "a model guess whose every word the batch also writes in lower case is an ordinary word"

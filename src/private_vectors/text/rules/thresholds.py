@@ -10,7 +10,8 @@ __all__ = ["Entities", "ScoreThreshold"]
 
 class ScoreThreshold(Rule):
     """A span scored below its label's threshold (``thresholds``, else ``score_threshold``) is
-    dropped, and so is an empty one."""
+    dropped, and so is an empty one.
+    Row ``score-threshold`` of ``benchmarks/results/text/rules.md``."""
 
     name = "score-threshold"
     summary = "a span scored below its label's threshold is dropped"
@@ -21,7 +22,8 @@ class ScoreThreshold(Rule):
 
 
 class Entities(Rule):
-    """Only spans of the labels the user chose (``entities``) are kept; all when none were chosen."""
+    """Only spans of the labels the user chose (``entities``) are kept; all when none were chosen.
+    Row ``entities`` of ``benchmarks/results/text/rules.md``."""
 
     name = "entities"
     summary = "a span of a label the user did not choose is kept as it is"
