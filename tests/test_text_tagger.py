@@ -42,13 +42,13 @@ def test_the_taggers_guesses_pass_the_personal_context_rule_like_any_models() ->
     assert rule.apply(text, [lone], _context()) == []
     # the tagger's full name alone is no personal context (an eponym), a name list's is
     text = "Kaplan Meier curves were compared in Kras mice."
-    eponym, gene = Span(0, 12, "PERSON", 0.7, "tagger"), Span(37, 41, "PERSON", 0.7, "tagger")
+    eponym, gene = Span(0, 12, "PERSON", 0.9, "tagger"), Span(37, 41, "PERSON", 0.9, "tagger")
     assert rule.apply(text, [eponym, gene], _context()) == [eponym]
     listed = Span(0, 12, "PERSON", 0.7, "names")
     assert rule.apply(text, [listed, gene], _context()) == [listed, gene]
-    # a one-word place is no lone guess (dropping it cost news places): kept without context
+    # a one-word place the tagger is sure of is no lone guess (dropping it cost news places): kept
     text = "Kaplan Meier curves were compared in Tromso."
-    place = Span(37, 43, "LOCATION", 0.7, "tagger")
+    place = Span(37, 43, "LOCATION", 0.9, "tagger")
     assert rule.apply(text, [eponym, place], _context()) == [eponym, place]
     listed = Span(0, 12, "PERSON", 0.7, "names")
     assert rule.apply(text, [listed, place], _context()) == [listed, place]
@@ -113,3 +113,29 @@ def test_a_model_stage_records_the_detector_and_reopens(shipped: TaggerRecognize
         bad = {**cfg, "detectors": [*cfg["detectors"][:-1], {**cfg["detectors"][-1], "weights_sha256": "0" * 64}]}
         with pytest.raises(Exception, match="other weights"):
             Sanitizer.from_config(bad)
+
+
+def test_the_tagger_and_another_model_do_not_confirm_each_others_guesses() -> None:
+    from private_vectors.text.rules.name_shape import MixedCaps
+
+    # "CONCLUSION Lobular" from presidio: the tagger agreeing does not make the heading a name
+    text = "CONCLUSION Lobular lesions were seen"
+    spacy, tagged = Span(0, 18, "PERSON", 0.85, "presidio"), Span(0, 18, "PERSON", 0.9, "tagger")
+    assert MixedCaps().apply(text, [spacy, tagged], _context()) == []
+    # a full name two models agree on is no personal context: the eponym's neighbour stays dropped
+    text = "Kaplan Meier curves in Kras mice."
+    kept = ContextFree().apply(text, [Span(0, 12, "PERSON", 0.85, "presidio"), Span(0, 12, "PERSON", 0.9, "tagger"),
+                                      Span(23, 27, "PERSON", 0.85, "presidio")], _context())
+    assert all(s.start == 0 for s in kept)
+
+
+def test_the_taggers_probability_is_no_cue_and_its_unsure_guesses_are_lone() -> None:
+    rule = ContextFree()
+    text = "Dengue fever in Vietnam was studied in 75,000 households."
+    sure_country = Span(16, 23, "LOCATION", 1.0, "tagger")
+    assert rule.apply(text, [sure_country], _context()) == []  # a country, in a text about no one
+    text = "Cell division in C. elegans is mediated by a pathway."
+    unsure = Span(17, 27, "PERSON", 0.7, "tagger")
+    assert rule.apply(text, [unsure], _context()) == []
+    sure = Span(17, 27, "PERSON", 0.95, "tagger")
+    assert rule.apply(text, [sure], _context()) == [sure]

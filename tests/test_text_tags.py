@@ -48,7 +48,7 @@ def test_rules_weigh_a_tag_by_its_words() -> None:
     assert as_words(text, 21, 30) == "Mary Ruiz" and as_words(text, 22, 30) == "Mary Ruiz"
     assert as_words("Expression of HeLa cells", 14, 18) == "HeLa"  # not a tag: as written
     context = RuleContext(StageSettings())
-    tag = Span(21, 30, "PERSON", 0.7, "tagger")
+    tag = Span(21, 30, "PERSON", 0.9, "tagger")
     # a name in a tag is read as its words (no heading), and two words are a full name, not a lone guess
     assert MixedCaps().apply(text, [tag], context) == [tag]
     assert NameShape().apply(text, [tag], context) == [tag]

@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 from ..spans import Span
 
 __all__ = ["MODEL_LABELS", "PATTERN_RECOGNIZERS", "STAGES", "Decision", "Rule", "RuleContext", "RulePipeline",
-           "StageSettings", "learned"]
+           "StageSettings", "alone", "learned"]
 
 STAGES: tuple[str, ...] = ("detection", "document", "selection", "merged")
 MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
@@ -38,6 +38,15 @@ def learned(span: Span) -> bool:
     """Whether ``span`` comes from the learned, case-blind tagger (detector ``"tagger"``, a user's
     tagger ``"tagger:<name>"``; see :mod:`..recognizers.tagger`)."""
     return span.detector == "tagger" or span.detector.startswith("tagger:")
+
+
+def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset()) -> bool:
+    """Whether no other recognizer of ``span``'s kind (learned or not, :func:`learned`) reported a
+    span overlapping it (those in ``agreeing`` aside). The learned tagger and the other models err
+    on the same words ("Hodgkin", "Pol IV", "C. elegans"), so the tagger's agreement does not
+    confirm another recognizer's guess, nor theirs the tagger's: each is weighed on its own."""
+    return not any(o is not span and o.detector != span.detector and o.detector not in agreeing
+                   and learned(o) == learned(span) and o.start < span.end and span.start < o.end for o in spans)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable
 
 from ..normalise import country_line
-from ..shapes import alone, term_shaped
+from ..shapes import term_shaped
 from ..spans import Span
 from ..tags import as_words
 from ..vocabulary import countries
 from ..wordlist import plain_nouns
-from .base import Rule, RuleContext, learned
+from .base import Rule, RuleContext, alone, learned
 from .person_title import TITLE_BEFORE
 
 __all__ = ["ContextFree", "personal_context"]
@@ -19,6 +19,7 @@ __all__ = ["ContextFree", "personal_context"]
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
 _CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
+_LEARNED_SURE = 0.85  # the learned tagger's mean tag probability below which its guess is weighed as lone
 _ONE_WORD_RECOGNIZERS = frozenset(["presidio", "ner", "places"])
 _LONG_TEXT_RECOGNIZERS = frozenset([*_ONE_WORD_RECOGNIZERS, "names"])
 _LONG_TEXT = 100
@@ -73,7 +74,10 @@ class ContextFree(Rule):
     cost news places more than a point of recall). In scientific abstracts the one-word spans
     are gene, drug and species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa")
     and the countries are study sites. A surname alone is still replaced where the keyed index
-    knows it from a full name (index spans are not filtered here). Evidence, part by part:
+    knows it from a full name (index spans are not filtered here). The learned tagger's guesses
+    are weighed apart from the other recognizers' (:func:`~.base.alone`): its probability is no
+    cue's boost, and a name or place it gives less than 0.85 is weighed as a lone guess whatever
+    its length ("C. elegans", "Artemisinin"). Evidence, part by part:
     ``benchmarks/results/text/rules.md``.
 
     Args:
@@ -110,8 +114,10 @@ class ContextFree(Rule):
 
         def lone(s: Span) -> bool:
             value = text[s.start:s.end]
-            if s.score >= _CUED:
+            if s.score >= _CUED and not learned(s):  # the tagger's probability is no cue's boost
                 return False
+            if learned(s) and s.label in ("PERSON", "LOCATION") and s.score < _LEARNED_SURE:
+                return True
             if s.label in ("LOCATION", "PERSON") and s.detector != "regex" and " ".join(value.casefold().split()) in known:
                 return True
             if s.label == "AGE" and "ages" not in self.off:
@@ -147,6 +153,7 @@ def _personal(text: str, s: Span, spans: list[Span]) -> bool:
     if s.label != "PERSON":
         return s.label in _PERSONAL
     value = text[s.start:s.end]
-    found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end}
+    found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end
+                and learned(o) == learned(s)}
     return len(value.split()) >= 2 and not value.isupper() and (
         len(found_by) >= 2 or (s.detector != "presidio" and not learned(s)))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..shapes import alone, looks_like_a_name, mixed_caps
+from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
-from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext
+from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext, alone
 
 __all__ = ["MixedCaps", "NameShape"]
 
