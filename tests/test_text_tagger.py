@@ -116,7 +116,7 @@ def test_a_model_stage_records_the_detector_and_reopens(shipped: TaggerRecognize
 
 
 def test_the_tagger_and_another_model_do_not_confirm_each_others_guesses() -> None:
-    from private_vectors.text.rules.mixed_caps import MixedCaps
+    from private_vectors.text.rules.name_shape import MixedCaps
 
     # "CONCLUSION Lobular" from presidio: the tagger agreeing does not make the heading a name
     text = "CONCLUSION Lobular lesions were seen"

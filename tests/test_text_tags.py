@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from private_vectors.text.rules import RuleContext, StageSettings
 from private_vectors.text.rules.context_free import ContextFree
-from private_vectors.text.rules.mixed_caps import MixedCaps
+from private_vectors.text.rules.name_shape import MixedCaps, NameShape
 from private_vectors.text.spans import Span
 from private_vectors.text.tags import as_words, split_run, tag_view, tag_words
 
@@ -51,5 +51,8 @@ def test_rules_weigh_a_tag_by_its_words() -> None:
     tag = Span(21, 30, "PERSON", 0.7, "tagger")
     # a name in a tag is read as its words (no heading), and two words are a full name, not a lone guess
     assert MixedCaps().apply(text, [tag], context) == [tag]
+    assert NameShape().apply(text, [tag], context) == [tag]
     assert ContextFree().apply(text, [tag], context) == [tag]
+    gene = Span(14, 18, "PERSON", 0.7, "tagger")
+    assert NameShape().apply("Expression of HeLa cells", [gene], context) == []
 

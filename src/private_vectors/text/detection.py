@@ -3,8 +3,9 @@
 Each text is normalised (:mod:`.normalise`) and cut into overlapping chunks; an all-lower-case
 chunk (a query, a chat message) has its known name and place words capitalised for the NER
 model (same length, so offsets hold). Every recognizer sees the chunks in groups of at most
-:data:`DETECT_GROUP` chunks and :data:`DETECT_CHARS` characters (:func:`detect_groups`); the ``detection``-stage rules run per chunk on what the recognizers read,
-the spans are mapped back to the original text, and the ``document``-stage rules run there.
+:data:`DETECT_GROUP` chunks and :data:`DETECT_CHARS` characters (:func:`detect_groups`); the
+``detection``-stage rules run per chunk on what the recognizers read, the spans are mapped back
+to the original text, and the ``document``-stage rules run there.
 
 Faults never let raw text through silently: a recognizer that raises or exceeds ``timeout``
 raises :class:`DetectionError` unless the user chose ``on_error="fallback"`` (the regex and

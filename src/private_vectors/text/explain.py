@@ -14,8 +14,8 @@ stage remembers nothing of it (the keyed index is not written), and the explanat
 raw text: it lives in memory only. It is never logged, has no raw text in its ``repr``, and
 refuses to be pickled or copied into a store.
 
-Offsets are in the text as given; those of the ``detection``-stage rules (``person-title``) are
-in the text the recognizers read (normalised, per chunk: the same offsets
+Offsets are in the text as given; those of the ``detection``-stage rules (``name-shape``,
+``person-title``) are in the text the recognizers read (normalised, per chunk: the same offsets
 for a text without characters that normalisation maps away, shorter than the chunk size).
 """
 

@@ -5,7 +5,7 @@ configuration records), :data:`BUILTIN_RULES` a rule's name to its class. Switch
 is leaving it out of the list (``Sanitizer(rules_off=["context-free"])``); a rule's ``parts``
 switch off the same way (``"context-free.ages"``).
 
-    detection   person-title                          (on the text the recognizers read)
+    detection   name-shape, person-title              (on the text the recognizers read)
     document    mixed-caps, model-phones              (on the original text)
     selection   escaped-placeholders, score-threshold, entities, ordinary-words, index-label,
                 context-free                            (then overlapping spans merge)
@@ -19,8 +19,8 @@ from .base import MODEL_LABELS, STAGES, Decision, Rule, RuleContext, RulePipelin
 from .context_free import ContextFree
 from .escaped import EscapedPlaceholders, escape
 from .index_label import IndexLabel
-from .mixed_caps import MixedCaps
 from .model_phones import ModelPhones
+from .name_shape import MixedCaps, NameShape
 from .ordinary_words import OrdinaryWords, lower_case_words
 from .person_title import PersonTitle
 from .thresholds import Entities, ScoreThreshold
@@ -29,13 +29,13 @@ __all__ = ["BUILTIN_RULES", "DEFAULT_RULESET", "MODEL_LABELS", "RULESETS", "STAG
            "RulePipeline", "StageSettings", "escape", "lower_case_words"]
 
 BUILTIN_RULES: dict[str, type[Rule]] = {r.name: r for r in (
-    PersonTitle, MixedCaps, ModelPhones, EscapedPlaceholders, ScoreThreshold, Entities, OrdinaryWords, IndexLabel,
-    ContextFree, AllowList)}
+    NameShape, PersonTitle, MixedCaps, ModelPhones, EscapedPlaceholders, ScoreThreshold, Entities, OrdinaryWords,
+    IndexLabel, ContextFree, AllowList)}
 """The built-in rules by name."""
 
 DEFAULT_RULESET = "0.2"
 RULESETS: dict[str, tuple[str, ...]] = {
-    "0.2": ("person-title", "mixed-caps", "model-phones", "escaped-placeholders", "score-threshold", "entities",
-            "ordinary-words", "index-label", "context-free", "allow-list"),
+    "0.2": ("name-shape", "person-title", "mixed-caps", "model-phones", "escaped-placeholders", "score-threshold",
+            "entities", "ordinary-words", "index-label", "context-free", "allow-list"),
 }
 """Ruleset name -> the ordered rule names it runs (within a stage, in this order)."""

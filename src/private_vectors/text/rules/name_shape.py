@@ -1,0 +1,45 @@
+"""Model guesses not shaped like a name are dropped (gene symbols, cell lines, abbreviations)."""
+
+from __future__ import annotations
+
+from ..shapes import looks_like_a_name, mixed_caps
+from ..spans import Span
+from ..tags import as_words
+from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext, alone
+
+__all__ = ["MixedCaps", "NameShape"]
+
+
+def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
+    """Spans that are no lone model guess, or whose text (a hashtag or handle: its words) ``shaped`` accepts."""
+    return [s for s in spans if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS
+            or not alone(s, spans) or shaped(as_words(text, s.start, s.end))]  # type: ignore[operator]
+
+
+class NameShape(Rule):
+    """A name, place, group or organisation that one model or vocabulary recognizer alone found
+    is dropped when it is not shaped like a name (:func:`~private_vectors.text.shapes.looks_like_a_name`):
+    gene and protein symbols, cell lines and abbreviations ("HeLa", "FIP-2", "PCNA") are what a
+    small NER model mistakes for names in scientific text. Runs on the text the recognizers read.
+    Row ``name-shape`` of ``benchmarks/results/text/rules.md`` (kept: its reading there)."""
+
+    name = "name-shape"
+    stage = "detection"
+    summary = "a lone model guess not shaped like a name (a gene symbol, an abbreviation) is no name"
+
+    def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
+        return _guesses_kept(text, spans, looks_like_a_name)
+
+
+class MixedCaps(Rule):
+    """The same test on the original text (detection title-cases words in capitals): a lone model
+    guess mixing words in capitals with other words ("CONCLUSION Lobular", "Type III IFN") is a
+    heading or an acronym beside a word, not a name (:func:`~private_vectors.text.shapes.mixed_caps`).
+    Row ``mixed-caps`` of ``benchmarks/results/text/rules.md``."""
+
+    name = "mixed-caps"
+    stage = "document"
+    summary = "a lone model guess mixing words in capitals with other words is a heading, not a name"
+
+    def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
+        return _guesses_kept(text, spans, lambda value: not mixed_caps(value))
