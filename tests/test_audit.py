@@ -34,7 +34,7 @@ needs_pii = pytest.mark.skipif(
 
 KEY = "audit test key, not a secret at all"
 SALT = b"audit-test-salt!"
-N_DOCS = 240
+N_DOCS = 120
 SMALL = 60
 POLICIES = {"redact": {"sanitize": "redact"},
             "surrogate": {"sanitize": "surrogate", "key": KEY, "key_salt": SALT},
