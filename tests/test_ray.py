@@ -83,7 +83,7 @@ def test_index_merge_does_not_depend_on_order() -> None:
 
 
 def test_protect_args_must_be_a_dict() -> None:
-    with pytest.raises(Exception, match="protect_args.*a dict of map_batches arguments"):
+    with pytest.raises(Exception, match=r"protect_args.*a dict of map_batches arguments"):
         protect_dataset(None, {}, protect_args=["num_gpus", 1])
 
 
