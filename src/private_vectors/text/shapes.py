@@ -7,12 +7,11 @@ words in capitals with other words, a term ending in a plain noun.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from .spans import Span
 from .vocabulary import NAME_PREFIXES
 
-__all__ = ["acronym", "alone", "looks_like_a_name", "mixed_caps", "overlaps", "term_shaped"]
+__all__ = ["acronym", "looks_like_a_name", "mixed_caps", "overlaps", "term_shaped"]
 
 _NAME_WORD = re.compile(rf"(?:{'|'.join(NAME_PREFIXES)}|O['’]|D['’])?[^\W\d_][^\W\d_'’.-]*(?:['’.-][^\W\d_]*)*\.?",
                         re.UNICODE)
@@ -60,9 +59,3 @@ def term_shaped(value: str, plain_nouns: frozenset[str]) -> bool:
 def overlaps(a: Span, b: Span) -> bool:
     """Whether two spans share a character."""
     return a.start < b.end and b.start < a.end
-
-
-def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset()) -> bool:
-    """Whether no other recognizer reported a span overlapping ``span`` (those in ``agreeing`` aside)."""
-    return not any(o is not span and o.detector != span.detector and o.detector not in agreeing
-                   and overlaps(o, span) for o in spans)

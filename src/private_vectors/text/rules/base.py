@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..shapes import overlaps
 from ..spans import Span
 
 __all__ = ["MODEL_LABELS", "PATTERN_RECOGNIZERS", "STAGES", "Decision", "Rule", "RuleContext", "RulePipeline",
@@ -46,7 +47,7 @@ def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozense
     on the same words ("Hodgkin", "Pol IV", "C. elegans"), so the tagger's agreement does not
     confirm another recognizer's guess, nor theirs the tagger's: each is weighed on its own."""
     return not any(o is not span and o.detector != span.detector and o.detector not in agreeing
-                   and learned(o) == learned(span) and o.start < span.end and span.start < o.end for o in spans)
+                   and learned(o) == learned(span) and overlaps(o, span) for o in spans)
 
 
 @dataclass(frozen=True)
