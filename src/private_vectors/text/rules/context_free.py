@@ -76,7 +76,9 @@ class ContextFree(Rule):
     knows it from a full name (index spans are not filtered here). The learned tagger's guesses
     are weighed apart from the other recognizers' (:func:`~.base.alone`), and a country it
     finds is dropped however sure it is (its probability is no cue's boost). Evidence, part by part:
-    ``benchmarks/results/text/rules.md``.
+    rows ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
+    ``context-free.town-lines`` of the current table of ``benchmarks/results/text/rules.md``
+    (``town-lines`` changes nothing on its five corpora: a candidate to go, read there).
 
     Args:
         off: parts switched off, of :attr:`parts`.
