@@ -9,7 +9,7 @@ batched Mahalanobis (diagonal and concept-subspace forms) ≤ 5 µs/vector at n 
 Purkayastha ≤ 50 µs/vector; every mechanism ≤ 1% of the encoder's time per sentence.
 
 Laplace and the Mahalanobis forms are timed twice: as deployed (``random_state=None``: a
-fresh AES-CTR source under an OS key per call, directions by Box–Muller in float32, 64 rows at a
+fresh AES-CTR source under an OS key per call, directions by Box–Muller in float32, 128 rows at a
 time) and seeded (``random_state=0``, tests/benchmarks only: numpy's ``standard_normal``,
 unchanged numbers). ``torch.randn`` of the same shape (one thread) is timed beside them as a
 reference for what drawing the Gaussians alone costs on the machine. Minor page faults per

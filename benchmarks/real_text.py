@@ -241,11 +241,14 @@ def main() -> int:
     p.add_argument("--half", default="second", choices=("first", "second"), help="news: which half of the documents")
     p.add_argument("--systems", default="library,library-model,presidio,tagger")
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--rules-off", default=None, help="library: comma-separated rules_off entries of the text stage")
+    p.add_argument("--rules-off", default=None, help="library, library-model: comma-separated rules_off entries of "
+                   "the text stage")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.rules_off is not None:
-        SYSTEMS["library"] = lambda: library("PII", rules_off=[r for r in args.rules_off.split(",") if r])
+        off = [r for r in args.rules_off.split(",") if r]
+        SYSTEMS["library"] = lambda: library("PII", rules_off=off)
+        SYSTEMS["library-model"] = lambda: library("PII", detector="model", rules_off=off)
     command = ".venv/bin/python benchmarks/real_text.py " + " ".join(sys.argv[1:])
     header = ["# Names and places in real news and social-media text", "",
               f"Command: `{command}`.", "",

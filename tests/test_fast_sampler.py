@@ -2,7 +2,7 @@
 
 Unseeded mechanisms get a fresh :class:`SecureRandom` (AES-256-CTR under an OS key) per call,
 and Laplace / Mahalanobis draw their directions by Box–Muller from its words, the radius folded
-in, 64 rows at a time; seeded mechanisms keep numpy's own ``standard_normal`` (their numbers are
+in, 128 rows at a time; seeded mechanisms keep numpy's own ``standard_normal`` (their numbers are
 unchanged). These tests pass a ``SecureRandom`` with a fixed test key (or a plain seeded
 ``Generator``, which takes the same path) as ``rng=`` so the default path is exercised
 reproducibly, with the same statistical checks as tests/test_mechanisms.py.
@@ -120,3 +120,24 @@ def test_a_plain_generator_takes_the_same_path() -> None:
     assert stats.kstest(np.linalg.norm(Z, axis=1), stats.gamma(a=n, scale=0.5).cdf).pvalue > ALPHA
     U = unit_sphere(np.random.default_rng(9), 3, n)
     np.testing.assert_array_equal(U, unit_sphere(np.random.default_rng(9), 3, n))
+
+
+@pytest.mark.parametrize("form", ["laplace", "diagonal", "subspace", "seeded"])
+def test_noise_added_from_a_read_only_input_equals_input_plus_the_same_noise(form: str) -> None:
+    """Laplace and Mahalanobis copy their input into the output chunk by chunk: the result is the
+    float32 input plus exactly the noise the same stream gives on zeros, and the input is untouched."""
+    n, m = 24, 2 * CHUNK + 7
+    X = np.random.default_rng(5).standard_normal((m, n))
+    X.flags.writeable = False  # the mechanism may only read it
+    mask = np.linspace(0.0, 1.0, n)
+    make = {"laplace": lambda: LaplaceMechanism(epsilon=3.0),
+            "diagonal": lambda: MahalanobisMechanism(epsilon=3.0, sigma=mask),
+            "subspace": lambda: MahalanobisMechanism.from_subspace(
+                epsilon=3.0, basis=np.random.default_rng(6).standard_normal((n, 3))),
+            "seeded": lambda: LaplaceMechanism(epsilon=3.0, random_state=11)}[form]
+    rng = (lambda: None) if form == "seeded" else (lambda: _key(9))
+    noisy = make().perturb(X, rng=rng())
+    noise = make().perturb(np.zeros((m, n)), rng=rng())
+    assert noisy.dtype == np.float32
+    np.testing.assert_allclose(noisy, X.astype(np.float32) + noise, rtol=0, atol=1e-6)
+    assert not np.array_equal(noisy, X.astype(np.float32))

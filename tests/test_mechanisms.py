@@ -236,6 +236,27 @@ def test_bad_vectors_are_refused(X):
     assert "X" in str(info.value)
 
 
+@pytest.mark.parametrize("make", [lambda: LaplaceMechanism(epsilon=1.0),
+                                  lambda: MahalanobisMechanism(epsilon=1.0, sigma=np.ones(3)),
+                                  lambda: GaussianMechanism(sigma=0.1)])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_non_finite_input_names_x_and_its_first_bad_row(make, bad):
+    X = np.ones((5, 3), dtype=np.float32)
+    X[3, 1] = bad
+    X[4, 0] = bad
+    with pytest.raises(InvalidParameterError, match="the first is row 3") as info:
+        make().perturb(X)
+    assert info.value.parameter == "X"
+
+
+def test_huge_finite_input_is_not_taken_for_non_finite():
+    big = np.full((4, 3), 3e38, dtype=np.float32)  # its sum overflows float32; every element is finite
+    assert np.all(IdentityMechanism().perturb(big) == big)
+    with pytest.raises(InvalidParameterError) as info:
+        LaplaceMechanism(epsilon=1e-40).perturb(big)  # the noise overflows: epsilon is named, not X
+    assert info.value.parameter == "epsilon"
+
+
 def test_bad_sigma_is_refused():
     with pytest.raises(InvalidParameterError, match="positive-definite"):
         MahalanobisMechanism(epsilon=1.0, sigma=np.diag([1.0, 0.0, 1.0]) - np.eye(3) * 0.5)

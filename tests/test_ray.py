@@ -274,7 +274,9 @@ def test_chroma_server_sink_upserts_and_reopens_with_the_key(cluster: dict[str, 
 
 def _job(embedding: object, docs: list[dict[str, str]], sink: object, partitions: int = 2, seed: int = 1,
          **kwargs: object) -> object:
-    ds = ray.data.from_items(docs).repartition(partitions).random_shuffle(seed=seed)
+    """One job over ``docs`` in a shuffled order (shuffled on the driver: Ray's all-to-all
+    ``random_shuffle`` would start a task per block for a few dozen rows) and ``partitions`` blocks."""
+    ds = ray.data.from_items(random.Random(seed).sample(docs, len(docs)), override_num_blocks=partitions)
     _, job = protect_dataset(ds, embedding.get_config(), sink, secret=SecretRef(env=KEY_ENV_NAME),
                              batch_size=8, concurrency=2, num_cpus=1, **kwargs)
     return job
@@ -325,7 +327,9 @@ def test_a_job_on_ray_stores_what_one_process_stores(cluster: dict[str, Path], e
     alone = [t for i, t in enumerate(texts) if i % 3]
     assert sum(any(last in t for last in LAST) for t in alone) <= len(alone) // 4  # found again, job-wide
     sink = ParquetDatasink(tmp_path / "pq")
-    _job(embedding, docs, sink, protect_args={"num_cpus": 1, "memory": 2**20})  # (the second step's own sizing)
+    # two workers detect and emit facts (the merge across workers is what makes the job order-free);
+    # the second step, a map of each row against the frozen index, runs on one (an actor fewer to start)
+    _job(embedding, docs, sink, protect_args={"num_cpus": 1, "memory": 2**20, "concurrency": 1})
     got, vectors = _stored(sink.path)
     assert [got[d["id"]] for d in docs] == texts
     assert sink.index_changes() == entries

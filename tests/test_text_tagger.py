@@ -137,3 +137,42 @@ def test_the_taggers_probability_is_no_cue_for_a_country() -> None:
     text = "Is Nazemi still the representative?"
     sure_name = Span(3, 9, "PERSON", 0.95, "tagger")
     assert rule.apply(text, [sure_name], _context()) == [sure_name]
+
+
+def test_where_the_tagger_reads_a_one_word_place_needs_a_second_reader_in_a_text_about_no_one() -> None:
+    rule = ContextFree()
+    read = RuleContext(StageSettings(tagger=True))
+    text = "Oocytes of Xenopus were compared with samples from Tromso."
+    spacy = Span(11, 18, "LOCATION", 0.85, "presidio")  # a genus spaCy takes for a place, the tagger not
+    tagged, confirmed = Span(51, 57, "LOCATION", 0.8, "tagger"), Span(51, 57, "LOCATION", 0.85, "presidio")
+    assert rule.apply(text, [spacy, tagged, confirmed], read) == [tagged, confirmed]
+    assert rule.apply(text, [spacy, tagged], read) == []  # each alone: dropped
+    assert rule.apply(text, [spacy, tagged], _context()) == [spacy, tagged]  # no tagger read it: kept
+    assert ContextFree(off=["one-word-places"]).apply(text, [spacy, tagged], read) == [spacy, tagged]
+    cued = Span(11, 18, "LOCATION", 0.88, "places")  # a place after a cue stays
+    assert rule.apply(text, [cued], read) == [cued]
+    personal = "My sister lives in Tromso."
+    assert rule.apply(personal, [Span(19, 25, "LOCATION", 0.8, "tagger")], read) == \
+        [Span(19, 25, "LOCATION", 0.8, "tagger")]
+
+
+def test_a_stage_with_the_tagger_says_so_to_its_rules() -> None:
+    from private_vectors.text import Sanitizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert Sanitizer("person", detector="model")._settings.tagger
+        assert not Sanitizer("person")._settings.tagger
+
+
+def test_an_initial_before_lower_case_words_is_a_species_not_a_name() -> None:
+    from private_vectors.text.rules.name_shape import MixedCaps, species_shaped
+
+    assert species_shaped("C. elegans") and species_shaped("E. coli") and species_shaped("S. aureus")
+    assert not species_shaped("C. Elliott") and not species_shaped("c. elliott") and not species_shaped("A. Okafor")
+    text = "Neurons of C. elegans were imaged; c. elliott and C. Elliott wrote it."
+    species = Span(11, 21, "PERSON", 0.8, "tagger")
+    lower, upper = Span(35, 45, "PERSON", 0.8, "tagger"), Span(50, 60, "PERSON", 0.8, "tagger")
+    assert [text[s.start:s.end] for s in (species, lower, upper)] == ["C. elegans", "c. elliott", "C. Elliott"]
+    assert MixedCaps().apply(text, [species, lower, upper], _context()) == [lower, upper]
+    assert MixedCaps(off=["species"]).apply(text, [species, lower, upper], _context()) == [species, lower, upper]

@@ -13,7 +13,9 @@ import numpy as np
 from .errors import InvalidParameterError, InvalidTypeError
 
 __all__ = [
+    "all_finite",
     "as_float_matrix",
+    "check_finite_rows",
     "check_int",
     "check_non_negative_finite",
     "check_positive_finite",
@@ -67,9 +69,20 @@ def check_int(value: Any, name: str, *, minimum: int | None = None) -> int:
 
 
 def as_float_matrix(
-    X: Any, name: str = "X", *, dim: int | None = None, dtype: Any = np.float64
+    X: Any, name: str = "X", *, dim: int | None = None, dtype: Any = np.float64, check_finite: bool = True,
+    copy: bool = True,
 ) -> tuple[np.ndarray, bool]:
     """Convert an (n,) or (m, n) array-like of finite reals to a float (m, n) matrix (a copy).
+
+    Args:
+        X: the array-like.
+        name: the parameter named in errors.
+        dim: the dimension n required, if any.
+        dtype: the output's float type.
+        check_finite: refuse NaN and inf (default). A caller whose output is non-finite whenever
+            its input is (e.g. input plus finite noise) may check its output instead, once.
+        copy: return a copy in ``dtype`` (default). False: a float32 or float64 input comes back
+            as it is (a 2-D view, read-only to the caller by contract); others are converted.
 
     Returns:
         The matrix and whether the input was one vector (so callers can squeeze back).
@@ -87,13 +100,39 @@ def as_float_matrix(
     if arr.ndim not in (1, 2) or arr.shape[-1] == 0:
         raise InvalidParameterError(name, "an array of shape (n,) or (m, n) with n >= 1", X)
     single = arr.ndim == 1
-    mat = np.array(arr, dtype=dtype, ndmin=2, copy=True)
+    if copy or arr.dtype not in (np.float32, np.float64):
+        mat = np.array(arr, dtype=dtype, ndmin=2, copy=True)
+    else:
+        mat = arr.reshape(1, -1) if single else arr
     if dim is not None and mat.shape[1] != dim:
         raise InvalidParameterError(name, f"vectors of dimension {dim}", X, note=f"got dimension {mat.shape[1]}")
-    if not np.all(np.isfinite(mat)):
-        bad = int(np.count_nonzero(~np.isfinite(mat).all(axis=1)))
-        raise InvalidParameterError(name, "finite values (no NaN or inf)", X, note=f"{bad} row(s) contain NaN or inf")
+    if check_finite:
+        check_finite_rows(mat, name, X)
     return mat, single
+
+
+def check_finite_rows(mat: np.ndarray, name: str, value: Any) -> None:
+    """Refuse a float (m, n) matrix holding NaN or inf, naming the first bad row.
+
+    One reduction decides the common case without a temporary the size of ``mat``: a sum is
+    finite when every element is (NaN and inf propagate); a finite sum that overflowed is
+    re-checked element by element, so a huge finite matrix is never refused.
+    """
+    if all_finite(mat):
+        return
+    bad_rows = np.flatnonzero(~np.isfinite(mat).all(axis=1))
+    raise InvalidParameterError(name, "finite values (no NaN or inf)", value,
+                                note=f"{bad_rows.size} row(s) contain NaN or inf, "
+                                f"the first is row {int(bad_rows[0])}")
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """Whether every element of a float array is finite: one sum (NaN and inf propagate through
+    it), element by element only when that sum is not finite (NaN/inf, or an overflow)."""
+    with np.errstate(all="ignore"):
+        if arr.size == 0 or np.isfinite(np.add.reduce(arr, axis=None)):
+            return True
+    return bool(np.isfinite(arr).all())
 
 
 def check_texts(texts: Any, name: str = "texts", *, allow_empty_batch: bool = True) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_int, check_positive_finite
+from .._validation import all_finite, as_float_matrix, check_int, check_positive_finite
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..random import RandomSource, SecureRandom, resolve_random_state
 
@@ -18,9 +18,10 @@ __all__ = ["CHUNK", "Mechanism", "add_radial_noise", "unit_sphere"]
 
 _TWO_PI32 = np.float32(2.0 * np.pi)
 _ONE_BITS = np.uint32(0x3F800000)  # float32 1.0: OR-ed with 23 random mantissa bits gives [1, 2)
-CHUNK = 64
-"""Rows per pass of the fast sampler: its scratch (~0.6 MB at n = 768) stays in cache and is
-allocated once per call, instead of megabyte temporaries that page-fault on every call."""
+CHUNK = 128
+"""Rows per pass of the fast sampler: its scratch (~1.2 MB at n = 768) stays in the outer caches
+and is allocated once per call, instead of batch-sized temporaries that page-fault on every call;
+128 rows rather than 64 halves the per-call overhead of the sampler's ~17 numpy calls per chunk."""
 
 
 def _has_words(rng: Any) -> bool:
@@ -96,8 +97,12 @@ def _sphere_rows(rng: Any, scratch: _Scratch, n: int, radius: np.ndarray) -> np.
 
 def add_radial_noise(X: np.ndarray, rng: RandomSource, radius: np.ndarray,
                      linear: Callable[[np.ndarray], np.ndarray] | None = None, *,
-                     rowwise: bool = True) -> None:
+                     rowwise: bool = True, src: np.ndarray | None = None) -> None:
     """``X[i] += radius[i] · L(u_i)`` in place, u_i uniform on S^{n-1}, L linear (default identity).
+
+    With ``src`` (an (m, n) float array, only read), ``X[i] = src[i] + radius[i] · L(u_i)``:
+    ``src`` is copied into ``X`` chunk by chunk, so each chunk is converted and noised while it
+    is in cache (one pass over memory instead of a copy, then an add).
 
     With a bulk-word source (the default) the directions come from Box–Muller draws with the
     radius folded in (same law: L is linear), :data:`CHUNK` rows at a time; ``L`` is applied per
@@ -107,6 +112,9 @@ def add_radial_noise(X: np.ndarray, rng: RandomSource, radius: np.ndarray,
     seeded and keyed outputs are unchanged bit for bit.
     """
     m, n = X.shape
+    if src is not None and (not _has_words(rng) or not (linear is None or rowwise)):
+        np.copyto(X, src, casting="same_kind")
+        src = None
     if not _has_words(rng):
         noise = unit_sphere(rng, m, n)
         if linear is not None:
@@ -119,6 +127,8 @@ def add_radial_noise(X: np.ndarray, rng: RandomSource, radius: np.ndarray,
     scratch = _Scratch(min(m, CHUNK), n)
     for i in range(0, m, CHUNK):
         noise = _sphere_rows(rng, scratch, n, radius[i:i + CHUNK])
+        if src is not None:
+            np.copyto(target[i:i + CHUNK], src[i:i + CHUNK], casting="same_kind")
         target[i:i + CHUNK] += noise if linear is None or not per_chunk else linear(noise)
     if not per_chunk:
         assert linear is not None
@@ -169,6 +179,9 @@ class Mechanism(abc.ABC):
 
     name: ClassVar[str] = "mechanism"
     metric: ClassVar[str] = "l2"
+    _additive: ClassVar[bool] = False
+    """True when the output is the input plus finite noise, so a non-finite input always gives a
+    non-finite output: the input's finiteness is then checked on the output, in the same pass."""
 
     def __init__(self, *, dim: int | None = None, random_state: Any = None) -> None:
         self.dim = None if dim is None else check_int(dim, "dim", minimum=1)
@@ -192,20 +205,28 @@ class Mechanism(abc.ABC):
         if torch_in:
             device = X.device
             X = X.detach().cpu().numpy()
-        mat, single = as_float_matrix(X, "X", dim=self.dim, dtype=np.float32)
+        mat, single = as_float_matrix(X, "X", dim=self.dim, dtype=np.float32, check_finite=not self._additive,
+                                      copy=not self._additive)
         self._check_input(mat)
         if rng is not None and not all(callable(getattr(rng, m, None)) for m in _RNG_METHODS):
             raise InvalidTypeError("rng", "None or a random source with random, standard_normal and gamma "
                                    "(a numpy Generator, or a keyed stream)", rng)
+        source = rng if rng is not None else self._random.source()
         with np.errstate(over="ignore", invalid="ignore"):
             try:
-                out = self._perturb(mat, rng if rng is not None else self._random.source())
+                if self._additive:
+                    out = np.empty(mat.shape, dtype=np.float32)
+                    self._add_noise(mat, out, source)
+                else:
+                    out = self._perturb(mat, source)
             except (OverflowError, FloatingPointError, ZeroDivisionError) as exc:
                 name, value = self._noise_parameter()
                 raise InvalidParameterError(name, "a value whose noise is representable", value,
                                             note=f"computing the noise failed ({type(exc).__name__})") from None
             out32 = np.ascontiguousarray(out, dtype=np.float32)
-        if out32.size and not (np.isfinite(out32.min()) and np.isfinite(out32.max())):  # NaN propagates
+        if not all_finite(out32):
+            if self._additive:  # input + finite noise: a non-finite input shows here; name it first
+                as_float_matrix(X, "X", dim=self.dim, dtype=np.float32)
             name, value = self._noise_parameter()
             raise InvalidParameterError(name, "a value whose noise fits in float32 (finite output)", value,
                                         note="the noise overflows: epsilon is too small (or unit/sigma too large)")
@@ -242,6 +263,12 @@ class Mechanism(abc.ABC):
     # -- subclass hooks --------------------------------------------------------------
     def _check_input(self, X: np.ndarray) -> None:  # noqa: B027 - optional hook
         """Extra input checks (e.g. dimension of Σ); none by default."""
+
+    def _add_noise(self, src: np.ndarray, out: np.ndarray, rng: RandomSource) -> None:
+        """``out = src + noise`` for an additive mechanism (``_additive``): ``src`` a validated (m, n)
+        float32 or float64 matrix, only read; ``out`` a float32 matrix of its shape."""
+        np.copyto(out, src, casting="same_kind")
+        self._perturb(out, rng)
 
     @abc.abstractmethod
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:

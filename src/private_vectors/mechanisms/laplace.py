@@ -30,6 +30,7 @@ class LaplaceMechanism(Mechanism):
 
     name = "laplace"
     metric = "l2"
+    _additive = True
 
     def __init__(self, *, epsilon: float, unit: float = 1.0, dim: int | None = None, random_state: Any = None) -> None:
         super().__init__(dim=dim, random_state=random_state)
@@ -42,10 +43,13 @@ class LaplaceMechanism(Mechanism):
         return self.unit / self.epsilon
 
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
-        m, n = X.shape
-        radius = rng.gamma(n, self.scale, m).astype(np.float32)
-        add_radial_noise(X, rng, radius)
+        self._add_noise(X, X, rng)
         return X
+
+    def _add_noise(self, src: np.ndarray, out: np.ndarray, rng: RandomSource) -> None:
+        m, n = src.shape
+        radius = rng.gamma(n, self.scale, m).astype(np.float32)
+        add_radial_noise(out, rng, radius, src=None if src is out else src)
 
     def _describe(self, n: int | None) -> dict[str, Any]:
         return {

@@ -47,6 +47,7 @@ class MahalanobisMechanism(Mechanism):
 
     name = "mahalanobis"
     metric = "mahalanobis"
+    _additive = True
 
     _form: str
     _n: int
@@ -172,10 +173,14 @@ class MahalanobisMechanism(Mechanism):
         return out
 
     def _perturb(self, X: np.ndarray, rng: RandomSource) -> np.ndarray:
-        m, n = X.shape
-        radius = rng.gamma(n, self.unit / self.epsilon, m).astype(np.float32)
-        add_radial_noise(X, rng, radius, self._apply_sqrt, rowwise=self._form == "diagonal")
+        self._add_noise(X, X, rng)
         return X
+
+    def _add_noise(self, src: np.ndarray, out: np.ndarray, rng: RandomSource) -> None:
+        m, n = src.shape
+        radius = rng.gamma(n, self.unit / self.epsilon, m).astype(np.float32)
+        add_radial_noise(out, rng, radius, self._apply_sqrt, rowwise=self._form == "diagonal",
+                         src=None if src is out else src)
 
     def _dense(self) -> tuple[np.ndarray, np.ndarray]:
         assert self._eig is not None, "dense form only"

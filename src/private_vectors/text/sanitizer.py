@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..keys import SecretKey
@@ -117,7 +118,8 @@ class Sanitizer(DocumentTransformer):
         self._secrets = ConfigSecrets(self.keys.config_key if self._key is not None else None)
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
-        self._settings = self.options.settings()
+        self._settings = replace(self.options.settings(), tagger=any(
+            d.name == "tagger" or d.name.startswith("tagger:") for d in self.detectors))
         self.version = SANITIZER_VERSION
         self.upgraded_from: Any = None
         if self.fallback:

@@ -65,13 +65,16 @@ class Decision:
 
 @dataclass(frozen=True)
 class StageSettings:
-    """The text stage's user settings, resolved once (see ``Sanitizer``)."""
+    """The text stage's user settings, resolved once (see ``Sanitizer``); ``tagger``: whether a
+    learned tagger (:func:`learned`) is among the recognizers, so that its silence on a word is
+    a second reader's opinion."""
 
     entities: tuple[str, ...] | None = None
     score_threshold: float = 0.35
     thresholds: Mapping[str, float] = field(default_factory=dict)
     allow: frozenset[str] = frozenset()
     known_labels: frozenset[str] = frozenset()
+    tagger: bool = False
 
     def threshold(self, label: str) -> float:
         """The score a span labelled ``label`` needs."""

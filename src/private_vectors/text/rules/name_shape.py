@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
+from typing import Any
+
 from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
 from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext, alone
 
-__all__ = ["MixedCaps", "NameShape"]
+__all__ = ["MixedCaps", "NameShape", "species_shaped"]
+
+_SPECIES = re.compile(r"[A-Z]\.[ \t]?[a-z]{3,}(?:[ \t][a-z][\w-]*)*")
+
+
+def species_shaped(value: str) -> bool:
+    """A capital initial and a full stop, then words in lower case only: an abbreviated genus
+    and its species ("C. elegans", "E. coli", "S. aureus"), the way taxonomic names are written,
+    not an initial and a surname, which is capitalised like the initial ("C. Elliott") or,
+    in text written in lower case, is in lower case with it ("c. elliott")."""
+    return bool(_SPECIES.fullmatch(value.strip()))
 
 
 def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
@@ -34,12 +48,32 @@ class NameShape(Rule):
 class MixedCaps(Rule):
     """The same test on the original text (detection title-cases words in capitals): a lone model
     guess mixing words in capitals with other words ("CONCLUSION Lobular", "Type III IFN") is a
-    heading or an acronym beside a word, not a name (:func:`~private_vectors.text.shapes.mixed_caps`).
-    Row ``mixed-caps`` of ``benchmarks/results/text/rules.md``."""
+    heading or an acronym beside a word, not a name (:func:`~private_vectors.text.shapes.mixed_caps`);
+    part ``species``: nor is a capital initial before words in lower case, the abbreviated genus
+    of a species name (:func:`species_shaped`; the learned tagger reads no case and takes
+    "C. elegans" for a person in abstracts). Row ``mixed-caps`` of
+    ``benchmarks/results/text/rules.md``.
+
+    Args:
+        off: parts switched off, of :attr:`parts`.
+    """
 
     name = "mixed-caps"
+    version = "2"
     stage = "document"
     summary = "a lone model guess mixing words in capitals with other words is a heading, not a name"
+    parts = ("species",)
+
+    def __init__(self, off: Iterable[str] = ()) -> None:
+        self.off = frozenset(off)
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
-        return _guesses_kept(text, spans, lambda value: not mixed_caps(value))
+        species = "species" not in self.off
+        return _guesses_kept(text, spans, lambda value: not mixed_caps(value)
+                             and not (species and species_shaped(value)))
+
+    def get_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.off:
+            cfg["off"] = sorted(self.off)
+        return cfg
