@@ -13,8 +13,8 @@ import numpy as np
 from .errors import InvalidParameterError, InvalidTypeError
 
 __all__ = [
-    "as_float_matrix",
     "all_finite",
+    "as_float_matrix",
     "check_finite_rows",
     "check_int",
     "check_non_negative_finite",
