@@ -142,16 +142,18 @@ def test_the_taggers_probability_is_no_cue_for_a_country() -> None:
 def test_where_the_tagger_reads_a_one_word_place_needs_a_second_reader_in_a_text_about_no_one() -> None:
     rule = ContextFree()
     read = RuleContext(StageSettings(tagger=True))
-    text = "Oocytes of Xenopus were compared with samples from Tromso."
+    short = "Oocytes of Xenopus were compared with samples from Tromso."
+    text = short + " The samples were stored and measured again." * 15  # an abstract: 100 words or more
     spacy = Span(11, 18, "LOCATION", 0.85, "presidio")  # a genus spaCy takes for a place, the tagger not
     tagged, confirmed = Span(51, 57, "LOCATION", 0.8, "tagger"), Span(51, 57, "LOCATION", 0.85, "presidio")
     assert rule.apply(text, [spacy, tagged, confirmed], read) == [tagged, confirmed]
     assert rule.apply(text, [spacy, tagged], read) == []  # each alone: dropped
+    assert rule.apply(short, [spacy, tagged], read) == [spacy, tagged]  # a short message keeps them
     assert rule.apply(text, [spacy, tagged], _context()) == [spacy, tagged]  # no tagger read it: kept
     assert ContextFree(off=["one-word-places"]).apply(text, [spacy, tagged], read) == [spacy, tagged]
     cued = Span(11, 18, "LOCATION", 0.88, "places")  # a place after a cue stays
     assert rule.apply(text, [cued], read) == [cued]
-    personal = "My sister lives in Tromso."
+    personal = "My sister lives in Tromso." + " The samples were stored and measured again." * 15
     assert rule.apply(personal, [Span(19, 25, "LOCATION", 0.8, "tagger")], read) == \
         [Span(19, 25, "LOCATION", 0.8, "tagger")]
 

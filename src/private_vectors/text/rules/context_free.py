@@ -77,8 +77,10 @@ class ContextFree(Rule):
     are weighed apart from the other recognizers' (:func:`~.base.alone`), and a country it
     finds is dropped however sure it is (its probability is no cue's boost). Where the learned
     tagger reads the documents (``detector="model"``), a one-word place that only one recognizer
-    found is dropped too (part ``one-word-places``, :func:`_unconfirmed_place`): spaCy's
-    "Xenopus" and "Schwann", the tagger's "anaphase"; with ``detector="rules"`` spaCy is the only
+    found is dropped too in a text of 100 words or more (part ``one-word-places``,
+    :func:`_unconfirmed_place`): spaCy's "Xenopus" and "Schwann", the tagger's "anaphase"; a
+    short message ("heading to Leeds tomorrow") is about its writer and keeps them (dropping them
+    there cost social-media places 6 to 8 points). With ``detector="rules"`` spaCy is the only
     reader of most places and the part does nothing (dropping its lone guesses cost news places
     1.8 points). Evidence, part by part: rows ``context-free.countries``, ``context-free.ages``,
     ``context-free.long-texts`` and ``context-free.town-lines`` of the current table of
@@ -117,12 +119,13 @@ class ContextFree(Rule):
         recognizers, agreeing = (_LONG_TEXT_RECOGNIZERS, _LONG_TEXT_RECOGNIZERS) if is_long else \
             (_ONE_WORD_RECOGNIZERS, frozenset())
         known = countries() if "countries" not in self.off else frozenset()
+        places = tagger and "one-word-places" not in self.off and long_text(text)
 
         def lone(s: Span) -> bool:
             value = text[s.start:s.end]
             country = s.label in ("LOCATION", "PERSON") and s.detector != "regex" \
                 and " ".join(value.casefold().split()) in known
-            place = tagger and "one-word-places" not in self.off and _unconfirmed_place(text, s, spans)
+            place = places and _unconfirmed_place(text, s, spans)
             if (country or place) and learned(s):  # the tagger's probability is no cue's boost
                 return True
             if s.score >= _CUED:
