@@ -130,6 +130,25 @@ def test_from_spacy_entities() -> None:
     assert "Obama" not in pairs.negative[0] and "Paris" in pairs.negative[0]
 
 
+def test_generated_dates_and_times_do_not_follow_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A seed gives the same sentences whatever the time of day (Faker draws dates and times up
+    to the current clock unless told an end)."""
+    import datetime as dt
+
+    import faker.providers.date_time as faker_dates
+
+    def positives_at(moment: dt.datetime) -> list[str]:
+        class Clock(dt.datetime):
+            @classmethod
+            def now(cls, tz: dt.tzinfo | None = None) -> dt.datetime:  # type: ignore[override]
+                return moment if tz is None else moment.replace(tzinfo=tz)
+
+        monkeypatch.setattr(faker_dates, "datetime", Clock)
+        return builtin_concept("datetime").pairs(100, random_state=3).positive
+
+    assert positives_at(dt.datetime(2026, 11, 27, 7, 58, 59)) == positives_at(dt.datetime(2031, 6, 1, 12, 0, 1))
+
+
 @pytest.mark.parametrize("name", BUILTIN_CONCEPTS)
 def test_builtin_generators(name: str) -> None:
     concept = builtin_concept(name.lower())

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import string
 from collections.abc import Callable, Iterator, Mapping
+from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from typing import Any, TypeVar
 
 import numpy as np
 
+from ..text.vocabulary import MONTHS, WEEKDAYS
 from .removal import remove_spans
 
 __all__ = ["BUILTIN_TEMPLATES", "LOCALES", "fill_template", "generate", "generate_swaps", "generic_templates",
@@ -74,10 +76,21 @@ def _ages(rng: np.random.Generator, size: int) -> list[str]:
     return [forms[int(rng.integers(len(forms)))].format(int(rng.integers(1, 96))) for _ in range(size)]
 
 
+_LAST_DAY = datetime(2025, 1, 1, tzinfo=UTC)
+"""The latest moment a generated date or time is drawn from (Faker's default is the current
+clock, so the same seed gave different times from one minute to the next)."""
+
+
 def _dates(fakers: list[Any], rng: np.random.Generator, size: int) -> list[str]:
     patterns = ("%B %d, %Y", "%d %B %Y", "%d/%m/%Y", "%m/%d/%Y", "%Y-%m-%d", "%B %Y", "%b %d")
     f = fakers[0]
-    return [str(f.date(pattern=patterns[int(rng.integers(len(patterns)))])) for _ in range(size)]
+    return [str(f.date(pattern=patterns[int(rng.integers(len(patterns)))], end_datetime=_LAST_DAY)) for _ in range(size)]
+
+
+def _names(names: tuple[str, ...], rng: np.random.Generator, size: int) -> list[str]:
+    """``size`` English names drawn from ``names`` (Faker draws weekdays and months from dates up
+    to the current clock, so a seed would not give the same ones every day)."""
+    return [names[int(i)] for i in rng.integers(len(names), size=size)]
 
 
 def _pool_builders() -> dict[str, Callable[[list[Any], np.random.Generator, int], list[str]]]:
@@ -95,10 +108,10 @@ def _pool_builders() -> dict[str, Callable[[list[Any], np.random.Generator, int]
         "city": lambda f, r, n: _draw(f, r, "city", n),
         "state": lambda f, r, n: _draw(f, r, "state", n, english_only=True),
         "country": lambda f, r, n: _draw(f, r, "country", n, english_only=True),
-        "weekday": lambda f, r, n: _draw(f, r, "day_of_week", min(n, 7), english_only=True),
-        "month": lambda f, r, n: _draw(f, r, "month_name", min(n, 12), english_only=True),
+        "weekday": lambda f, r, n: _names(WEEKDAYS, r, min(n, 7)),
+        "month": lambda f, r, n: _names(MONTHS, r, min(n, 12)),
         "date": lambda f, r, n: _dates(f, r, n),
-        "time": lambda f, r, n: [str(f[0].time(pattern="%H:%M")) for _ in range(n)],
+        "time": lambda f, r, n: [str(f[0].time(pattern="%H:%M", end_datetime=_LAST_DAY)) for _ in range(n)],
         "gender": lambda f, r, n: list(word_list("demographic_terms")),
         "age": lambda f, r, n: _ages(r, n),
         "disease": lambda f, r, n: list(word_list("medical_diseases")),
