@@ -40,6 +40,7 @@ from .operators import Operator
 from .precedence import merge_document_spans
 from .replacement import Replacement, operator_for, replace_spans
 from .rules import Decision, RuleContext
+from .rules.base import learned_detector
 from .spans import Detector, Span
 from .stage_config import (
     SANITIZER_VERSION,
@@ -118,8 +119,7 @@ class Sanitizer(DocumentTransformer):
         self._secrets = ConfigSecrets(self.keys.config_key if self._key is not None else None)
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
-        self._settings = replace(self.options.settings(), tagger=any(
-            d.name == "tagger" or d.name.startswith("tagger:") for d in self.detectors))
+        self._settings = replace(self.options.settings(), tagger=any(learned_detector(d.name) for d in self.detectors))
         self.version = SANITIZER_VERSION
         self.upgraded_from: Any = None
         if self.fallback:

@@ -26,7 +26,7 @@ from ..shapes import overlaps
 from ..spans import Span
 
 __all__ = ["MODEL_LABELS", "PATTERN_RECOGNIZERS", "STAGES", "Decision", "Rule", "RuleContext", "RulePipeline",
-           "StageSettings", "alone", "learned"]
+           "StageSettings", "alone", "learned", "learned_detector"]
 
 STAGES: tuple[str, ...] = ("detection", "document", "selection", "merged")
 MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
@@ -36,9 +36,14 @@ PATTERN_RECOGNIZERS = frozenset(["regex", "identifiers"])
 
 
 def learned(span: Span) -> bool:
-    """Whether ``span`` comes from the learned, case-blind tagger (detector ``"tagger"``, a user's
+    """Whether ``span`` comes from the learned, case-blind tagger (:func:`learned_detector`)."""
+    return learned_detector(span.detector)
+
+
+def learned_detector(name: str) -> bool:
+    """Whether a detector named ``name`` is the learned, case-blind tagger (``"tagger"``, a user's
     tagger ``"tagger:<name>"``; see :mod:`..recognizers.tagger`)."""
-    return span.detector == "tagger" or span.detector.startswith("tagger:")
+    return name == "tagger" or name.startswith("tagger:")
 
 
 def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset()) -> bool:

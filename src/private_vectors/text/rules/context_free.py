@@ -115,11 +115,12 @@ class ContextFree(Rule):
     def candidates(self, text: str, spans: list[Span], tagger: bool = False) -> list[Span]:
         """The spans dropped unless the document has personal context (``tagger``: whether the
         learned tagger read the document, see part ``one-word-places``)."""
-        is_long = "long-texts" not in self.off and long_text(text)
+        long = long_text(text)
+        is_long = "long-texts" not in self.off and long
         recognizers, agreeing = (_LONG_TEXT_RECOGNIZERS, _LONG_TEXT_RECOGNIZERS) if is_long else \
             (_ONE_WORD_RECOGNIZERS, frozenset())
         known = countries() if "countries" not in self.off else frozenset()
-        places = tagger and "one-word-places" not in self.off and long_text(text)
+        places = tagger and "one-word-places" not in self.off and long
 
         def lone(s: Span) -> bool:
             value = text[s.start:s.end]
