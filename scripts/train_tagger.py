@@ -20,7 +20,8 @@ floating-point summation order.
 
 writes ``src/private_vectors/data/text_model/minilm-tagger-v1/`` (``config.json``,
 ``model.safetensors``) and prints the token-level scores of the written tagger on the Broad
-Twitter Corpus dev set.
+Twitter Corpus dev set (``--out`` writes elsewhere; ``--evaluate FOLDER`` trains nothing and prints
+those scores for a folder, ``shipped`` for the package's).
 """
 
 from __future__ import annotations
@@ -172,7 +173,14 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads (on a shared, busy machine one is faster)")
     p.add_argument("--limit", type=int, default=None, help="smoke run: this many examples per corpus")
     p.add_argument("--eval-limit", type=int, default=None)
+    p.add_argument("--evaluate", default=None, metavar="FOLDER",
+                   help="train nothing: print the BTC dev scores of this tagger folder ('shipped': the package's)")
     args = p.parse_args()
+    if args.evaluate is not None:
+        folder = None if args.evaluate == "shipped" else args.evaluate
+        print(json.dumps({"btc_dev": btc_dev_scores(TaggerModel(folder, threshold=0.0), Path(args.sources),
+                                                    args.eval_limit)}), flush=True)
+        return 0
 
     import torch
     from tokenizers import Tokenizer
@@ -297,11 +305,16 @@ def main() -> int:
           f"training {train_minutes:.1f})", flush=True)
 
     tagger = TaggerModel(out, threshold=0.0)
-    entry = json.loads(td.SOURCES_FILE.read_text("utf-8"))["evaluation_only"][0]
-    dev = td.parse_conll(_read_dev(Path(args.sources), entry), td.sources()["btc"]["labels"], "btc-dev")
-    dev = dev[: args.eval_limit] if args.eval_limit else dev
-    print(json.dumps({"btc_dev": token_scores(tagger, dev)}), flush=True)
+    print(json.dumps({"btc_dev": btc_dev_scores(tagger, Path(args.sources), args.eval_limit)}), flush=True)
     return 0
+
+
+def btc_dev_scores(tagger: TaggerModel, sources: Path, limit: int | None = None) -> dict[str, dict[str, float]]:
+    """:func:`token_scores` of ``tagger`` on the Broad Twitter Corpus dev file (the first ``limit``
+    tweets)."""
+    entry = json.loads(td.SOURCES_FILE.read_text("utf-8"))["evaluation_only"][0]
+    dev = td.parse_conll(_read_dev(sources, entry), td.sources()["btc"]["labels"], "btc-dev")
+    return token_scores(tagger, dev[:limit] if limit else dev)
 
 
 def _read_dev(root: Path, entry: dict[str, Any]) -> str:
