@@ -136,6 +136,8 @@ def main() -> int:
     p.add_argument("--parts", default=",".join(PARTS), help="--weights: which parts to run")
     p.add_argument("--sources", default="../.mirror", help="--weights: the mirrors of WNUT-17 and the BTC")
     p.add_argument("--limit", type=int, default=None, help="--weights: smoke run, the first documents of each part")
+    p.add_argument("--reuse", default=None, help="--weights: JSON files of earlier --weights runs at this commit "
+                   "with the same src/ tree, whose rows (same folder, same weights) are taken as they are")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.weights:
@@ -277,10 +279,28 @@ def compare_weights(args: argparse.Namespace) -> int:
         raise SystemExit(f"--weights: at least one folder; --parts: some of {list(PARTS)}")
     command = "nice -n 10 .venv/bin/python benchmarks/detector_model.py " + " ".join(sys.argv[1:])
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    src = subprocess.run(["git", "rev-parse", "HEAD:src"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout:
+        src += "+uncommitted"
+    earlier = {}
+    for path in filter(None, (args.reuse or "").split(",")):  # rows of earlier runs at this commit
+        done = json.loads(Path(path).read_text("utf-8"))
+        if done["src_tree"] != src or src.endswith("+uncommitted"):
+            raise SystemExit(f"--reuse {path}: measured with another src/ than this one ({done['src_tree']}, {src})")
+        earlier.update({r["weights_sha256"]: {**r, "reused": path} for r in done["rows"]})
     t0 = time.time()
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [weights_row(f, parts, args.data, args.sources, Path(tmp), args.limit) for f in folders]
-    results = {"command": command, "commit": head.strip(), "minutes": round((time.time() - t0) / 60, 1),
+        for f in folders:
+            from private_vectors.text_model import TaggerModel
+
+            sha = TaggerModel(None if f == "shipped" else f).config["weights_sha256"]
+            old = earlier.get(sha)
+            if old is not None and parts <= set(old["seconds"]) and old["folder"] == f:
+                rows.append(old)
+            else:
+                rows.append(weights_row(f, parts, args.data, args.sources, Path(tmp), args.limit))
+    results = {"command": command, "commit": head.strip(), "src_tree": src, "minutes": round((time.time() - t0) / 60, 1),
                "rows": rows}
     text = weights_report(results)
     print(text)
@@ -324,6 +344,9 @@ def weights_report(r: dict[str, Any]) -> str:
             else:
                 cells.append(f"{v:.1f}" if "leaks" not in key else f"{v:.0f}")
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    reused = [f"{_label(x)} from `{x['reused']}`" for x in rows if x.get("reused")]
+    if reused:
+        lines += ["", "Rows taken from an earlier run with the same `src/` (`--reuse`): " + "; ".join(reused) + "."]
     lines += ["", "Seconds per part: " + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {v}" for k, v in
                                                      x["seconds"].items()) for x in rows) + "."]
     return "\n".join(lines) + "\n"
