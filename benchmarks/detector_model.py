@@ -221,7 +221,7 @@ def weights_row(folder: str, parts: set[str], data: str, sources: str, work: Pat
         "real": (["benchmarks/real_text.py", "--data", data, "--sources", sources, "--corpora", "news,wnut17-dev",
                   "--systems", "library-model", *tagger, "--out", str(work / f"real-{tag}.md")],
                  work / f"real-{tag}.md"),
-        "stage": (["benchmarks/detector_model.py", "--data", data, "--stages", "model", "--skip", "cost", *tagger,
+        "stage": (["benchmarks/detector_model.py", "--data", data, "--stages", "model", "--skip", "cost", "--threads", "1", *tagger,
                    "--out", str(work / f"stage-{tag}.md")], work / f"stage-{tag}.md"),
     }
     if limit:  # a smoke run: the first documents of each part, TAB and the synthetic set left out
@@ -287,7 +287,12 @@ def compare_weights(args: argparse.Namespace) -> int:
         done = json.loads(Path(path).read_text("utf-8"))
         if done["src_tree"] != src or src.endswith("+uncommitted"):
             raise SystemExit(f"--reuse {path}: measured with another src/ than this one ({done['src_tree']}, {src})")
-        earlier.update({r["weights_sha256"]: {**r, "reused": path} for r in done["rows"]})
+        for r in done["rows"]:
+            held = earlier.setdefault((r["folder"], r["weights_sha256"]), {"seconds": {}, "reused": []})
+            held.update({k: v for k, v in r.items() if k not in ("seconds", "reused")})
+            held["seconds"].update(r["seconds"])
+            held["reused"].append(path)
+            held.setdefault("commands", []).append(done["command"])
     t0 = time.time()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -295,11 +300,17 @@ def compare_weights(args: argparse.Namespace) -> int:
             from private_vectors.text_model import TaggerModel
 
             sha = TaggerModel(None if f == "shipped" else f).config["weights_sha256"]
-            old = earlier.get(sha)
-            if old is not None and parts <= set(old["seconds"]) and old["folder"] == f:
-                rows.append(old)
-            else:
-                rows.append(weights_row(f, parts, args.data, args.sources, Path(tmp), args.limit))
+            old = earlier.get((f, sha), {"seconds": {}, "reused": []})
+            missing = parts - set(old["seconds"])
+            row = weights_row(f, missing, args.data, args.sources, Path(tmp), args.limit) if missing else {}
+            for k, v in old.items():  # the parts measured earlier, as they were
+                if k == "seconds":
+                    row.setdefault("seconds", {}).update(v)
+                elif k in ("reused", "commands"):
+                    row[k] = sorted(set(v))
+                elif k not in row:
+                    row[k] = v
+            rows.append(row)
     results = {"command": command, "commit": head.strip(), "src_tree": src, "minutes": round((time.time() - t0) / 60, 1),
                "rows": rows}
     text = weights_report(results)
@@ -344,9 +355,12 @@ def weights_report(r: dict[str, Any]) -> str:
             else:
                 cells.append(f"{v:.1f}" if "leaks" not in key else f"{v:.0f}")
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
-    reused = [f"{_label(x)} from `{x['reused']}`" for x in rows if x.get("reused")]
-    if reused:
-        lines += ["", "Rows taken from an earlier run with the same `src/` (`--reuse`): " + "; ".join(reused) + "."]
+    runs = list(dict.fromkeys(c for x in rows for c in x.get("commands", [])))
+    if runs:
+        lines += ["", "Parts measured by earlier runs with the same `src/` (`--reuse`): "
+                  + "; ".join(f"{_label(x)}: runs " + ", ".join(str(runs.index(c) + 1) for c in x["commands"])
+                              for x in rows if x.get("commands")) + ". Runs:", ""]
+        lines += [f"{i}. `{c}`" for i, c in enumerate(runs, 1)]
     lines += ["", "Seconds per part: " + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {v}" for k, v in
                                                      x["seconds"].items()) for x in rows) + "."]
     return "\n".join(lines) + "\n"
