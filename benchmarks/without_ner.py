@@ -5,7 +5,8 @@ places, so spaCy's entity recognizer (most of presidio's time on long texts, see
 ``text_ingest.py --stages model,model-no-ner``) might look redundant. This wrapper replaces the
 library's pipe selection (``private_vectors.text.recognizers.presidio._ner_only``) by one that
 disables every spaCy component, the entity recognizer included, then runs the script as
-``__main__`` with the remaining arguments; presidio's pattern recognizers still read spaCy's tokens.
+``__main__`` with the remaining arguments (this folder is first on the import path, so the script's
+``_shared`` is found); presidio's pattern recognizers still read spaCy's tokens.
 
     nice -n 10 .venv/bin/python benchmarks/without_ner.py benchmarks/detector_model.py --data ../shared/data \\
         --stages model --skip cost,scifact --out benchmarks/results/text/detector_model_no_ner.md
@@ -15,7 +16,6 @@ from __future__ import annotations
 
 import runpy
 import sys
-from pathlib import Path
 from typing import Any
 
 
@@ -32,7 +32,6 @@ def main() -> None:
     presidio._ner_only = _tokenizer_only
     script = sys.argv[1]
     sys.argv = sys.argv[1:]
-    sys.path.insert(0, str(Path(script).resolve().parent))
     runpy.run_path(script, run_name="__main__")
 
 
