@@ -447,7 +447,7 @@ def _model_embedding(key: bytes | None = None) -> Any:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stage = Sanitizer("PII", detector="model", key=key)
+        stage = Sanitizer("PII", detector="model", key=key, rules_off=_RULES_OFF)
         return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
 
 
@@ -585,7 +585,8 @@ def main() -> int:
     p.add_argument("--systems", default="library,library-keyed,presidio",
                    help="library (the default: no key), library-keyed (the default with a key), presidio, "
                    "tagger (the learned tagger alone)")
-    p.add_argument("--rules-off", default=None, help="library systems: comma-separated rules_off entries")
+    p.add_argument("--rules-off", default=None, help="library systems (with the tagger too): comma-separated "
+                   "rules_off entries")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
     p.add_argument("--out", default=None)
     args = p.parse_args()
