@@ -15,7 +15,10 @@ the import path, so ``import _shared`` needs no path edit).
   the e-mail recognizer validates domains with the public-suffix snapshot bundled with
   ``tldextract`` instead of downloading the list (same results);
 * :func:`score_tab`, :func:`score_synthetic`, :func:`score_scifact`: the text-stage scorers of
-  ``text_tuning.py``, ``text_rules.py`` and ``phi_steps.py``.
+  ``text_tuning.py``, ``text_rules.py`` and ``phi_steps.py``;
+* :func:`model_sanitizer`: ``Sanitizer(concept, detector="model")``, or the same with the learned
+  tagger read from another weight folder (``--tagger`` of ``evasion.py``, ``real_text.py`` and
+  ``detector_model.py``).
 """
 
 from __future__ import annotations
@@ -171,3 +174,26 @@ def score_scifact(sanitizer: Any, data: Path, n: int = 300, offset: int = 0) -> 
     return {"documents": len(texts), "offset": offset, "changed_documents": round(changed / len(texts), 3),
             "changed_tokens": round(masked / max(1, tokens), 4), "propagated_acronyms": dict(acronyms),
             "most_replaced": top}
+
+
+# -- the text stage with the learned tagger, from the shipped weights or another folder ------------
+def model_sanitizer(concept: str = "PII", tagger: str | None = None, **kwargs: Any) -> Any:
+    """``Sanitizer(concept, detector="model", **kwargs)``; with ``tagger`` (a folder written by
+    ``scripts/train_tagger.py``), the same stage with the tagger read from that folder: a
+    ``TaggerRecognizer(labels, model=tagger)`` of the labels ``detector="model"`` gives the concept,
+    registered under its own name (``"tagger:<folder name>"``, so the span rules treat its spans
+    as the shipped tagger's) and named in ``recognizers=``, the way a user loads their own tagger.
+    The folder's weights are sha256-checked when the tagger first runs."""
+    import warnings
+
+    from private_vectors.text import Sanitizer, registry
+    from private_vectors.text.recognizers.tagger import TaggerRecognizer
+    from private_vectors.text.stage_config import model_recognizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if tagger is None:
+            return Sanitizer(concept, detector="model", **kwargs)
+        labels = list(model_recognizer(concept).entities)
+        name = registry.add_recognizer(TaggerRecognizer(labels, model=tagger), replace=True)
+        return Sanitizer(concept, recognizers=[name], **kwargs)

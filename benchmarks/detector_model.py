@@ -34,15 +34,20 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from _shared import score_synthetic, score_tab
+from _shared import model_sanitizer, score_synthetic, score_tab
 
 _TOKEN = re.compile(r"\w+")
 STAGES = {"rules": {}, "model": {"detector": "model"}}
 
 
+_TAGGER: list[str] = []
+
+
 def sanitizer(kind: str) -> Any:
     from private_vectors.text import Sanitizer
 
+    if kind == "model" and _TAGGER:
+        return model_sanitizer("PII", _TAGGER[0], timeout=None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return Sanitizer("PII", timeout=None, **STAGES[kind])  # quality and cost, not the time limit
@@ -124,8 +129,19 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=2, help="torch threads for every system")
     p.add_argument("--stages", default="rules,model", help="which stages to run (rules, model)")
     p.add_argument("--skip", default="", help="comma-separated parts to leave out: tab,synthetic,scifact,cost")
+    p.add_argument("--tagger", default=None, help="stage model: the learned tagger from this weight folder "
+                   "(written by scripts/train_tagger.py) instead of the shipped one")
+    p.add_argument("--weights", default=None, help="compare weight folders ('shipped': the package's) on every "
+                   "quality row (see compare_weights); writes one table")
+    p.add_argument("--parts", default=",".join(PARTS), help="--weights: which parts to run")
+    p.add_argument("--sources", default="../.mirror", help="--weights: the mirrors of WNUT-17 and the BTC")
+    p.add_argument("--limit", type=int, default=None, help="--weights: smoke run, the first documents of each part")
     p.add_argument("--out", default=None)
     args = p.parse_args()
+    if args.weights:
+        return compare_weights(args)
+    if args.tagger:
+        _TAGGER[:] = [args.tagger]
     import torch
 
     torch.set_num_threads(args.threads)
@@ -161,6 +177,156 @@ def main() -> int:
         out.write_text(text, "utf-8")
         out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
     return 0
+
+
+# -- weight folders side by side ---------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[1]
+EVASION = ("lower_case,common_lower_case,possessive,common_possessive,initial,common_initial,hashtag,"
+           "common_hashtag,reopened_surname")
+PARTS = ("btc", "evasion", "real", "stage")
+
+
+def _child(argv: list[str], out: Path | None = None) -> dict[str, Any]:
+    """Run a script of this checkout with this interpreter; its JSON (``out`` with suffix .json, or
+    its last output line)."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{' '.join(argv[:1])} failed:\n{done.stderr[-3000:]}")
+    if out is not None:
+        return json.loads(out.with_suffix(".json").read_text("utf-8"))
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def weights_row(folder: str, parts: set[str], data: str, sources: str, work: Path,
+                limit: int | None = None) -> dict[str, Any]:
+    """Every quality row of one weight folder (``"shipped"``: the package's), each part a child
+    process: BTC dev token scores of the tagger alone (``scripts/train_tagger.py --evaluate``), the
+    evasion rows (``evasion.py``), CoNLL validation second half and WNUT-17 dev (``real_text.py``),
+    TAB dev, synthetic held-out and SciFact 0-300 (this script, stage ``model``)."""
+    from private_vectors.text_model import TaggerModel
+
+    tagger = [] if folder == "shipped" else ["--tagger", folder]
+    cfg = TaggerModel(None if folder == "shipped" else folder).config  # sha256-checked here
+    row: dict[str, Any] = {"folder": folder, "weights_sha256": cfg["weights_sha256"],
+                           "layers": cfg["architecture"]["layers"], "seconds": {}}
+    tag = cfg["weights_sha256"][:12]
+    steps = {
+        "btc": (["scripts/train_tagger.py", "--evaluate", folder, "--sources", sources], None),
+        "evasion": (["benchmarks/evasion.py", "--categories", EVASION, "--systems", "library-model", *tagger,
+                     "--out", str(work / f"evasion-{tag}.md")], work / f"evasion-{tag}.md"),
+        "real": (["benchmarks/real_text.py", "--data", data, "--sources", sources, "--corpora", "news,wnut17-dev",
+                  "--systems", "library-model", *tagger, "--out", str(work / f"real-{tag}.md")],
+                 work / f"real-{tag}.md"),
+        "stage": (["benchmarks/detector_model.py", "--data", data, "--stages", "model", "--skip", "cost", *tagger,
+                   "--out", str(work / f"stage-{tag}.md")], work / f"stage-{tag}.md"),
+    }
+    if limit:  # a smoke run: the first documents of each part, TAB and the synthetic set left out
+        steps["btc"][0].extend(["--eval-limit", str(limit)])
+        steps["evasion"][0].extend(["--limit", str(limit)])
+        steps["real"][0].extend(["--limit", str(limit)])
+        steps["stage"][0].extend(["--scifact", str(limit), "--skip", "cost,tab,synthetic"])
+    for part in PARTS:
+        if part in parts:
+            t0 = time.time()
+            row[part] = _child(*steps[part])
+            row["seconds"][part] = round(time.time() - t0)
+            print(folder, part, row["seconds"][part], "s", flush=True)
+    return row
+
+
+def _metrics(row: dict[str, Any]) -> dict[str, float | None]:
+    """The compared figures of one row (percent; evasion: leaks of 150), None where not run."""
+    out: dict[str, float | None] = {}
+    btc = row.get("btc", {}).get("btc_dev", {})
+    for lab in ("PERSON", "LOCATION", "ORGANIZATION"):
+        for k in ("precision", "recall"):
+            out[f"BTC dev {lab} token {k}"] = 100 * btc[lab][k] if lab in btc else None
+    ev = row.get("evasion", {}).get("results", {}).get("library-model", {})
+    for cat in EVASION.split(","):
+        out[f"evasion {cat}: leaks of 150"] = ev[cat]["leaks"] if cat in ev else None
+    real = row.get("real", {})
+    news = real["news"][0]["scores"] if "news" in real else None
+    wnut = real["wnut17-dev"][0]["scores"] if "wnut17-dev" in real else None
+    out["CoNLL validation 2nd half LOC recall"] = 100 * news["recall"]["LOC"] if news else None
+    out["CoNLL validation 2nd half PER recall"] = 100 * news["recall"]["PER"] if news else None
+    out["CoNLL validation 2nd half precision"] = 100 * news["precision"] if news else None
+    out["WNUT-17 dev location recall"] = 100 * wnut["recall"]["location"] if wnut else None
+    stage = row.get("stage", {}).get("model", {})
+    tab, syn, sci = stage.get("tab_dev"), stage.get("synthetic_held_out"), stage.get("scifact")
+    out["TAB dev PERSON recall"] = 100 * tab["recall"]["PERSON"] if tab else None
+    out["TAB dev LOC recall"] = 100 * tab["recall"]["LOC"] if tab else None
+    out["TAB dev precision"] = 100 * tab["precision"] if tab else None
+    out["synthetic held-out PERSON recall"] = 100 * syn["recall"]["PERSON"] if syn else None
+    out["synthetic held-out LOCATION recall"] = 100 * syn["recall"]["LOCATION"] if syn else None
+    out["synthetic held-out precision"] = 100 * syn["precision"] if syn else None
+    out["SciFact 0-300 documents changed (%)"] = 100 * sci["changed_documents"] if sci else None
+    return out
+
+
+def compare_weights(args: argparse.Namespace) -> int:
+    """One table: every weight folder of ``--weights`` on every quality row, the first column the
+    reference; the difference to it beside each other column."""
+    import subprocess
+    import tempfile
+
+    folders = [w for w in args.weights.split(",") if w]
+    parts = set(filter(None, args.parts.split(",")))
+    if not folders or parts - set(PARTS):
+        raise SystemExit(f"--weights: at least one folder; --parts: some of {list(PARTS)}")
+    command = "nice -n 10 .venv/bin/python benchmarks/detector_model.py " + " ".join(sys.argv[1:])
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    t0 = time.time()
+    with tempfile.TemporaryDirectory() as tmp:
+        rows = [weights_row(f, parts, args.data, args.sources, Path(tmp), args.limit) for f in folders]
+    results = {"command": command, "commit": head.strip(), "minutes": round((time.time() - t0) / 60, 1),
+               "rows": rows}
+    text = weights_report(results)
+    print(text)
+    if args.out:
+        out = Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, "utf-8")
+        out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
+    return 0
+
+
+def _label(row: dict[str, Any]) -> str:
+    name = "shipped" if row["folder"] == "shipped" else Path(row["folder"]).name
+    return f"{name} ({row['layers']} layers, {row['weights_sha256'][:8]})"
+
+
+def weights_report(r: dict[str, Any]) -> str:
+    rows = r["rows"]
+    metrics = [_metrics(x) for x in rows]
+    lines = ["# The learned tagger's weights side by side", "",
+             f"Command: `{r['command']}` (commit {r['commit']}, {r['minutes']} min). Each column a weight folder "
+             "read through the text stage as `detector=\"model\"` reads the shipped one (a `TaggerRecognizer` "
+             "of that folder, registered by name); the first column is the reference, Δ the difference to it. "
+             "BTC dev: the tagger alone, word-token precision and recall per label (threshold 0, as "
+             "`scripts/train_tagger.py` prints); every other row: `Sanitizer(\"PII\", detector=\"model\")` "
+             "with that tagger (evasion: leaks of 150 generated names, fewer is better; `benchmarks/evasion.py`; "
+             "news and WNUT-17: `benchmarks/real_text.py`; TAB, synthetic and SciFact: this script).", "",
+             "| row | " + " | ".join(_label(x) + (" Δ" if i else "") for i, x in enumerate(rows)) + " |",
+             "|---|" + "---|" * len(rows)]
+    for key in metrics[0]:
+        if all(m[key] is None for m in metrics):
+            continue
+        ref = metrics[0][key]
+        cells = []
+        for i, m in enumerate(metrics):
+            v = m[key]
+            if v is None:
+                cells.append("–")
+            elif i and ref is not None:
+                cells.append(f"{v:.1f} ({v - ref:+.1f})" if "leaks" not in key else f"{v:.0f} ({v - ref:+.0f})")
+            else:
+                cells.append(f"{v:.1f}" if "leaks" not in key else f"{v:.0f}")
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    lines += ["", "Seconds per part: " + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {v}" for k, v in
+                                                     x["seconds"].items()) for x in rows) + "."]
+    return "\n".join(lines) + "\n"
 
 
 def _pct(x: Any) -> str:

@@ -52,7 +52,8 @@ Systems: the library's default text stage (``PrivateEmbedding(concept="PII", eps
 holds only that category's names; for the reopened categories, a second instance that loads the
 first one's ``query_index_state()``), the same with a key (``library-keyed``: the keyed query
 index is persisted, so a reopened store restores it), the same two with the learned tagger
-(``library-model``, ``library-model-keyed``: ``Sanitizer("PII", detector="model")``), the tagger
+(``library-model``, ``library-model-keyed``: ``Sanitizer("PII", detector="model")``; ``--tagger``:
+with the tagger read from another weight folder), the tagger
 alone (``tagger``) and presidio's defaults (``AnalyzerEngine`` with every
 recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
 ``<ENTITY_TYPE>``), which has no memory across documents.
@@ -441,13 +442,17 @@ def _default_embedding(key: bytes | None = None) -> Any:
         return PrivateEmbedding(concept="PII", eps=10, key=key)
 
 
+_TAGGER: list[str] = []
+
+
 def _model_embedding(key: bytes | None = None) -> Any:
+    from _shared import model_sanitizer
+
     from private_vectors import PrivateEmbedding
-    from private_vectors.text import Sanitizer
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stage = Sanitizer("PII", detector="model", key=key, rules_off=_RULES_OFF)
+        stage = model_sanitizer("PII", _TAGGER[0] if _TAGGER else None, key=key, rules_off=_RULES_OFF)
         return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
 
 
@@ -587,6 +592,8 @@ def main() -> int:
                    "tagger (the learned tagger alone)")
     p.add_argument("--rules-off", default=None, help="library systems (with the tagger too): comma-separated "
                    "rules_off entries")
+    p.add_argument("--tagger", default=None, help="library-model systems: the learned tagger from this weight "
+                   "folder (written by scripts/train_tagger.py) instead of the shipped one")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")
     p.add_argument("--out", default=None)
     args = p.parse_args()
@@ -598,6 +605,8 @@ def main() -> int:
                 for pr in ps:
                     fh.write(json.dumps(asdict(pr), ensure_ascii=False) + "\n")
         return 0
+    if args.tagger is not None:
+        _TAGGER[:] = [args.tagger]
     if args.rules_off is not None:  # the default stage with rules switched off (benchmarks/text_rules.py)
         _RULES_OFF[:] = [r for r in args.rules_off.split(",") if r]
     known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,

@@ -22,7 +22,7 @@ label counted, MISC and products included) ÷ all replaced tokens. Tags (``#`` o
 word token): of the tags inside a gold entity, the share replaced (tag recall), and of the replaced
 tags, the share inside one (tag precision). Systems: the library's text stage
 (``Sanitizer(concept)``: the spans ``apply`` replaces over the batch; ``library-model``: with
-``detector="model"``, the learned tagger added), presidio's defaults on spaCy
+``detector="model"``, the learned tagger added; ``--tagger``: read from another weight folder), presidio's defaults on spaCy
 small (every recognizer, threshold 0), and the learned tagger alone (every label it reports).
 
     .venv/bin/python benchmarks/real_text.py --data ../shared/data --sources ../.mirror \\
@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from _shared import presidio_defaults
+from _shared import model_sanitizer, presidio_defaults
 
 NEWS = "pii/news/conll2003_valid.txt"
 WNUT_DEV = {"repository": "leondz/emerging_entities_17", "commit": "e52a2d2a71ac1a051ca2d532eef28653c5c02603",
@@ -183,7 +183,11 @@ def library(concept: str, **kwargs: Any) -> MaskFn:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sanitizer = Sanitizer(concept, timeout=None, **kwargs)
+        return mask_fn(Sanitizer(concept, timeout=None, **kwargs))
+
+
+def mask_fn(sanitizer: Any) -> MaskFn:
+    """The word tokens each text's spans (``sanitizer.document_spans`` over the batch) cover."""
 
     def run(texts: list[str]) -> list[list[bool]]:
         spans = sanitizer.document_spans(texts)
@@ -243,12 +247,15 @@ def main() -> int:
     p.add_argument("--limit", type=int, default=None)
     p.add_argument("--rules-off", default=None, help="library, library-model: comma-separated rules_off entries of "
                    "the text stage")
+    p.add_argument("--tagger", default=None, help="library-model: the learned tagger from this weight folder "
+                   "(written by scripts/train_tagger.py) instead of the shipped one")
     p.add_argument("--out", default=None)
     args = p.parse_args()
-    if args.rules_off is not None:
-        off = [r for r in args.rules_off.split(",") if r]
+    off = [r for r in args.rules_off.split(",") if r] if args.rules_off is not None else None
+    if off is not None:
         SYSTEMS["library"] = lambda: library("PII", rules_off=off)
-        SYSTEMS["library-model"] = lambda: library("PII", detector="model", rules_off=off)
+    if off is not None or args.tagger is not None:
+        SYSTEMS["library-model"] = lambda: mask_fn(model_sanitizer("PII", args.tagger, timeout=None, rules_off=off))
     command = ".venv/bin/python benchmarks/real_text.py " + " ".join(sys.argv[1:])
     header = ["# Names and places in real news and social-media text", "",
               f"Command: `{command}`.", "",

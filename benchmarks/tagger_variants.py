@@ -11,7 +11,9 @@ Variants: ``int8``: dynamic int8 quantisation of every linear layer
 (``torch.ao.quantization.quantize_dynamic``, per-tensor activations; Jacob et al., "Quantization
 and training of neural networks for efficient integer-arithmetic-only inference", CVPR 2018);
 ``int8-upper``: only the trained (upper) layers, per-channel weights; ``stride-N``: windows every
-N tokens instead of the config's (less overlap, less context at a window's edge).
+N tokens instead of the config's (less overlap, less context at a window's edge); a folder: the
+weights ``scripts/train_tagger.py`` wrote there (e.g. with fewer ``--layers``), shown by the
+folder's name.
 
     nice -n 10 .venv/bin/python benchmarks/tagger_variants.py --data ../shared/data \\
         --out benchmarks/results/text/tagger_variants.md
@@ -63,6 +65,8 @@ def variant(name: str):
 
     if name.startswith("stride-"):
         return TaggerModel(stride=int(name.split("-")[1]))
+    if Path(name).is_dir():  # another weight folder (scripts/train_tagger.py): fewer layers, another run
+        return TaggerModel(name)
     tm = TaggerModel()
     net = _fused_as_linear(tm._net)
     head = net.head
@@ -158,7 +162,7 @@ def main() -> int:
         sets["TAB dev judgments"] = [d["text"] for d in tab
                                      if d["metadata"]["provenance"]["dataset_type"] == "dev"][: args.judgments]
     ref = TaggerModel()
-    others = {v: variant(v) for v in args.variants.split(",") if v}
+    others = {Path(v).name if Path(v).is_dir() else v: variant(v) for v in args.variants.split(",") if v}
     for m in (ref, *others.values()):
         m.token_probabilities(next(iter(sets.values()))[:8])
     load0 = os.getloadavg()[0]

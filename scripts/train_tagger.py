@@ -20,13 +20,17 @@ floating-point summation order.
 
 writes ``src/private_vectors/data/text_model/minilm-tagger-v1/`` (``config.json``,
 ``model.safetensors``) and prints the token-level scores of the written tagger on the Broad
-Twitter Corpus dev set.
+Twitter Corpus dev set (``--out`` writes elsewhere; ``--evaluate FOLDER`` trains nothing and prints
+those scores for a folder, ``shipped`` for the package's). ``--device cuda`` runs the frozen read, the
+training and that scoring on a GPU (same data, seed and steps; float results differ from a CPU run in
+summation order).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -153,7 +157,17 @@ def token_scores(model: TaggerModel, examples: Sequence[td.Example]) -> dict[str
     return out
 
 
+def _fixed_hash_seed() -> None:
+    """Run this script again under ``PYTHONHASHSEED=0`` unless it already runs so: Faker builds some
+    locales' lists from sets (``it_IT`` cities), whose order, and so the generated sentences, would
+    otherwise change from one process to the next."""
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable, *sys.argv])
+
+
 def main() -> int:
+    _fixed_hash_seed()
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sources", default="../.mirror", help="folder of <owner>+<name> mirrors or checkouts")
     p.add_argument("--data", default="../shared/data", help="the project's data folder (TAB train)")
@@ -170,9 +184,18 @@ def main() -> int:
     p.add_argument("--repeat", default="", help="copies of a corpus per epoch, e.g. tab=2")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (on a shared, busy machine one is faster)")
+    p.add_argument("--device", default="cpu", help="torch device for the frozen read and the training ('cuda' where one is lent)")
     p.add_argument("--limit", type=int, default=None, help="smoke run: this many examples per corpus")
     p.add_argument("--eval-limit", type=int, default=None)
+    p.add_argument("--evaluate", default=None, metavar="FOLDER",
+                   help="train nothing: print the BTC dev scores of this tagger folder ('shipped': the package's)")
     args = p.parse_args()
+    if args.evaluate is not None:
+        folder = None if args.evaluate == "shipped" else args.evaluate
+        print(json.dumps({"btc_dev": btc_dev_scores(TaggerModel(folder, threshold=0.0, device=args.device),
+                                                    Path(args.sources),
+                                                    args.eval_limit)}), flush=True)
+        return 0
 
     import torch
     from tokenizers import Tokenizer
@@ -216,6 +239,8 @@ def main() -> int:
     del encoder
     torch.nn.init.normal_(net.head.weight, std=0.02)
     torch.nn.init.zeros_(net.head.bias)
+    device = torch.device(args.device)
+    net.to(device)
     cls_id, sep_id = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
 
     # the frozen part is fixed: read every window through it once
@@ -227,7 +252,7 @@ def main() -> int:
         for b in range(0, len(order), 64):
             rows = order[b:b + 64]
             ids, mask, _ = tensors([pieces[i] for i in rows], cls_id, sep_id)
-            hidden = net.lower(ids, mask).to(torch.float16)
+            hidden = net.lower(ids.to(device), mask.to(device)).to(torch.float16)
             for r, i in enumerate(rows):
                 cached[i] = hidden[r, : len(pieces[i][0]) + 2].clone()
     cache_minutes = (time.time() - t_cache) / 60
@@ -253,9 +278,9 @@ def main() -> int:
     for step, batch in enumerate(plan, 1):
         rows = [int(i[0]) for i, _ in batch]
         width = max(cached[i].shape[0] for i in rows)
-        x = torch.zeros((len(rows), width, cached[rows[0]].shape[1]))
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        target = torch.full((len(rows), width), -100, dtype=torch.long)
+        x = torch.zeros((len(rows), width, cached[rows[0]].shape[1]), device=device)
+        mask = torch.zeros((len(rows), width), dtype=torch.long, device=device)
+        target = torch.full((len(rows), width), -100, dtype=torch.long, device=device)
         for r, i in enumerate(rows):
             n = cached[i].shape[0]
             x[r, :n] = cached[i].float()
@@ -288,6 +313,7 @@ def main() -> int:
         "lr": args.lr, "head_lr": args.head_lr, "batch_tokens": args.batch_tokens, "window": args.window,
         "repeat": repeat, "sources": "scripts/tagger_sources.json",
         "examples": {k: len(v) for k, v in corpora.items()}, "torch": torch.__version__,
+        "device": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
     }}
     net.eval()
     out = save_tagger(net, args.out, tags=td.TAGS, window=args.window, stride=args.stride,
@@ -296,12 +322,17 @@ def main() -> int:
     print(f"written {out}: {cache_minutes + train_minutes:.1f} min (frozen part {cache_minutes:.1f}, "
           f"training {train_minutes:.1f})", flush=True)
 
-    tagger = TaggerModel(out, threshold=0.0)
-    entry = json.loads(td.SOURCES_FILE.read_text("utf-8"))["evaluation_only"][0]
-    dev = td.parse_conll(_read_dev(Path(args.sources), entry), td.sources()["btc"]["labels"], "btc-dev")
-    dev = dev[: args.eval_limit] if args.eval_limit else dev
-    print(json.dumps({"btc_dev": token_scores(tagger, dev)}), flush=True)
+    tagger = TaggerModel(out, threshold=0.0, device=args.device)
+    print(json.dumps({"btc_dev": btc_dev_scores(tagger, Path(args.sources), args.eval_limit)}), flush=True)
     return 0
+
+
+def btc_dev_scores(tagger: TaggerModel, sources: Path, limit: int | None = None) -> dict[str, dict[str, float]]:
+    """:func:`token_scores` of ``tagger`` on the Broad Twitter Corpus dev file (the first ``limit``
+    tweets)."""
+    entry = json.loads(td.SOURCES_FILE.read_text("utf-8"))["evaluation_only"][0]
+    dev = td.parse_conll(_read_dev(sources, entry), td.sources()["btc"]["labels"], "btc-dev")
+    return token_scores(tagger, dev[:limit] if limit else dev)
 
 
 def _read_dev(root: Path, entry: dict[str, Any]) -> str:

@@ -141,3 +141,28 @@ def test_generator_is_seeded_and_its_spans_are_sound() -> None:
     assert any(t == t.lower() and t != t.upper() for t in texts)  # lower-case variants
     assert any("'s" in t or "’s" in t for t in texts) and any("#" in t for t in texts)
     assert any(t.startswith("{") for t in texts) and any("\n" in t for t in texts)
+
+
+def test_training_script_runs_under_one_hash_seed(tmp_path: Path) -> None:
+    """Faker orders some locales' lists by string hashes, so the training script re-runs itself
+    under PYTHONHASHSEED=0: two processes started with different hash seeds draw the same data."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {str(root / 'scripts')!r})\n"
+        "import train_tagger\n"
+        "train_tagger._fixed_hash_seed()\n"
+        "print(hash('it_IT cities'))\n", "utf-8")
+    seen = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run([sys.executable, str(probe)], env=env, capture_output=True, text=True, check=True)
+        seen.add(out.stdout.strip())
+    zero = subprocess.run([sys.executable, "-c", "print(hash('it_IT cities'))"], capture_output=True, text=True,
+                          check=True, env={**os.environ, "PYTHONHASHSEED": "0"}).stdout.strip()
+    assert seen == {zero}

@@ -179,3 +179,31 @@ def test_an_initial_before_lower_case_words_is_a_species_not_a_name() -> None:
     assert [text[s.start:s.end] for s in (species, lower, upper)] == ["C. elegans", "c. elliott", "C. Elliott"]
     assert MixedCaps().apply(text, [species, lower, upper], _context()) == [lower, upper]
     assert MixedCaps(off=["species"]).apply(text, [species, lower, upper], _context()) == [species, lower, upper]
+
+
+def test_another_tagger_folder_enters_through_the_registry_as_the_shipped_one_does() -> None:
+    """A weight folder written by scripts/train_tagger.py, registered as a TaggerRecognizer and
+    named in recognizers=, gives the stage detector="model" gives with the same weights (here the
+    shipped folder by its path), its spans treated as the tagger's by the case checks."""
+    from private_vectors.text import Sanitizer, registry
+    from private_vectors.text_model import builtin_path
+
+    name = registry.add_recognizer(TaggerRecognizer(["PERSON"], model=builtin_path()), replace=True)
+    try:
+        assert name == f"tagger:{builtin_path().name}" and learned(Span(0, 1, "PERSON", 1.0, name))
+        texts = ["i wrote to amelia okafor today", "Cox regression and Kaplan-Meier curves in 300 patients."]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = Sanitizer("person", detector="model", timeout=None)
+            registered = Sanitizer("person", recognizers=[name], timeout=None)
+        assert registered._settings.tagger
+        assert registered.apply(texts) == model.apply(texts)
+        assert registered.apply(texts[:1]) == ["i wrote to <PERSON> today"]
+    finally:
+        registry.remove_recognizer(name)
+
+
+def test_a_tagger_folder_that_is_not_there_is_refused_naming_model(tmp_path) -> None:
+    for missing in (tmp_path / "no-such-tagger", str(tmp_path / "no-such-tagger"), "./no-such-tagger"):
+        with pytest.raises(InvalidParameterError, match="model"):
+            TaggerRecognizer(model=missing)

@@ -71,6 +71,10 @@ class TaggerRecognizer(Recognizer):
         self.entities = tuple(dict.fromkeys(chosen))
 
     def _known_labels(self) -> tuple[str, ...]:
+        path = Path(str(self.model)) if self.model is not None else None
+        if path is not None and (path.is_absolute() or str(self.model).startswith((".", "~"))) and not path.exists():
+            raise InvalidParameterError("model", "an existing tagger or Hugging Face model folder (or a model name "
+                                        "in the local cache)", self.model)
         if self.label_map is not None:
             return tuple(dict.fromkeys(self.label_map.values()))
         if self.model is None or ((Path(self.model) / "config.json").is_file() and self._is_tagger_folder()):
