@@ -452,7 +452,7 @@ def _model_embedding(key: bytes | None = None) -> Any:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        stage = model_sanitizer("PII", _TAGGER[0] if _TAGGER else None, key=key)
+        stage = model_sanitizer("PII", _TAGGER[0] if _TAGGER else None, key=key, rules_off=_RULES_OFF)
         return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
 
 
@@ -590,7 +590,8 @@ def main() -> int:
     p.add_argument("--systems", default="library,library-keyed,presidio",
                    help="library (the default: no key), library-keyed (the default with a key), presidio, "
                    "tagger (the learned tagger alone)")
-    p.add_argument("--rules-off", default=None, help="library systems: comma-separated rules_off entries")
+    p.add_argument("--rules-off", default=None, help="library systems (with the tagger too): comma-separated "
+                   "rules_off entries")
     p.add_argument("--tagger", default=None, help="library-model systems: the learned tagger from this weight "
                    "folder (written by scripts/train_tagger.py) instead of the shipped one")
     p.add_argument("--dump", default=None, help="write the generated probes as JSON lines here and stop")

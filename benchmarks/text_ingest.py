@@ -8,7 +8,10 @@ other processes on a shared machine falls on all alike): private = ``Sanitizer("
 ``encoder.encode`` then ``LaplaceMechanism(epsilon=10).perturb``; plain = ``encoder.encode``.
 Same encoder object (the packaged all-MiniLM-L6-v2), same batch size. Ratio = plain time /
 private time = private throughput as a fraction of plain throughput. ``--stages rules,model`` runs
-the rule-based stage and the one with the learned tagger (``detector="model"``) in the same run.
+the rule-based stage and the one with the learned tagger (``detector="model"``) in the same run;
+``model-no-ner`` is ``detector="model"`` with presidio's spaCy pipeline reduced to its tokenizer
+(no entity recognizer: presidio's pattern recognizers and its context words still read the tokens),
+an experiment set on the sanitizer's instance here, not a library option.
 
     nice -n 10 .venv/bin/python benchmarks/text_ingest.py --data ../shared/data --stages rules,model \\
         --out benchmarks/results/text_ingest.md
@@ -47,6 +50,27 @@ class _Timed:
 def timers(sanitizer) -> dict[str, _Timed]:
     """Per-recognizer timers on a sanitizer's detectors (the tagger and presidio apart, the others together)."""
     return {d.name: _Timed(d) for d in sanitizer.detectors}
+
+
+def without_ner(sanitizer) -> None:
+    """Give the sanitizer's presidio recognizer an analyzer whose spaCy pipeline only tokenizes
+    (presidio's public NlpEngineProvider / AnalyzerEngine; the e-mail recognizer swapped for the
+    library's offline one, as the library does)."""
+    from presidio_analyzer import AnalyzerEngine
+    from presidio_analyzer.nlp_engine import NlpEngineProvider
+
+    from private_vectors.text.recognizers import presidio as pr
+
+    target, _ = pr.resolve_spacy_model(None)
+    engine = NlpEngineProvider(nlp_configuration={
+        "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": target}]}).create_engine()
+    for pipe in list(engine.nlp["en"].pipe_names):
+        engine.nlp["en"].disable_pipe(pipe)
+    analyzer = AnalyzerEngine(nlp_engine=engine, supported_languages=["en"])
+    analyzer.registry.remove_recognizer("EmailRecognizer")
+    analyzer.registry.add_recognizer(pr._offline_email_recognizer())
+    (det,) = [d for d in sanitizer.detectors if d.name == "presidio"]
+    det._analyzer = analyzer
 
 
 def run(name: str, docs: list[str], chunk: int, sanitizers: dict, encoder, mech, clocks: dict) -> list[dict]:
@@ -100,7 +124,8 @@ def main() -> int:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--judgments", type=int, default=0,
                     help="TAB dev court judgments (a third row, in one chunk; 0: none)")
-    ap.add_argument("--stages", default="rules", help="text stages beside plain: rules, model (comma-separated)")
+    ap.add_argument("--stages", default="rules",
+                    help="text stages beside plain: rules, model, model-no-ner (comma-separated)")
     ap.add_argument("--out", default=None)
     args = ap.parse_args()
 
@@ -119,11 +144,13 @@ def main() -> int:
     t0 = time.time()
     encoder = SentenceTransformerEncoder("all-MiniLM-L6-v2", batch_size=args.batch_size, device="cpu")
     kinds = [k for k in args.stages.split(",") if k]
-    if not kinds or any(k not in ("rules", "model") for k in kinds):
-        ap.error(f"--stages: expected names among rules, model; received {args.stages!r}")
+    if not kinds or any(k not in ("rules", "model", "model-no-ner") for k in kinds):
+        ap.error(f"--stages: expected names among rules, model, model-no-ner; received {args.stages!r}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        sanitizers = {k: Sanitizer("PII", detector=k) for k in kinds}
+        sanitizers = {k: Sanitizer("PII", detector=k.split("-")[0]) for k in kinds}
+    if "model-no-ner" in sanitizers:
+        without_ner(sanitizers["model-no-ner"])
     clocks = {k: timers(san) for k, san in sanitizers.items()}
     mech = LaplaceMechanism(epsilon=10.0, unit=1 / 384 ** 0.5)
     encoder.encode(long_docs[:16])

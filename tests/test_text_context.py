@@ -18,8 +18,8 @@ def _rule(name, text, spans, **kw):
     return BUILTIN_RULES[name](**kw).apply(text, list(spans), RuleContext(StageSettings()))
 
 
-def _context_free(text, spans):
-    return _rule("context-free", text, spans)
+def _context_free(text, spans, off=()):
+    return _rule("context-free", text, spans, off=off)
 
 
 @pytest.mark.parametrize("value, ok", [
@@ -59,8 +59,11 @@ def _span(text, value, label, detector, score=0.85):
     return Span(i, i + len(value), label, score, detector)
 
 
+_FOLLOW_UP = " The cohort was followed for ten years and outcomes were recorded at each visit." * 8
+
+
 def test_one_word_model_guess_without_personal_context_is_dropped():
-    text = "Kras mutations were common in Tanzania and in Xenopus embryos."
+    text = "Kras mutations were common in Tanzania and in Xenopus embryos." + _FOLLOW_UP
     spans = [_span(text, "Kras", "PERSON", "presidio"), _span(text, "Tanzania", "LOCATION", "places", 0.55),
              _span(text, "Xenopus", "LOCATION", "presidio")]
     # a one-word name and a country go; a one-word place stays (dropping it cost news places)
@@ -174,9 +177,21 @@ def test_a_lone_model_word_is_dropped_whatever_stands_beside_it():
 
 
 def test_a_country_is_dropped_whatever_label_a_detector_gave_it():
-    text = "Trial sites in China and Malawi enrolled children."
+    text = "Trial sites in China and Malawi enrolled children." + _FOLLOW_UP
     spans = [_span(text, "China", "PERSON", "names", 0.6), _span(text, "Malawi", "LOCATION", "places", 0.55)]
     assert _context_free(text, spans) == []
+    assert _context_free(text, spans, off=["countries"]) == spans[1:]  # a lone one-word "name" still goes
+
+
+@pytest.mark.parametrize("post", ["Apparently Sweden is like the new model country ~",
+                                  "BRAZIL CAN'T WAIT TO SEE YOU", "Trial sites in Malawi enrolled children."])
+def test_a_country_in_a_short_text_is_replaced(post):
+    # a post is about its writer without saying "I"; in a text of 100 words or more about no one
+    # the countries are study sites (benchmarks/results/text/rules.md, context-free version 4)
+    country = next(c for c in ("Sweden", "BRAZIL", "Malawi") if c in post)
+    spans = [_span(post, country, "LOCATION", "tagger", 0.95), _span(post, country, "LOCATION", "places", 0.55)]
+    assert _context_free(post, spans) == spans
+    assert _context_free(post + _FOLLOW_UP, spans) == []
     assert _context_free("My mother was born in China.", [_span("My mother was born in China.", "China", "LOCATION",
                                                                   "places", 0.55)]) != []
 
@@ -227,7 +242,7 @@ def test_an_address_block_keeps_its_lines_and_is_personal_context():
     town, country = _span(block, "ALFRICK", "LOCATION", "places", 0.55), _span(block, "United Kingdom", "LOCATION",
                                                                                "places", 0.55)
     assert _context_free(block, [town, country]) == [town, country]
-    study = "Trial sites in ALFRICK and the United Kingdom enrolled children."
+    study = "Trial sites in ALFRICK and the United Kingdom enrolled children." + _FOLLOW_UP
     spans = [_span(study, "ALFRICK", "LOCATION", "places", 0.55), _span(study, "United Kingdom", "LOCATION", "places")]
     assert _context_free(study, spans) == spans[:1]  # a one-word place stays; a country goes
     found = {block[s.start:s.end] for s in Sanitizer("PII").spans([block])[0]}

@@ -102,14 +102,19 @@ def test_registry_refuses_a_taken_or_built_in_name_and_an_unknown_one():
         Sanitizer("PII", detectors=[RegexDetector()], recognizers=["no-such-recognizer"])
 
 
+_FOLLOW_UP = " The cohort was followed for ten years and outcomes were recorded at each visit." * 8
+
+
 def test_a_built_in_rule_switched_off_changes_the_output_and_is_recorded(places):
-    text = ["Denmark is a small country."]  # a country, in a document about no one: kept
+    # a country, in a document of 100 words or more about no one: kept
+    text = ["Denmark is a small country." + _FOLLOW_UP]
+    replaced = ["<LOCATION> is a small country." + _FOLLOW_UP]
     assert _stage(places).apply(text) == text
     off = _stage(places, rules_off=["context-free"])
-    assert off.apply(text) == ["<LOCATION> is a small country."]
+    assert off.apply(text) == replaced
     names = [r["name"] for r in off.get_config()["rules"]]
     assert "context-free" not in names and "allow-list" in names
-    assert Sanitizer.from_config(off.get_config()).apply(text) == ["<LOCATION> is a small country."]
+    assert Sanitizer.from_config(off.get_config()).apply(text) == replaced
     with pytest.raises(InvalidParameterError, match="rules_off"):
         _stage(places, rules_off=["no-such-rule"])
 
@@ -143,13 +148,13 @@ def test_a_per_label_threshold_drops_weaker_spans_of_that_label_only(places):
 
 def test_an_explanation_names_the_rule_that_kept_a_span_and_the_one_that_dropped_it(places):
     s = _stage(places)
-    kept = s.explain("She loves Denmark.")
+    kept = s.explain("She loves Denmark." + _FOLLOW_UP)
     decisions = kept.why("Denmark")
     assert ("places", "detected") in {(d.rule, d.action) for d in decisions}
     rule = next(d for d in decisions if d.action == "kept")
     assert rule.rule == "context-free" and "personal pronoun" in rule.reason
     assert [kept.text[x.start:x.end] for x in kept.replaced] == ["Denmark"]
-    dropped = s.explain("Denmark is a small country.")
+    dropped = s.explain("Denmark is a small country." + _FOLLOW_UP)
     assert [(d.rule, d.action) for d in dropped.why("Denmark") if d.action != "detected"] == [
         ("context-free", "dropped")]
     assert dropped.replaced == ()
@@ -242,4 +247,4 @@ def test_the_text_stage_guides_registry_example_runs(capsys):
     out = capsys.readouterr().out
     assert "<EMPLOYEE_ID>" in out and "EMP-204981" not in out.splitlines()[0]
     assert "Acme Corp" in out.splitlines()[0] and "Okafor" not in out.splitlines()[0]
-    assert "context-free kept LOCATION" in out
+    assert "context-free kept PERSON" in out

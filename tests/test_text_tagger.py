@@ -131,9 +131,10 @@ def test_the_tagger_and_another_model_do_not_confirm_each_others_guesses() -> No
 
 def test_the_taggers_probability_is_no_cue_for_a_country() -> None:
     rule = ContextFree()
-    text = "Dengue fever in Vietnam was studied in 75,000 households."
+    text = "Dengue fever in Vietnam was studied in 75,000 households." + " Outcomes were recorded at each visit." * 17
     sure_country = Span(16, 23, "LOCATION", 1.0, "tagger")
-    assert rule.apply(text, [sure_country], _context()) == []  # a study site, in a text about no one
+    # a study site, in a text of 100 words or more about no one
+    assert rule.apply(text, [sure_country], _context()) == []
     text = "Is Nazemi still the representative?"
     sure_name = Span(3, 9, "PERSON", 0.95, "tagger")
     assert rule.apply(text, [sure_name], _context()) == [sure_name]

@@ -1,11 +1,11 @@
 """Why the text stage replaced or kept each span of one text: :meth:`Sanitizer.explain`.
 
     >>> from private_vectors.text import Sanitizer
-    >>> why = Sanitizer("PII").explain("She moved to Denmark last year.")   # doctest: +SKIP
+    >>> why = Sanitizer("PII").explain("She met Okafor at the station.")    # doctest: +SKIP
     >>> for line in why.lines(): print(line)                               # doctest: +SKIP
-    presidio detected LOCATION 13:20 'Denmark' (score 0.85)
-    context-free kept LOCATION 13:20 'Denmark' (personal context: a singular personal pronoun)
-    presidio replaced LOCATION 13:20 'Denmark' (policy redact)
+    presidio detected PERSON 8:14 'Okafor' (score 0.85)
+    context-free kept PERSON 8:14 'Okafor' (personal context: a singular personal pronoun)
+    presidio replaced PERSON 8:14 'Okafor' (policy redact)
 
 An explanation is built by running the text stage once more on the text with a decision list in
 the rules' context (:class:`~.rules.RuleContext`): every span a rule dropped, added or changed,

@@ -61,31 +61,34 @@ def long_text(text: str) -> bool:
 class ContextFree(Rule):
     """Without personal context, drop what identifies no one alone.
 
-    Dropped: a one-word name that one model or vocabulary recognizer found (no title before it,
-    no second recognizer on it, score below 0.88), a country and an age (in a document about no
-    one, "aged 20-60" is a group's); in a text of 100 words or more (:func:`long_text`) also a
-    one-word name that several model and vocabulary recognizers agree on and a name-list phrase
-    ending in a plain noun. Personal context, anywhere in the document: :func:`personal_context`,
-    or a full name (two or more words, not all capitals, found by a name list, a cue or two
-    recognizers: the model alone calls title words "Insulin Resistance" a person) or contact or
-    identity data. A place after a place cue, a street and a model's boosted call (score at
-    least 0.88) are always kept, and so is a one-word place other than a country (dropping it
-    cost news places more than a point of recall). In scientific abstracts the one-word spans
-    are gene, drug and species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa")
-    and the countries are study sites. A surname alone is still replaced where the keyed index
-    knows it from a full name (index spans are not filtered here). The learned tagger's guesses
-    are weighed apart from the other recognizers' (:func:`~.base.alone`), and a country it
-    finds is dropped however sure it is (its probability is no cue's boost). Where the learned
-    tagger reads the documents (``detector="model"``), a one-word place that only one recognizer
-    found is dropped too in a text of 100 words or more (part ``one-word-places``,
-    :func:`_unconfirmed_place`): spaCy's "Xenopus" and "Schwann", the tagger's "anaphase"; a
-    short message ("heading to Leeds tomorrow") is about its writer and keeps them (dropping them
-    there cost social-media places 6 to 8 points). With ``detector="rules"`` spaCy is the only
-    reader of most places and the part does nothing (dropping its lone guesses cost news places
-    1.8 points). Evidence, part by part: rows ``context-free.countries``, ``context-free.ages``,
-    ``context-free.long-texts`` and ``context-free.town-lines`` of the current table of
-    ``benchmarks/results/text/rules.md`` (``town-lines`` changes nothing on its five corpora: a
-    candidate to go, read there), ``one-word-places`` in its section on ``detector="model"``.
+    Dropped: a one-word name that one model or vocabulary recognizer found (no title before it, no
+    second recognizer on it, score below 0.88) and an age (in a document about no one, "aged 20-60"
+    is a group's); in a text of 100 words or more (:func:`long_text`) also a country, a one-word
+    name that several model and vocabulary recognizers agree on and a name-list phrase ending in a
+    plain noun. In a short message a country is replaced ("Apparently Sweden is like the new
+    model country", "BRAZIL CAN'T WAIT TO SEE YOU"): a post is about its writer without saying
+    "I", while in abstracts the countries are study sites. Personal context, anywhere in the document:
+    :func:`personal_context`, or a full name (two or more words, not all capitals, found by a name
+    list, a cue or two recognizers: the model alone calls title words "Insulin Resistance" a person)
+    or contact or identity data. A place after a place cue, a street and a model's boosted call
+    (score at least 0.88) are always kept, and so is a one-word place other than a country (dropping
+    it cost news places more than a point of recall). In scientific abstracts the one-word spans are
+    gene, drug and species names ("Kras", "Concerta", "Xenopus"), eponyms ("Cohen's kappa") and the
+    countries are study sites. A surname alone is still replaced where the keyed index knows it from
+    a full name (index spans are not filtered here). The learned tagger's guesses are weighed apart
+    from the other recognizers' (:func:`~.base.alone`), and a country it finds is dropped however
+    sure it is (its probability is no cue's boost). Where the learned tagger reads the documents
+    (``detector="model"``), a one-word place that only one recognizer found is dropped too in a text
+    of 100 words or more (part ``one-word-places``, :func:`_unconfirmed_place`): spaCy's "Xenopus"
+    and "Schwann", the tagger's "anaphase"; a short message ("heading to Leeds tomorrow") is about
+    its writer and keeps them (dropping them there cost social-media places 6 to 8 points). With
+    ``detector="rules"`` spaCy is the only reader of most places and the part does nothing (dropping
+    its lone guesses cost news places 1.8 points). Evidence, part by part: rows
+    ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
+    ``context-free.town-lines`` of the current table of ``benchmarks/results/text/rules.md``
+    (``town-lines`` changes nothing on its five corpora: a candidate to go, read there),
+    ``one-word-places`` in its section on ``detector="model"``, countries in long texts only in its
+    section on version 4.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -93,7 +96,7 @@ class ContextFree(Rule):
 
     name = "context-free"
     summary = "in a document about no one, what identifies no one alone is kept"
-    version = "3"
+    version = "4"
     parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places")
 
     def __init__(self, off: Iterable[str] = ()) -> None:
@@ -119,7 +122,7 @@ class ContextFree(Rule):
         is_long = "long-texts" not in self.off and long
         recognizers, agreeing = (_LONG_TEXT_RECOGNIZERS, _LONG_TEXT_RECOGNIZERS) if is_long else \
             (_ONE_WORD_RECOGNIZERS, frozenset())
-        known = countries() if "countries" not in self.off else frozenset()
+        known = countries() if "countries" not in self.off and long else frozenset()
         places = tagger and "one-word-places" not in self.off and long
 
         def lone(s: Span) -> bool:
