@@ -287,12 +287,12 @@ def compare_weights(args: argparse.Namespace) -> int:
         done = json.loads(Path(path).read_text("utf-8"))
         if done["src_tree"] != src or src.endswith("+uncommitted"):
             raise SystemExit(f"--reuse {path}: measured with another src/ than this one ({done['src_tree']}, {src})")
-        for r in done["rows"]:
-            held = earlier.setdefault((r["folder"], r["weights_sha256"]), {"seconds": {}, "reused": []})
-            held.update({k: v for k, v in r.items() if k not in ("seconds", "reused")})
-            held["seconds"].update(r["seconds"])
-            held["reused"].append(path)
-            held.setdefault("commands", []).append(done["command"])
+        for r in done["rows"]:  # a part is taken from the first file that holds it
+            held = earlier.setdefault((r["folder"], r["weights_sha256"]), {"seconds": {}, "measured_by": {}})
+            new = [k for k in r["seconds"] if k not in held["seconds"]]
+            held.update({k: v for k, v in r.items() if k in new or k in ("folder", "weights_sha256", "layers")})
+            held["seconds"].update({k: r["seconds"][k] for k in new})
+            held["measured_by"].update({k: r.get("measured_by", {}).get(k, done["command"]) for k in new})
     t0 = time.time()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -300,14 +300,13 @@ def compare_weights(args: argparse.Namespace) -> int:
             from private_vectors.text_model import TaggerModel
 
             sha = TaggerModel(None if f == "shipped" else f).config["weights_sha256"]
-            old = earlier.get((f, sha), {"seconds": {}, "reused": []})
+            old = earlier.get((f, sha), {"seconds": {}, "measured_by": {}})
             missing = parts - set(old["seconds"])
             row = weights_row(f, missing, args.data, args.sources, Path(tmp), args.limit) if missing else {}
+            row["measured_by"] = {k: command for k in missing}
             for k, v in old.items():  # the parts measured earlier, as they were
-                if k == "seconds":
-                    row.setdefault("seconds", {}).update(v)
-                elif k in ("reused", "commands"):
-                    row[k] = sorted(set(v))
+                if k in ("seconds", "measured_by"):
+                    row.setdefault(k, {}).update(v)
                 elif k not in row:
                     row[k] = v
             rows.append(row)
@@ -355,11 +354,12 @@ def weights_report(r: dict[str, Any]) -> str:
             else:
                 cells.append(f"{v:.1f}" if "leaks" not in key else f"{v:.0f}")
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
-    runs = list(dict.fromkeys(c for x in rows for c in x.get("commands", [])))
+    runs = list(dict.fromkeys(c for x in rows for c in x.get("measured_by", {}).values() if c != r["command"]))
     if runs:
-        lines += ["", "Parts measured by earlier runs with the same `src/` (`--reuse`): "
-                  + "; ".join(f"{_label(x)}: runs " + ", ".join(str(runs.index(c) + 1) for c in x["commands"])
-                              for x in rows if x.get("commands")) + ". Runs:", ""]
+        lines += ["", "Parts measured by earlier runs with the same `src/` (`--reuse`), by run: "
+                  + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {runs.index(c) + 1}" for k, c in
+                                                          x["measured_by"].items() if c in runs)
+                              for x in rows if set(x.get("measured_by", {}).values()) & set(runs)) + ". Runs:", ""]
         lines += [f"{i}. `{c}`" for i, c in enumerate(runs, 1)]
     lines += ["", "Seconds per part: " + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {v}" for k, v in
                                                      x["seconds"].items()) for x in rows) + "."]
