@@ -136,6 +136,8 @@ def main() -> int:
     p.add_argument("--parts", default=",".join(PARTS), help="--weights: which parts to run")
     p.add_argument("--sources", default="../.mirror", help="--weights: the mirrors of WNUT-17 and the BTC")
     p.add_argument("--limit", type=int, default=None, help="--weights: smoke run, the first documents of each part")
+    p.add_argument("--reuse", default=None, help="--weights: JSON files of earlier --weights runs at this commit "
+                   "with the same src/ tree, whose rows (same folder, same weights) are taken as they are")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     if args.weights:
@@ -219,7 +221,7 @@ def weights_row(folder: str, parts: set[str], data: str, sources: str, work: Pat
         "real": (["benchmarks/real_text.py", "--data", data, "--sources", sources, "--corpora", "news,wnut17-dev",
                   "--systems", "library-model", *tagger, "--out", str(work / f"real-{tag}.md")],
                  work / f"real-{tag}.md"),
-        "stage": (["benchmarks/detector_model.py", "--data", data, "--stages", "model", "--skip", "cost", *tagger,
+        "stage": (["benchmarks/detector_model.py", "--data", data, "--stages", "model", "--skip", "cost", "--threads", "1", *tagger,
                    "--out", str(work / f"stage-{tag}.md")], work / f"stage-{tag}.md"),
     }
     if limit:  # a smoke run: the first documents of each part, TAB and the synthetic set left out
@@ -277,10 +279,38 @@ def compare_weights(args: argparse.Namespace) -> int:
         raise SystemExit(f"--weights: at least one folder; --parts: some of {list(PARTS)}")
     command = "nice -n 10 .venv/bin/python benchmarks/detector_model.py " + " ".join(sys.argv[1:])
     head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    src = subprocess.run(["git", "rev-parse", "HEAD:src"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "src"], cwd=ROOT, capture_output=True, text=True).stdout:
+        src += "+uncommitted"
+    earlier = {}
+    for path in filter(None, (args.reuse or "").split(",")):  # rows of earlier runs at this commit
+        done = json.loads(Path(path).read_text("utf-8"))
+        if done["src_tree"] != src or src.endswith("+uncommitted"):
+            raise SystemExit(f"--reuse {path}: measured with another src/ than this one ({done['src_tree']}, {src})")
+        for r in done["rows"]:  # a part is taken from the first file that holds it
+            held = earlier.setdefault((r["folder"], r["weights_sha256"]), {"seconds": {}, "measured_by": {}})
+            new = [k for k in r["seconds"] if k not in held["seconds"]]
+            held.update({k: v for k, v in r.items() if k in new or k in ("folder", "weights_sha256", "layers")})
+            held["seconds"].update({k: r["seconds"][k] for k in new})
+            held["measured_by"].update({k: r.get("measured_by", {}).get(k, done["command"]) for k in new})
     t0 = time.time()
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        rows = [weights_row(f, parts, args.data, args.sources, Path(tmp), args.limit) for f in folders]
-    results = {"command": command, "commit": head.strip(), "minutes": round((time.time() - t0) / 60, 1),
+        for f in folders:
+            from private_vectors.text_model import TaggerModel
+
+            sha = TaggerModel(None if f == "shipped" else f).config["weights_sha256"]
+            old = earlier.get((f, sha), {"seconds": {}, "measured_by": {}})
+            missing = parts - set(old["seconds"])
+            row = weights_row(f, missing, args.data, args.sources, Path(tmp), args.limit) if missing else {}
+            row["measured_by"] = {k: command for k in missing}
+            for k, v in old.items():  # the parts measured earlier, as they were
+                if k in ("seconds", "measured_by"):
+                    row.setdefault(k, {}).update(v)
+                elif k not in row:
+                    row[k] = v
+            rows.append(row)
+    results = {"command": command, "commit": head.strip(), "src_tree": src, "minutes": round((time.time() - t0) / 60, 1),
                "rows": rows}
     text = weights_report(results)
     print(text)
@@ -324,6 +354,13 @@ def weights_report(r: dict[str, Any]) -> str:
             else:
                 cells.append(f"{v:.1f}" if "leaks" not in key else f"{v:.0f}")
         lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    runs = list(dict.fromkeys(c for x in rows for c in x.get("measured_by", {}).values() if c != r["command"]))
+    if runs:
+        lines += ["", "Parts measured by earlier runs with the same `src/` (`--reuse`), by run: "
+                  + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {runs.index(c) + 1}" for k, c in
+                                                          x["measured_by"].items() if c in runs)
+                              for x in rows if set(x.get("measured_by", {}).values()) & set(runs)) + ". Runs:", ""]
+        lines += [f"{i}. `{c}`" for i, c in enumerate(runs, 1)]
     lines += ["", "Seconds per part: " + "; ".join(f"{_label(x)}: " + ", ".join(f"{k} {v}" for k, v in
                                                      x["seconds"].items()) for x in rows) + "."]
     return "\n".join(lines) + "\n"
