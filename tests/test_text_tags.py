@@ -56,3 +56,28 @@ def test_rules_weigh_a_tag_by_its_words() -> None:
     gene = Span(14, 18, "PERSON", 0.7, "tagger")
     assert NameShape().apply("Expression of HeLa cells", [gene], context) == []
 
+
+
+def test_the_name_list_reads_a_tags_words_too() -> None:
+    from private_vectors.text.recognizers.names import NameDetector
+
+    texts = ["Thoughts with the family this week #AdewaleCoyotl", "#AgnieszkaRibeiro wins again",
+             "#GazaUnderAttack #ThrowbackThursday today", "Adewale Coyotl and #AdewaleCoyotl"]
+    found = [[t[s.start:s.end] for s in spans] for t, spans in zip(texts, NameDetector().spans(texts), strict=True)]
+    # an unknown full name and a known first name with a surname, each replacing its whole tag
+    assert found[0] == ["#AdewaleCoyotl"] and found[1] == ["#AgnieszkaRibeiro"]
+    assert found[2] == []  # English words joined are no name
+    assert found[3] == ["Adewale Coyotl", "#AdewaleCoyotl"]
+    assert NameDetector().get_config()["version"] == "6"
+
+
+def test_a_place_code_in_a_short_message_is_a_place() -> None:
+    context = RuleContext(StageSettings())
+    post = "RT @UberFacts : In the UK you are legally required to stop your car"
+    uk = Span(post.index("UK"), post.index("UK") + 2, "LOCATION", 0.8, "tagger")
+    assert NameShape().apply(post, [uk], context) == [uk]
+    assert NameShape(off=["place-codes"]).apply(post, [uk], context) == []
+    study = "Samples from the UK were pooled." + " Outcomes were recorded at each visit." * 17
+    assert NameShape().apply(study, [Span(17, 19, "LOCATION", 0.8, "tagger")], context) == []  # an acronym there
+    gene = "PCNA levels rose in the cells."
+    assert NameShape().apply(gene, [Span(0, 4, "LOCATION", 0.8, "tagger")], context) == []  # no place code

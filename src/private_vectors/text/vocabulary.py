@@ -37,6 +37,7 @@ __all__ = [
     "english_words",
     "first_names",
     "known_words",
+    "place_codes",
     "places",
     "stop_words",
 ]
@@ -179,6 +180,16 @@ def countries() -> frozenset[str]:
     aliases = {"united states", "usa", "u.s.a.", "uk", "great britain", "england", "scotland", "wales",
                "northern ireland", "russia", "south korea", "north korea", "czechia", "holland"}
     return frozenset({c.casefold() for c in Provider.countries} | aliases)
+
+
+@lru_cache(maxsize=1)
+def place_codes() -> frozenset[str]:
+    """Places written as a code in capitals, case kept: the short forms of the United States and
+    the United Kingdom ("US", "U.K.", "USA") and the two-letter codes of the US states (Faker's
+    ``en_US`` address provider: "NY", "CA", "SC")."""
+    from faker.providers.address.en_US import Provider
+
+    return frozenset({"US", "USA", "U.S.", "U.S.A.", "UK", "U.K.", "UAE", "NYC"} | set(Provider.states_abbr))
 
 
 @lru_cache(maxsize=1)

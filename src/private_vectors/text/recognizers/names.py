@@ -18,6 +18,10 @@ finds them by shape and vocabulary:
 * the first line of an address block or signature, and the subject of a verb only people do
   ("Trivo lives on ...").
 
+Hashtags and handles are read as the words they join as well (``#AdewaleCoyotl`` as "Adewale
+Coyotl", :mod:`private_vectors.text.tags`), the way the learned tagger reads them: a name found
+among a tag's words replaces the whole tag.
+
 The vocabulary is the first-name list of the surrogate pool shipped with the package
 (``data/text/surrogate_pool_v1.json``: Faker's Latin-script locales, ~21k names, versioned and
 hash-checked by :func:`private_vectors.text.surrogates.load_pool`), minus common English words
@@ -76,7 +80,7 @@ class NameDetector(Recognizer):
 
     kind = "names"
     name = "names"
-    version = "5"
+    version = "6"
     entities = ("PERSON",)
 
     def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True,
@@ -97,7 +101,30 @@ class NameDetector(Recognizer):
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """PERSON spans per text."""
         firsts, common, known = first_names(), common_words(), places()
-        return [self._one(t, firsts, common, known) for t in validate_texts(texts)]
+        out = []
+        for text in validate_texts(texts):
+            found = self._one(text, firsts, common, known)
+            out.append(found + self._in_tags(text, found, firsts, common, known))
+        return out
+
+    def _in_tags(self, text: str, found: list[Span], firsts: frozenset[str], common: frozenset[str],
+                 known: frozenset[str]) -> list[Span]:
+        """Names among the words of a hashtag or handle (:func:`~private_vectors.text.tags.tag_view`,
+        cut with the default encoder's vocabulary, as the learned tagger reads them), each widened
+        to its whole tag; none that overlaps a span ``found`` in the text as written."""
+        from ..tags import TAG, tag_view
+        from ..vocabulary import encoder_words
+
+        if TAG.search(text) is None:
+            return []
+        view = tag_view(text, encoder_words())
+        out: list[Span] = []
+        for s in self._one(view.text, firsts, common, known) if view.tags else []:
+            a, b = view.original(s.start, s.end)
+            if any(t0 < b and a < t1 for t0, t1 in view.tags) and \
+                    not any(o.start < b and a < o.end for o in [*found, *out]):
+                out.append(Span(a, b, s.label, s.score, self.name))
+        return out
 
     def _one(self, text: str, firsts: frozenset[str], common: frozenset[str], known: frozenset[str]) -> list[Span]:
         words = list(TOKEN.finditer(text))

@@ -9,7 +9,9 @@ from typing import Any
 from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
+from ..vocabulary import place_codes
 from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext, alone
+from .context_free import long_text
 
 __all__ = ["MixedCaps", "NameShape", "species_shaped"]
 
@@ -31,18 +33,41 @@ def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
 
 
 class NameShape(Rule):
-    """A name, place, group or organisation that one model or vocabulary recognizer alone found
-    is dropped when it is not shaped like a name (:func:`~private_vectors.text.shapes.looks_like_a_name`):
-    gene and protein symbols, cell lines and abbreviations ("HeLa", "FIP-2", "PCNA") are what a
-    small NER model mistakes for names in scientific text. Runs on the text the recognizers read.
-    Row ``name-shape`` of ``benchmarks/results/text/rules.md`` (kept: its reading there)."""
+    """A name, place, group or organisation that one model or vocabulary recognizer alone found is
+    dropped when it is not shaped like a name
+    (:func:`~private_vectors.text.shapes.looks_like_a_name`): gene and protein symbols, cell lines
+    and abbreviations ("HeLa", "FIP-2", "PCNA") are what a small NER model mistakes for names in
+    scientific text. Runs on the text the recognizers read. Part ``place-codes``: in a text under
+    100 words (:func:`~.context_free.long_text`), a place written as a code in capitals
+    (:func:`~private_vectors.text.vocabulary.place_codes`: "UK", "US", "NY", "SC") that a model
+    reported as a place stays: a short message names places that way ("trending in the UK",
+    "Linwood, PA"); in a longer text about no one such a guess is an acronym ("CA" for calcium, "OR"
+    for odds ratio) far more often. Rows ``name-shape`` and ``name-shape.place-codes`` of
+    ``benchmarks/results/text/rules.md``.
+
+    Args:
+        off: parts switched off, of :attr:`parts`.
+    """
 
     name = "name-shape"
+    version = "2"
     stage = "detection"
     summary = "a lone model guess not shaped like a name (a gene symbol, an abbreviation) is no name"
+    parts = ("place-codes",)
+
+    def __init__(self, off: Iterable[str] = ()) -> None:
+        self.off = frozenset(off)
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
-        return _guesses_kept(text, spans, looks_like_a_name)
+        codes = place_codes() if "place-codes" not in self.off and not long_text(text) else frozenset()
+        kept = _guesses_kept(text, spans, looks_like_a_name)
+        return [s for s in spans if s in kept or (s.label == "LOCATION" and text[s.start:s.end] in codes)]
+
+    def get_config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"name": self.name, "version": self.version}
+        if self.off:
+            cfg["off"] = sorted(self.off)
+        return cfg
 
 
 class MixedCaps(Rule):
