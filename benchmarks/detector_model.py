@@ -173,12 +173,17 @@ def main() -> int:
         print(json.dumps(results["ingest"]), flush=True)
     text = report(results)
     print(text)
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, "utf-8")
-        out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
+    _write(args.out, text, results)
     return 0
+
+
+def _write(out: str | None, text: str, results: dict[str, Any]) -> None:
+    """The markdown table at ``out`` and the results beside it as ``.json`` (nothing if ``out`` is None)."""
+    if out:
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, "utf-8")
+        path.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
 
 
 # -- weight folders side by side ---------------------------------------------------------------
@@ -314,11 +319,7 @@ def compare_weights(args: argparse.Namespace) -> int:
                "rows": rows}
     text = weights_report(results)
     print(text)
-    if args.out:
-        out = Path(args.out)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, "utf-8")
-        out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n", "utf-8")
+    _write(args.out, text, results)
     return 0
 
 
