@@ -24,6 +24,7 @@ tags, the share inside one (tag precision). Systems: the library's text stage
 (``Sanitizer(concept)``: the spans ``apply`` replaces over the batch; ``library-model``: with
 ``detector="model"``, the learned tagger added; ``--tagger``: read from another weight folder), presidio's defaults on spaCy
 small (every recognizer, threshold 0), and the learned tagger alone (every label it reports).
+``--case lower`` or ``upper`` scores every corpus in that letter case.
 
     .venv/bin/python benchmarks/real_text.py --data ../shared/data --sources ../.mirror \\
         --out benchmarks/results/text/real_text.md
@@ -119,6 +120,16 @@ def document(sentences: Sequence[Sequence[tuple[str, str]]]) -> Document:
             entities.append(tuple(current))
             current = None
     return Document(text, tuple(entities))  # type: ignore[arg-type]
+
+
+def recased(doc: Document, case: str) -> Document:
+    """``doc`` in lower or upper case; a letter whose other case is more than one character ("ß")
+    stays as written, so the gold spans keep their offsets."""
+    def one(c: str) -> str:
+        d = c.lower() if case == "lower" else c.upper()
+        return d if len(d) == 1 else c
+
+    return Document("".join(map(one, doc.text)), doc.entities)
 
 
 def load_news(data: Path, half: str) -> list[Document]:
@@ -249,6 +260,8 @@ def main() -> int:
                    "the text stage")
     p.add_argument("--tagger", default=None, help="library-model: the learned tagger from this weight folder "
                    "(written by scripts/train_tagger.py) instead of the shipped one")
+    p.add_argument("--case", default="as-written", choices=("as-written", "lower", "upper"),
+                   help="score the texts in this letter case (each letter whose case form is one letter)")
     p.add_argument("--out", default=None)
     args = p.parse_args()
     off = [r for r in args.rules_off.split(",") if r] if args.rules_off is not None else None
@@ -273,6 +286,8 @@ def main() -> int:
         else:
             raise SystemExit(f"unknown corpus {corpus!r}")
         docs = docs[: args.limit] if args.limit else docs
+        if args.case != "as-written":
+            docs, title = [recased(d, args.case) for d in docs], f"{title}, in {args.case} case"
         texts = [d.text for d in docs]
         rows = []
         for name in args.systems.split(","):

@@ -54,3 +54,11 @@ def test_news_halves_split_the_documents_in_file_order() -> None:
     first, second = rt.load_news(data, "first"), rt.load_news(data, "second")
     assert len(first) == 108 and len(second) == 108
     assert not {d.text for d in first} & {d.text for d in second}
+
+
+def test_recased_documents_keep_their_gold_offsets() -> None:
+    doc = rt.Document("Maria lives in Straße Köln", ((0, 5, "person"), (15, 26, "location")))
+    upper, lower = rt.recased(doc, "upper"), rt.recased(doc, "lower")
+    assert upper.text == "MARIA LIVES IN STRAßE KÖLN" and lower.text == "maria lives in straße köln"
+    assert upper.entities == lower.entities == doc.entities
+    assert [upper.text[s:e] for s, e, _ in upper.entities] == ["MARIA", "STRAßE KÖLN"]
