@@ -18,7 +18,7 @@ Decisions hold the span's offsets and label, never its text, and live in memory 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -128,6 +128,26 @@ class Rule:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, version={self.version!r})"
+
+
+class _PartedRule(Rule):
+    """A rule made of named parts (:attr:`parts`), each of which can be switched off.
+
+    Args:
+        off: parts switched off, of :attr:`parts`.
+    """
+
+    parts: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, off: Iterable[str] = ()) -> None:
+        self.off = frozenset(off)
+
+    def get_config(self) -> dict[str, Any]:
+        """Name, version and the parts switched off, if any."""
+        cfg = super().get_config()
+        if self.off:
+            cfg["off"] = sorted(self.off)
+        return cfg
 
 
 class RulePipeline:

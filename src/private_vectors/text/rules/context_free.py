@@ -11,7 +11,7 @@ from ..spans import Span
 from ..tags import as_words
 from ..vocabulary import countries
 from ..wordlist import plain_nouns
-from .base import Rule, RuleContext, alone, learned
+from .base import RuleContext, _PartedRule, alone, learned
 from .person_title import TITLE_BEFORE
 
 __all__ = ["ContextFree", "personal_context"]
@@ -58,7 +58,7 @@ def long_text(text: str) -> bool:
     return len(_WORD.findall(text)) >= _LONG_TEXT
 
 
-class ContextFree(Rule):
+class ContextFree(_PartedRule):
     """Without personal context, drop what identifies no one alone.
 
     Dropped: a one-word name that one model or vocabulary recognizer found (no title before it, no
@@ -98,9 +98,6 @@ class ContextFree(Rule):
     summary = "in a document about no one, what identifies no one alone is kept"
     version = "4"
     parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places")
-
-    def __init__(self, off: Iterable[str] = ()) -> None:
-        self.off = frozenset(off)
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         why = personal_context(text, spans, "town-lines" not in self.off)
@@ -154,12 +151,6 @@ class ContextFree(Rule):
             for s in self.candidates(text, spans, context.settings.tagger) if which is spans else which:
                 context.note(self.name, "kept", s, f"personal context: {why}")
         return spans
-
-    def get_config(self) -> dict[str, object]:
-        cfg: dict[str, object] = {"name": self.name, "version": self.version}
-        if self.off:
-            cfg["off"] = sorted(self.off)
-        return cfg
 
 
 def _unconfirmed_place(text: str, s: Span, spans: list[Span]) -> bool:

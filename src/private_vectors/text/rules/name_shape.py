@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import Any
 
 from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
 from ..vocabulary import place_codes
-from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, Rule, RuleContext, alone
+from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, RuleContext, _PartedRule, alone
 from .context_free import long_text
 
 __all__ = ["MixedCaps", "NameShape", "species_shaped"]
@@ -32,7 +30,7 @@ def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
             or not alone(s, spans) or shaped(as_words(text, s.start, s.end))]  # type: ignore[operator]
 
 
-class NameShape(Rule):
+class NameShape(_PartedRule):
     """A name, place, group or organisation that one model or vocabulary recognizer alone found is
     dropped when it is not shaped like a name
     (:func:`~private_vectors.text.shapes.looks_like_a_name`): gene and protein symbols, cell lines
@@ -55,22 +53,13 @@ class NameShape(Rule):
     summary = "a lone model guess not shaped like a name (a gene symbol, an abbreviation) is no name"
     parts = ("place-codes",)
 
-    def __init__(self, off: Iterable[str] = ()) -> None:
-        self.off = frozenset(off)
-
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         codes = place_codes() if "place-codes" not in self.off and not long_text(text) else frozenset()
         kept = _guesses_kept(text, spans, looks_like_a_name)
         return [s for s in spans if s in kept or (s.label == "LOCATION" and text[s.start:s.end] in codes)]
 
-    def get_config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"name": self.name, "version": self.version}
-        if self.off:
-            cfg["off"] = sorted(self.off)
-        return cfg
 
-
-class MixedCaps(Rule):
+class MixedCaps(_PartedRule):
     """The same test on the original text (detection title-cases words in capitals): a lone model
     guess mixing words in capitals with other words ("CONCLUSION Lobular", "Type III IFN") is a
     heading or an acronym beside a word, not a name (:func:`~private_vectors.text.shapes.mixed_caps`);
@@ -89,16 +78,7 @@ class MixedCaps(Rule):
     summary = "a lone model guess mixing words in capitals with other words is a heading, not a name"
     parts = ("species",)
 
-    def __init__(self, off: Iterable[str] = ()) -> None:
-        self.off = frozenset(off)
-
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         species = "species" not in self.off
         return _guesses_kept(text, spans, lambda value: not mixed_caps(value)
                              and not (species and species_shaped(value)))
-
-    def get_config(self) -> dict[str, Any]:
-        cfg: dict[str, Any] = {"name": self.name, "version": self.version}
-        if self.off:
-            cfg["off"] = sorted(self.off)
-        return cfg
