@@ -7,6 +7,7 @@ Cheap (a regex-only text stage and a handful of documents); the Ray path's test 
 from __future__ import annotations
 
 import itertools
+import json
 import random
 
 import pytest
@@ -121,3 +122,22 @@ def test_a_later_job_sees_the_earlier_one(sanitizer: Sanitizer) -> None:
     san = Sanitizer("PII", key=KEY)
     san.apply(DOCS[:1])
     assert "Okafor" not in san.apply(["A letter from Okafor arrived."])[0]
+
+
+def test_remembered_hmacs_equal_fresh_ones_and_stay_in_memory(sanitizer: Sanitizer, monkeypatch) -> None:
+    import hashlib
+    import hmac as hmac_module
+
+    from private_vectors.text import entity_index
+
+    index = sanitizer.index
+    fresh = hmac_module.new(sanitizer.keys.index_key, b"tok\x00okafor", hashlib.sha256).hexdigest()[:32]
+    assert index.mac("tok", "okafor") == fresh and index.mac("tok", "okafor") == fresh  # computed, then remembered
+    assert index.mac("ent", "okafor") != fresh  # the kind is part of the message
+    monkeypatch.setattr(entity_index, "_MAC_MEMO_MAX", 2)
+    for word in ("memo-a", "memo-b", "memo-c", "memo-d"):  # not seen before: each one is added
+        index.mac("low", word)
+    assert len(index._macs) <= 2  # bounded: the memo starts again
+    assert index.mac("tok", "okafor") == fresh
+    state = json.dumps(index.get_state())
+    assert "okafor" not in state.lower() and "okafor" not in repr(index).lower()

@@ -85,6 +85,9 @@ INDEX_STATE_TYPE = "sanitizer-query-index"
 INDEX_VERSION = 1
 _PATTERN_RECOGNIZERS = frozenset(["regex", "identifiers"])
 _PARTICLE_SET = frozenset(PARTICLES)
+_MAC_MEMO_MAX = 100_000
+"""HMACs remembered per index (by kind and value) before the memo starts again: a document's
+words and word runs recur across documents, and a lookup costs far less than an HMAC."""
 
 
 @lru_cache(maxsize=1)
@@ -138,6 +141,8 @@ class EntityIndex:
     def __init__(self, key: bytes, *, header: Callable[[], dict[str, Any]],
                  check: Callable[[Mapping[str, Any]], bool], case_veto: bool = True) -> None:
         self._key = key
+        self._hmac = hmac.new(key, digestmod=hashlib.sha256)  # keyed once; copied per value
+        self._macs: dict[tuple[str, str], str] = {}  # memo, in memory only (never in the state)
         self._header = header
         self._check = check
         self.case_veto = case_veto
@@ -159,8 +164,16 @@ class EntityIndex:
 
     # -- keys ----------------------------------------------------------------------------
     def mac(self, kind: str, value: str) -> str:
-        """The HMAC of ``value`` under ``kind`` (``ent``, ``tok``, ``low``)."""
-        return hmac.new(self._key, kind.encode() + b"\x00" + value.encode("utf-8"), hashlib.sha256).hexdigest()[:32]
+        """The HMAC of ``value`` under ``kind`` (``ent``, ``tok``, ``low``), remembered in memory."""
+        out = self._macs.get((kind, value))
+        if out is None:
+            h = self._hmac.copy()
+            h.update(kind.encode() + b"\x00" + value.encode("utf-8"))
+            out = h.hexdigest()[:32]
+            if len(self._macs) >= _MAC_MEMO_MAX:
+                self._macs.clear()
+            self._macs[(kind, value)] = out
+        return out
 
     def entries(self, label: str, original: str, ordinary: Collection[str] = frozenset(), *,
                 weak: bool = False) -> dict[str, str]:
@@ -272,15 +285,19 @@ class EntityIndex:
         strict = not any_case and not text.islower()
         words = list(WORD.finditer(text))
         keys = [normalise_token(w.group(0)) for w in words]
+        # per word, once: whether the job writes it in lower case, whether it is a common word
+        plain = [k in ordinary for k in keys] if ordinary else None
+        common = common_words()
+        usual = [k in common for k in keys] if strict and self.case_veto else None
         busy: list[tuple[int, int]] = []
         out: list[Span] = []
         for n in (4, 3, 2, 1):
             for i in range(len(words) - n + 1):
-                if ordinary and all(k in ordinary for k in keys[i:i + n]):
+                if plain is not None and all(plain[i:i + n]):
                     continue
                 a, b = words[i].start(), words[i + n - 1].end()
                 lowered = strict and not (text[a].isupper() or (n > 1 and (text[a].isdigit() or keys[i] in _PARTICLE_SET)))
-                if lowered and self.case_veto and any(k in common_words() for k in keys[i:i + n]):
+                if lowered and usual is not None and any(usual[i:i + n]):
                     continue  # in a document an entity starts with a capital ("Okafor"), a number or "van"
                 if text[a:b].endswith(("'s", "’s")):  # "Okafor's": the possessive is not the name's
                     b -= 2
