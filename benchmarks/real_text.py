@@ -1,4 +1,4 @@
-"""Names and places in real news and social-media text: token recall per gold label and precision.
+"""Names and places in real news, social-media and court text: token recall per gold label and precision.
 
 Corpora (two-column ``token tag`` files, IOB2):
 
@@ -10,11 +10,18 @@ Corpora (two-column ``token tag`` files, IOB2):
 * ``wnut17-dev``: the WNUT-17 emerging-entities development set (``emerging.dev.conll`` of
   ``leondz/emerging_entities_17``, CC BY 4.0; read from ``--sources``, a folder holding
   ``leondz+emerging_entities_17/`` as a checkout or a bare mirror under ``repo/``). Each sentence
-  is a document; all of them one batch.
+  is a document; all of them one batch. ``wnut17-train`` (``wnut17train.conll``, the same
+  repository): its training split, read the same way, where span rules may be tuned (the learned
+  tagger trained on it, so its own recall there is no measure).
 * ``btc-dev``: the Broad Twitter Corpus development split (``train_dev_test_conll/btc.dev`` of
   ``GateNLP/broad_twitter_corpus``, CC BY 4.0, the second half of its section H; the tagger trains
   on ``btc.train`` only, never on ``btc.test``), read like WNUT-17. Its tweets keep hashtags and
   handles whole (``#Ebola``, ``@SportsCenter``), some of them names, places or organisations.
+* ``tab-dev``: the 21 court judgments of the Text Anonymization Benchmark's dev split
+  (``pii/tab/tab_train_dev.jsonl`` under ``--data``; never its test file), each a document, all
+  one batch; the gold entities are its DIRECT and QUASI identifiers by entity type (``PERSON``,
+  ``LOC``, ``DATETIME``, ...), as ``benchmarks/detector_model.py`` scores them, so a recall per
+  label and the precision here are that script's TAB dev row.
 
 Scoring is by ``\\w+`` word token. Recall per gold label = gold tokens of that label that the system
 replaced ÷ gold tokens of that label. Precision = replaced tokens inside any gold entity (every
@@ -49,8 +56,11 @@ from typing import Any
 from _shared import model_sanitizer, presidio_defaults
 
 NEWS = "pii/news/conll2003_valid.txt"
+TAB = "pii/tab/tab_train_dev.jsonl"
 WNUT_DEV = {"repository": "leondz/emerging_entities_17", "commit": "e52a2d2a71ac1a051ca2d532eef28653c5c02603",
             "path": "emerging.dev.conll", "sha256": "e053b752b8155113ca66e7db08af5f2f5f43ab993694e4774f1ec5bad42312d8"}
+WNUT_TRAIN = {**WNUT_DEV, "path": "wnut17train.conll",
+              "sha256": "731820e13f71af324c6b55a1575ec2ce59fbaa2a0806f8f0400b98d56cd6a7a5"}
 BTC_DEV = {"repository": "GateNLP/broad_twitter_corpus", "commit": "0c45ef7b1924a6b8115bceab388781590b1b553a",
            "path": "train_dev_test_conll/btc.dev",
            "sha256": "9f7d33bcd195cecf9767357a5f1fe0ba879af6c55ebb68b8e846bff23c4e7fa5"}
@@ -139,6 +149,15 @@ def load_news(data: Path, half: str) -> list[Document]:
     return docs[:cut] if half == "first" else docs[cut:]
 
 
+def load_tab_dev(data: Path) -> list[Document]:
+    """TAB's dev judgments with their DIRECT and QUASI identifiers ``(start, end, entity type)``;
+    the file holds the train and dev splits only, and only dev is read."""
+    rows = [json.loads(x) for x in (data / TAB).read_text("utf-8").splitlines() if x.strip()]
+    return [Document(r["text"], tuple((e["start_offset"], e["end_offset"], e["entity_type"]) for e in r["entities"]
+                                      if e["identifier_type"] in ("DIRECT", "QUASI")))
+            for r in rows if r["metadata"]["provenance"]["dataset_type"] == "dev"]
+
+
 def read_mirror(root: Path, entry: dict[str, str]) -> str:
     folder = root / entry["repository"].replace("/", "+")
     plain = folder / entry["path"]
@@ -153,6 +172,10 @@ def read_mirror(root: Path, entry: dict[str, str]) -> str:
 
 def load_wnut_dev(sources: Path) -> list[Document]:
     return [document([s]) for d in parse(read_mirror(sources, WNUT_DEV)) for s in d]
+
+
+def load_wnut_train(sources: Path) -> list[Document]:
+    return [document([s]) for d in parse(read_mirror(sources, WNUT_TRAIN)) for s in d]
 
 
 def load_btc_dev(sources: Path) -> list[Document]:
@@ -252,7 +275,7 @@ def main() -> int:
     p.add_argument("--data", default="../shared/data")
     p.add_argument("--sources", default="../.mirror", help="folder with leondz+emerging_entities_17 (WNUT-17) "
                    "and GateNLP+broad_twitter_corpus (BTC)")
-    p.add_argument("--corpora", default="news,wnut17-dev")
+    p.add_argument("--corpora", default="news,wnut17-dev", help="comma-separated: news, wnut17-dev, wnut17-train, btc-dev, tab-dev")
     p.add_argument("--half", default="second", choices=("first", "second"), help="news: which half of the documents")
     p.add_argument("--systems", default="library,library-model,presidio,tagger")
     p.add_argument("--limit", type=int, default=None)
@@ -270,7 +293,7 @@ def main() -> int:
     if off is not None or args.tagger is not None:
         SYSTEMS["library-model"] = lambda: mask_fn(model_sanitizer("PII", args.tagger, timeout=None, rules_off=off))
     command = ".venv/bin/python benchmarks/real_text.py " + " ".join(sys.argv[1:])
-    header = ["# Names and places in real news and social-media text", "",
+    header = ["# Names and places in real news, social-media and court text", "",
               f"Command: `{command}`.", "",
               "Token recall per gold label; precision = replaced word tokens inside any gold entity (every label) "
               "÷ all replaced word tokens. See the docstring of `benchmarks/real_text.py`.", ""]
@@ -281,8 +304,12 @@ def main() -> int:
             docs, title = load_news(Path(args.data), args.half), f"news: CoNLL-2003 validation, {args.half} half"
         elif corpus == "wnut17-dev":
             docs, title = load_wnut_dev(Path(args.sources)), "social media: WNUT-17 dev"
+        elif corpus == "wnut17-train":
+            docs, title = load_wnut_train(Path(args.sources)), "social media: WNUT-17 train"
         elif corpus == "btc-dev":
             docs, title = load_btc_dev(Path(args.sources)), "social media: Broad Twitter Corpus dev"
+        elif corpus == "tab-dev":
+            docs, title = load_tab_dev(Path(args.data)), "court judgments: TAB dev (DIRECT and QUASI identifiers)"
         else:
             raise SystemExit(f"unknown corpus {corpus!r}")
         docs = docs[: args.limit] if args.limit else docs

@@ -62,3 +62,23 @@ def test_recased_documents_keep_their_gold_offsets() -> None:
     assert upper.text == "MARIA LIVES IN STRAßE KÖLN" and lower.text == "maria lives in straße köln"
     assert upper.entities == lower.entities == doc.entities
     assert [upper.text[s:e] for s, e, _ in upper.entities] == ["MARIA", "STRAßE KÖLN"]
+
+
+def test_tab_dev_reads_dev_rows_and_their_direct_and_quasi_identifiers(tmp_path: Path) -> None:
+    import json
+
+    def row(split: str, text: str, entities: list[tuple[int, int, str, str]]) -> str:
+        return json.dumps({"metadata": {"provenance": {"dataset_type": split}}, "text": text, "entities": [
+            {"start_offset": s, "end_offset": e, "entity_type": t, "identifier_type": i} for s, e, t, i in entities]})
+
+    path = tmp_path / rt.TAB
+    path.parent.mkdir(parents=True)
+    path.write_text("\n".join([
+        row("train", "Ann Lee sued.", [(0, 7, "PERSON", "DIRECT")]),
+        row("dev", "Mr Okafor lives in Leeds since 1999.",
+            [(3, 9, "PERSON", "DIRECT"), (19, 24, "LOC", "QUASI"), (31, 35, "DATETIME", "NO_MASK")])]) + "\n")
+    docs = rt.load_tab_dev(tmp_path)
+    assert len(docs) == 1
+    assert [(docs[0].text[s:e], lab) for s, e, lab in docs[0].entities] == [("Okafor", "PERSON"), ("Leeds", "LOC")]
+    lower = rt.recased(docs[0], "lower")
+    assert [lower.text[s:e] for s, e, _ in lower.entities] == ["okafor", "leeds"]

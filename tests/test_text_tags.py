@@ -6,6 +6,7 @@ from __future__ import annotations
 from private_vectors.text.rules import RuleContext, StageSettings
 from private_vectors.text.rules.context_free import ContextFree
 from private_vectors.text.rules.name_shape import MixedCaps, NameShape
+from private_vectors.text.rules.ordinary_words import OrdinaryWords
 from private_vectors.text.spans import Span
 from private_vectors.text.tags import as_words, split_run, tag_view, tag_words
 
@@ -81,3 +82,16 @@ def test_a_place_code_in_a_short_message_is_a_place() -> None:
     assert NameShape().apply(study, [Span(17, 19, "LOCATION", 0.8, "tagger")], context) == []  # an acronym there
     gene = "PCNA levels rose in the cells."
     assert NameShape().apply(gene, [Span(0, 4, "LOCATION", 0.8, "tagger")], context) == []  # no place code
+
+
+def test_a_place_code_is_no_ordinary_word_in_a_short_message() -> None:
+    context = RuleContext(StageSettings(), ordinary=frozenset(["us", "uk", "cells"]))  # the batch's lower-case words
+    post = "Weak US starts data bolster the currency"
+    us = Span(post.index("US"), post.index("US") + 2, "LOCATION", 0.85, "presidio")
+    assert OrdinaryWords().apply(post, [us], context) == [us]
+    assert OrdinaryWords(off=["place-codes"]).apply(post, [us], context) == []
+    assert OrdinaryWords().get_config() == {"name": "ordinary-words", "version": "2"}
+    assert OrdinaryWords().apply("Us again", [Span(0, 2, "LOCATION", 0.85, "presidio")], context) == []  # no capitals
+    assert OrdinaryWords().apply("Cells again", [Span(0, 5, "LOCATION", 0.85, "presidio")], context) == []  # no code
+    study = "Cohorts in the US were pooled." + " Outcomes were recorded at each visit." * 17
+    assert OrdinaryWords().apply(study, [Span(15, 17, "LOCATION", 0.85, "presidio")], context) == []  # a long text

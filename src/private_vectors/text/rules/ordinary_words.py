@@ -8,7 +8,9 @@ from collections.abc import Sequence
 
 from ..spans import Span
 from ..surrogates import normalise_token
-from .base import MODEL_LABELS, Rule, RuleContext, learned
+from ..vocabulary import place_codes
+from .base import MODEL_LABELS, RuleContext, _PartedRule, learned
+from .context_free import long_text
 
 __all__ = ["OrdinaryWords", "lower_case_words"]
 
@@ -28,22 +30,35 @@ def lower_case_words(texts: Sequence[str], *, min_texts: int = 2) -> frozenset[s
     return frozenset(w for w, n in seen.items() if n >= min_texts)
 
 
-class OrdinaryWords(Rule):
+class OrdinaryWords(_PartedRule):
     """A name, place, group or organisation from a model or vocabulary recognizer (not a regex,
     not the keyed index) whose every word other texts of the batch write in lower case
     (:func:`lower_case_words`) is dropped: "Stem Cells" in a title over abstracts about stem cells
     is no name. A case check: it applies to spans whose recognizer reads capital letters, not to
     the learned tagger's (it reads no case: "maria garcia" is a name to it as "Maria Garcia" is).
-    Row ``ordinary-words`` of ``benchmarks/results/text/rules.md``."""
+    Part ``place-codes``: in a text under 100 words (:func:`~.context_free.long_text`), a place
+    written as a code in capitals (:func:`~private_vectors.text.vocabulary.place_codes`: "US",
+    "UK", "MO") is no ordinary word because other posts write "us", "uk" or "mo": in lower case
+    the code is another word (the pronoun "us"), and a short message names places that way, as
+    part ``place-codes`` of rule ``name-shape`` keeps them. Rows ``ordinary-words`` and
+    ``ordinary-words.place-codes`` of ``benchmarks/results/text/rules.md``.
+
+    Args:
+        off: parts switched off, of :attr:`parts`.
+    """
 
     name = "ordinary-words"
+    version = "2"
     summary = "a model guess whose every word the batch also writes in lower case is an ordinary word"
+    parts = ("place-codes",)
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         lower = context.ordinary
         if not lower:
             return spans
-        return [s for s in spans if not _ordinary(text, s, lower)]
+        codes = place_codes() if "place-codes" not in self.off and not long_text(text) else frozenset()
+        return [s for s in spans if not _ordinary(text, s, lower)
+                or (s.label == "LOCATION" and text[s.start:s.end] in codes)]
 
 
 def _ordinary(text: str, span: Span, lower: frozenset[str]) -> bool:
