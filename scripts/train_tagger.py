@@ -18,8 +18,9 @@ floating-point summation order.
 
     nice -n 10 .venv/bin/python scripts/train_tagger.py --sources ../.mirror --data ../shared/data
 
-writes ``src/private_vectors/data/text_model/minilm-tagger-v1/`` (``config.json``,
-``model.safetensors``) and prints the token-level scores of the written tagger on the Broad
+writes ``src/private_vectors/data/text_model/minilm-tagger-v2/`` (``config.json``,
+``model.safetensors``; the defaults are the options of the shipped weights, whose ``config.json``
+records the command) and prints the token-level scores of the written tagger on the Broad
 Twitter Corpus dev set (``--out`` writes elsewhere; ``--evaluate FOLDER`` trains nothing and prints
 those scores for a folder, ``shipped`` for the package's). ``--device cuda`` runs the frozen read, the
 training and that scoring on a GPU (same data, seed and steps; float results differ from a CPU run in
@@ -176,11 +177,11 @@ def main() -> int:
     p.add_argument("--frozen", type=int, default=2, help="of which the first ones stay the encoder's")
     p.add_argument("--window", type=int, default=128)
     p.add_argument("--stride", type=int, default=96, help="inference stride recorded in the config")
-    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--epochs", type=int, default=3)
     p.add_argument("--batch-tokens", type=int, default=2048)
     p.add_argument("--lr", type=float, default=1e-4)
     p.add_argument("--head-lr", type=float, default=1e-3)
-    p.add_argument("--generated", type=int, default=8000, help="generated examples")
+    p.add_argument("--generated", type=int, default=14000, help="generated examples")
     p.add_argument("--repeat", default="", help="copies of a corpus per epoch, e.g. tab=2")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads (on a shared, busy machine one is faster)")

@@ -28,3 +28,21 @@ def test_the_table_puts_each_folder_beside_the_first_with_its_difference() -> No
     assert "| BTC dev PERSON token recall | 50.0 | 47.5 (-2.5) |" in text
     assert "| evasion lower_case: leaks of 150 | 5 | 3 (-2) |" in text
     assert "TAB dev" not in text  # a row no folder measured is left out
+
+
+def test_the_shipped_tagger_is_the_recorded_cpu_run() -> None:
+    """The package's weights are the ones its config.json describes: the committed command's CPU run
+    (pinned, so a swap of the weights is a deliberate change of this test)."""
+    import hashlib
+    import json
+
+    from private_vectors.text_model import builtin_path
+
+    folder = builtin_path()
+    cfg = json.loads((folder / "config.json").read_text("utf-8"))
+    digest = hashlib.sha256((folder / "model.safetensors").read_bytes()).hexdigest()
+    assert digest == cfg["weights_sha256"] == "03de1c7aed5a040c0be2f6790bfc05aae2f97c36f16b00bd2fba19fb035028e0"
+    assert folder.name == "minilm-tagger-v2" and cfg["version"] == "2"
+    training = cfg["training"]
+    assert "--generated 14000 --epochs 3" in training["command"] and training["device"] == "cpu"
+    assert training["seed"] == 0 and training["threads"] == 1 and "reproduction" in training

@@ -27,7 +27,7 @@ __all__ = ["BUILTIN", "FORMAT", "TaggerModel", "builtin_path", "save_tagger", "s
 
 FORMAT = "private_vectors.token_tagger"
 FORMAT_VERSION = 1
-BUILTIN = "minilm-tagger-v1"
+BUILTIN = "minilm-tagger-v2"
 """The name of the tagger shipped in the package (``data/text_model/<name>/``)."""
 _DATA = Path(__file__).resolve().parents[1] / "data" / "text_model"
 
@@ -253,7 +253,7 @@ def save_tagger(net: Any, folder: str | Path, *, tags: Sequence[str], window: in
     save_file(state, str(root / "model.safetensors"))
     first = net.layers[0]
     config = {
-        "format": FORMAT, "format_version": FORMAT_VERSION, "version": "1",
+        "format": FORMAT, "format_version": FORMAT_VERSION, "version": BUILTIN.rsplit("-v", 1)[1],
         "tags": list(tags), "window": int(window), "stride": int(stride),
         "architecture": {"layers": len(net.layers), "frozen": int(net.frozen), "heads": first.heads, "hidden": int(net.head.in_features),
                          "intermediate": int(first.intermediate.out_features),
