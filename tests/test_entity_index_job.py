@@ -7,7 +7,6 @@ Cheap (a regex-only text stage and a handful of documents); the Ray path's test 
 from __future__ import annotations
 
 import itertools
-import json
 import random
 
 import pytest
@@ -124,7 +123,7 @@ def test_a_later_job_sees_the_earlier_one(sanitizer: Sanitizer) -> None:
     assert "Okafor" not in san.apply(["A letter from Okafor arrived."])[0]
 
 
-def test_remembered_hmacs_equal_fresh_ones_and_stay_in_memory(sanitizer: Sanitizer, monkeypatch) -> None:
+def test_hmacs_are_remembered_during_one_call_only(sanitizer: Sanitizer, monkeypatch) -> None:
     import hashlib
     import hmac as hmac_module
 
@@ -132,12 +131,15 @@ def test_remembered_hmacs_equal_fresh_ones_and_stay_in_memory(sanitizer: Sanitiz
 
     index = sanitizer.index
     fresh = hmac_module.new(sanitizer.keys.index_key, b"tok\x00okafor", hashlib.sha256).hexdigest()[:32]
-    assert index.mac("tok", "okafor") == fresh and index.mac("tok", "okafor") == fresh  # computed, then remembered
-    assert index.mac("ent", "okafor") != fresh  # the kind is part of the message
+    assert index.mac("tok", "okafor") == fresh and not index._macs  # outside a call: nothing remembered
     monkeypatch.setattr(entity_index, "_MAC_MEMO_MAX", 2)
-    for word in ("memo-a", "memo-b", "memo-c", "memo-d"):  # not seen before: each one is added
-        index.mac("low", word)
-    assert len(index._macs) <= 2  # bounded: the memo starts again
-    assert index.mac("tok", "okafor") == fresh
-    state = json.dumps(index.get_state())
-    assert "okafor" not in state.lower() and "okafor" not in repr(index).lower()
+    with index.remembering():
+        assert index.mac("tok", "okafor") == fresh and index.mac("tok", "okafor") == fresh
+        assert index.mac("ent", "okafor") != fresh  # the kind is part of the message
+        for word in ("memo-a", "memo-b", "memo-c"):
+            index.mac("low", word)
+        assert 0 < len(index._macs) <= 2  # bounded: the memo starts again
+    assert not index._macs
+    sanitizer.apply(DOCS)
+    sanitizer.apply_queries(["what did okafor sign"])
+    assert not index._macs  # a call's words are forgotten when it returns

@@ -45,7 +45,8 @@ import hashlib
 import hmac
 import threading
 from collections import ChainMap
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -86,8 +87,9 @@ INDEX_VERSION = 1
 _PATTERN_RECOGNIZERS = frozenset(["regex", "identifiers"])
 _PARTICLE_SET = frozenset(PARTICLES)
 _MAC_MEMO_MAX = 100_000
-"""HMACs remembered per index (by kind and value) before the memo starts again: a document's
-words and word runs recur across documents, and a lookup costs far less than an HMAC."""
+"""HMACs remembered (by kind and value) during one call of the text stage before the memo starts
+again: a batch's words and word runs recur across its documents, and a lookup costs far less than
+an HMAC. The memo is emptied when the call ends (:meth:`EntityIndex.remembering`)."""
 
 
 @lru_cache(maxsize=1)
@@ -142,7 +144,8 @@ class EntityIndex:
                  check: Callable[[Mapping[str, Any]], bool], case_veto: bool = True) -> None:
         self._key = key
         self._hmac = hmac.new(key, digestmod=hashlib.sha256)  # keyed once; copied per value
-        self._macs: dict[tuple[str, str], str] = {}  # memo, in memory only (never in the state)
+        self._macs: dict[tuple[str, str], str] = {}  # memo of one call (never in the state): remembering()
+        self._remembering = 0  # calls inside remembering(); the memo is used only then
         self._header = header
         self._check = check
         self.case_veto = case_veto
@@ -164,16 +167,32 @@ class EntityIndex:
 
     # -- keys ----------------------------------------------------------------------------
     def mac(self, kind: str, value: str) -> str:
-        """The HMAC of ``value`` under ``kind`` (``ent``, ``tok``, ``low``), remembered in memory."""
+        """The HMAC of ``value`` under ``kind`` (``ent``, ``tok``, ``low``); remembered inside
+        :meth:`remembering` only."""
         out = self._macs.get((kind, value))
         if out is None:
             h = self._hmac.copy()
             h.update(kind.encode() + b"\x00" + value.encode("utf-8"))
             out = h.hexdigest()[:32]
-            if len(self._macs) >= _MAC_MEMO_MAX:
-                self._macs.clear()
-            self._macs[(kind, value)] = out
+            if self._remembering:
+                if len(self._macs) >= _MAC_MEMO_MAX:
+                    self._macs.clear()
+                self._macs[(kind, value)] = out
         return out
+
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Remember HMACs while the block runs, then forget them: the memo holds words of the
+        texts, so it lives no longer than one call of the text stage."""
+        with self._lock:
+            self._remembering += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._remembering -= 1
+                if not self._remembering:
+                    self._macs.clear()
 
     def entries(self, label: str, original: str, ordinary: Collection[str] = frozenset(), *,
                 weak: bool = False) -> dict[str, str]:

@@ -42,12 +42,13 @@ def job_facts(san: Sanitizer, texts: list[str], found: list[list[Span]]) -> JobF
     replaced gives its entries (weak unless :func:`~.entity_index.strong_evidence`); each text
     the words it writes in lower case."""
     facts = JobFacts()
-    for t, s in zip(texts, found, strict=True):
-        for span in san._select(t, s):
-            if not isinstance(san._operator(span.label), Keep):
-                weak = not strong_evidence(t, span, s)
-                san.index.entity_facts(facts, span.label, t[span.start:span.end], weak=weak)
-        san.index.text_facts(facts, t)
+    with san.index.remembering():
+        for t, s in zip(texts, found, strict=True):
+            for span in san._select(t, s):
+                if not isinstance(san._operator(span.label), Keep):
+                    weak = not strong_evidence(t, span, s)
+                    san.index.entity_facts(facts, span.label, t[span.start:span.end], weak=weak)
+            san.index.text_facts(facts, t)
     return facts
 
 
@@ -61,8 +62,9 @@ def job_spans(san: Sanitizer, texts: list[str], found: list[list[Span]], job: Jo
     index or of earlier jobs' (:meth:`~.entity_index.EntityIndex.spans`), where a word the
     *job* writes in lower case in two texts or more is an ordinary word."""
     view, lower = san.index.view(job.entries), san.index.job_words(job)
-    return [san._select(t, s, san.index.spans(t, view, any_case=False, ordinary=lower), view, lower)
-            for t, s in zip(texts, found, strict=True)]
+    with san.index.remembering():
+        return [san._select(t, s, san.index.spans(t, view, any_case=False, ordinary=lower), view, lower)
+                for t, s in zip(texts, found, strict=True)]
 
 
 def apply_job(san: Sanitizer, texts: list[str], found: list[list[Span]], job: JobIndex
@@ -72,10 +74,11 @@ def apply_job(san: Sanitizer, texts: list[str], found: list[list[Span]], job: Jo
     :meth:`~.entity_index.EntityIndex.commit_job`). Remembers nothing itself."""
     lower = san.index.job_words(job)
     outs, logs, remembered = [], [], {}
-    for t, spans in zip(texts, job_spans(san, texts, found, job), strict=True):
-        out, log = replace_spans(t, spans, san._operator)
-        for a, b, label, _ in log:
-            merge_values(remembered, san.index.entries(label, t[a:b], lower))
-        outs.append(out)
-        logs.append(log)
+    with san.index.remembering():
+        for t, spans in zip(texts, job_spans(san, texts, found, job), strict=True):
+            out, log = replace_spans(t, spans, san._operator)
+            for a, b, label, _ in log:
+                merge_values(remembered, san.index.entries(label, t[a:b], lower))
+            outs.append(out)
+            logs.append(log)
     return outs, logs, remembered

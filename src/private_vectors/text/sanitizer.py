@@ -162,7 +162,8 @@ class Sanitizer(DocumentTransformer):
     def _prepared(self, texts: Sequence[str], queries: bool = False) -> tuple[list[str], list[list[Span]] | None]:
         self.index.load_pending()
         items = escaped(texts)
-        return items, self._detect([truecase(t, self.index.ordinary) for t in items] if queries else items)
+        with self.index.remembering():
+            return items, self._detect([truecase(t, self.index.ordinary) for t in items] if queries else items)
 
     @staticmethod
     def _redacted_spans(texts: list[str]) -> list[list[Span]]:
@@ -181,7 +182,8 @@ class Sanitizer(DocumentTransformer):
         items, found = self._prepared(texts, queries=True)
         if found is None:
             return self._redacted_spans(items)
-        return [self._select(t, s, self.index.spans(t)) for t, s in zip(items, found, strict=True)]
+        with self.index.remembering():
+            return [self._select(t, s, self.index.spans(t)) for t, s in zip(items, found, strict=True)]
 
     def document_spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The spans :meth:`apply` would replace in this batch: detected spans plus, by the keyed
@@ -226,8 +228,9 @@ class Sanitizer(DocumentTransformer):
         items, found = self._prepared(texts, queries=True)
         if found is None:
             return [REDACTED_TEXT if t else t for t in items]
-        return [replace_spans(t, self._select(t, spans, self.index.spans(t)), self._operator)[0]
-                for t, spans in zip(items, found, strict=True)]
+        with self.index.remembering():
+            return [replace_spans(t, self._select(t, spans, self.index.spans(t)), self._operator)[0]
+                    for t, spans in zip(items, found, strict=True)]
 
     # -- the keyed index (see EntityIndex) ---------------------------------------------------
     def get_state(self) -> dict[str, Any]:
