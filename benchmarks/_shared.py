@@ -194,6 +194,7 @@ def model_sanitizer(concept: str = "PII", tagger: str | None = None, **kwargs: A
         warnings.simplefilter("ignore")
         if tagger is None:
             return Sanitizer(concept, detector="model", **kwargs)
-        labels = list(model_recognizer(concept).entities)
-        name = registry.add_recognizer(TaggerRecognizer(labels, model=tagger), replace=True)
+        shipped = model_recognizer(concept)  # the same labels and thresholds, other weights
+        name = registry.add_recognizer(TaggerRecognizer(list(shipped.entities), model=tagger,
+                                                        thresholds=shipped.thresholds or None), replace=True)
         return Sanitizer(concept, recognizers=[name], **kwargs)

@@ -159,6 +159,20 @@ def test_where_the_tagger_reads_a_one_word_place_needs_a_second_reader_in_a_text
         [Span(19, 25, "LOCATION", 0.8, "tagger")]
 
 
+def test_a_place_the_tagger_is_unsure_of_stays_in_a_short_post_only() -> None:
+    rule, read = ContextFree(), RuleContext(StageSettings(tagger=True))
+    short = "Clinics in the Hlabisa subdistrict took part."
+    text = short + " The samples were stored and measured again." * 15  # 100 words or more, about no one
+    unsure, sure = Span(15, 34, "LOCATION", 0.45, "tagger"), Span(15, 34, "LOCATION", 0.6, "tagger")
+    assert rule.apply(text, [unsure], read) == [] and rule.apply(text, [sure], read) == [sure]
+    assert rule.apply(short, [unsure], read) == [unsure]  # a short post keeps it
+    assert ContextFree(off=["unsure-places"]).apply(text, [unsure], read) == [unsure]
+    personal = "My sister works in the Hlabisa subdistrict." + " The samples were stored and measured again." * 15
+    kept = Span(23, 42, "LOCATION", 0.45, "tagger")
+    assert rule.apply(personal, [kept], read) == [kept]  # personal context: kept
+    assert ContextFree().get_config()["version"] == "5"
+
+
 def test_a_stage_with_the_tagger_says_so_to_its_rules() -> None:
     from private_vectors.text import Sanitizer
 
@@ -207,3 +221,23 @@ def test_a_tagger_folder_that_is_not_there_is_refused_naming_model(tmp_path) -> 
     for missing in (tmp_path / "no-such-tagger", str(tmp_path / "no-such-tagger"), "./no-such-tagger"):
         with pytest.raises(InvalidParameterError, match="model"):
             TaggerRecognizer(model=missing)
+
+
+def test_a_label_can_have_its_own_threshold_and_the_model_stage_gives_places_one() -> None:
+    from private_vectors.text.stage_config import MODEL_THRESHOLDS, model_recognizer
+
+    class Found:  # the model's spans, as its decoder returns them
+        def spans(self, texts: list[str]) -> list[list[Span]]:
+            return [[Span(0, 5, "LOCATION", 0.42, "m"), Span(6, 11, "PERSON", 0.42, "m"),
+                     Span(12, 17, "LOCATION", 0.38, "m")] for _ in texts]
+
+    rec = TaggerRecognizer(["PERSON", "LOCATION"], thresholds={"LOCATION": 0.4})
+    rec._loaded = Found()
+    assert [(s.start, s.label) for s in rec.spans(["Leeds Maria Tromo"])[0]] == [(0, "LOCATION")]
+    assert rec._lowest() == 0.4 and TaggerRecognizer.from_config(rec.get_config()).thresholds == {"LOCATION": 0.4}
+    assert "thresholds" not in TaggerRecognizer(["PERSON"]).get_config()
+    with pytest.raises(InvalidParameterError, match="thresholds"):
+        TaggerRecognizer(thresholds={"LOCATION": 1.5})
+    assert MODEL_THRESHOLDS == {"LOCATION": 0.4}
+    assert model_recognizer("PII").thresholds == {"LOCATION": 0.4}  # type: ignore[attr-defined]
+    assert model_recognizer("person").thresholds == {}  # type: ignore[attr-defined]

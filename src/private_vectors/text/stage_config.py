@@ -25,8 +25,8 @@ from .spans import Detector, validate_texts
 from .stage_options import parse_rule
 from .surrogates import load_pool
 
-__all__ = ["SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "from_config", "get_config",
-           "hide_config", "model_recognizer"]
+__all__ = ["MODEL_THRESHOLDS", "SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "from_config",
+           "get_config", "hide_config", "model_recognizer"]
 
 SANITIZER_VERSION = 5
 """Version of the text stage's configuration and behaviour. 5: recognizers and rules by name in a
@@ -82,9 +82,19 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
 _CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
 
 
+MODEL_THRESHOLDS: dict[str, float] = {"LOCATION": 0.4}
+"""The learned tagger's thresholds for ``detector="model"`` where they differ from its default
+(0.5, the mean tag probability of a span): a place needs 0.4. A place the tagger is less sure of
+is still mostly a place in short posts (Broad Twitter Corpus dev places +2.7 points at equal
+precision, WNUT-17 train +0.6), and in longer texts about no one a lone one-word place needs a
+second recognizer anyway (rule ``context-free``, part ``one-word-places``); rows in
+``benchmarks/results/text/rules.md``."""
+
+
 def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
     """The learned tagger for ``detector="model"``: the labels of the concept (a preset, a
-    built-in concept or ``"A+B"``) that the tagger reports (names, places, organisations, dates)."""
+    built-in concept or ``"A+B"``) that the tagger reports (names, places, organisations, dates),
+    with :data:`MODEL_THRESHOLDS` for those labels."""
     from .presets import PRESETS
     from .recognizers.tagger import MODEL_LABELS, TaggerRecognizer
 
@@ -96,7 +106,8 @@ def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
     if not labels:
         raise InvalidParameterError("detector", "'rules' for a concept without names, places, organisations or "
                                     "dates (the model finds only those)", "model")
-    return TaggerRecognizer(labels, device=device)
+    thresholds = {lab: t for lab, t in MODEL_THRESHOLDS.items() if lab in labels}
+    return TaggerRecognizer(labels, device=device, thresholds=thresholds or None)
 
 
 def build_rules(rules: Sequence[str]) -> RulePipeline:

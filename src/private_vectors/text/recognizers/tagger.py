@@ -41,6 +41,7 @@ class TaggerRecognizer(Recognizer):
         name: for a user's model: the name its spans carry after ``"tagger:"``.
         device: torch device the model runs on (``"cpu"``, ``"cuda"``); not recorded.
         threshold: spans whose mean tag probability is below this are dropped.
+        thresholds: per label, a threshold used instead of ``threshold`` (``{"LOCATION": 0.4}``).
     """
 
     kind = "tagger"
@@ -48,7 +49,7 @@ class TaggerRecognizer(Recognizer):
 
     def __init__(self, labels: Sequence[str] | None = None, *, model: str | Path | None = None,
                  label_map: Mapping[str, str] | None = None, name: str | None = None, device: str = "cpu",
-                 threshold: float = 0.5) -> None:
+                 threshold: float = 0.5, thresholds: Mapping[str, float] | None = None) -> None:
         if model is not None and not isinstance(model, (str, Path)):
             raise InvalidTypeError("model", "None (the shipped tagger) or a model folder or name", model)
         if label_map is not None and not isinstance(label_map, Mapping):
@@ -62,6 +63,7 @@ class TaggerRecognizer(Recognizer):
         self.name = "tagger" if self.model is None and name is None else f"tagger:{name or Path(str(model)).name}"
         self.device = device
         self.threshold = float(threshold)
+        self.thresholds = _thresholds(thresholds)
         self._loaded: Any = None
         self._lock = threading.Lock()
         known = self._known_labels()
@@ -99,9 +101,9 @@ class TaggerRecognizer(Recognizer):
 
                 if self.label_map is not None:
                     self._loaded = HFTagger(str(self.model), self.label_map, name=self.name, device=self.device,
-                                            threshold=self.threshold)
+                                            threshold=self._lowest())
                 else:
-                    self._loaded = TaggerModel(self.model, device=self.device, threshold=self.threshold)
+                    self._loaded = TaggerModel(self.model, device=self.device, threshold=self._lowest())
             return self._loaded
 
     def __repr__(self) -> str:
@@ -117,7 +119,12 @@ class TaggerRecognizer(Recognizer):
         views = tag_views(texts, encoder_words())
         found = self._tagger().spans([v.text for v in views])
         return [[Span(*view.original(s.start, s.end), s.label, s.score, self.name) for s in spans
-                 if s.label in self.entities] for view, spans in zip(views, found, strict=True)]
+                 if s.label in self.entities and s.score >= self.thresholds.get(s.label, self.threshold)]
+                for view, spans in zip(views, found, strict=True)]
+
+    def _lowest(self) -> float:
+        """The threshold the model itself applies: the lowest of them (each label's is applied after)."""
+        return min([self.threshold, *self.thresholds.values()])
 
     def weights(self) -> str | None:
         """The sha256 of the shipped tagger's weights (read from its config.json; None for a user's model)."""
@@ -130,9 +137,11 @@ class TaggerRecognizer(Recognizer):
         return str(json.loads((builtin_path() / "config.json").read_text("utf-8"))["weights_sha256"])
 
     def get_config(self) -> dict[str, Any]:
-        """Kind, version, which model (the shipped one by its weights' sha256), labels and threshold."""
+        """Kind, version, which model (the shipped one by its weights' sha256), labels and thresholds."""
         cfg: dict[str, Any] = {"type": self.kind, "version": self.version, "labels": list(self.entities),
                                "threshold": self.threshold}
+        if self.thresholds:
+            cfg["thresholds"] = dict(sorted(self.thresholds.items()))
         if self.model is None:
             cfg["model"] = _BUILTIN
             cfg["weights_sha256"] = self.weights()
@@ -149,8 +158,19 @@ class TaggerRecognizer(Recognizer):
         model = config.get("model", _BUILTIN)
         out = cls(config.get("labels"), model=None if model == _BUILTIN else str(model),
                   label_map=config.get("label_map"), name=config.get("name"),
-                  threshold=float(config.get("threshold", 0.5)))
+                  threshold=float(config.get("threshold", 0.5)), thresholds=config.get("thresholds"))
         if model == _BUILTIN and config.get("weights_sha256") not in (None, out.weights()):
             raise ConfigMismatchError("the text stage was written with other weights of the shipped tagger than "
                                       "this library's; install the version of private-vectors that wrote it")
         return out
+
+
+def _thresholds(thresholds: Mapping[str, float] | None) -> dict[str, float]:
+    """Validated per-label thresholds (each a number in [0, 1])."""
+    if thresholds is None:
+        return {}
+    if not isinstance(thresholds, Mapping) or any(
+            not isinstance(k, str) or isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 <= v <= 1
+            for k, v in thresholds.items()):
+        raise InvalidParameterError("thresholds", "a mapping of labels to numbers in [0, 1]", thresholds)
+    return {k: float(v) for k, v in thresholds.items()}

@@ -19,6 +19,7 @@ __all__ = ["ContextFree", "personal_context"]
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
 _CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
+_SURE = 0.5  # the learned tagger's default threshold: a place it scores lower is one it is unsure of
 _ONE_WORD_RECOGNIZERS = frozenset(["presidio", "ner", "places"])
 _LONG_TEXT_RECOGNIZERS = frozenset([*_ONE_WORD_RECOGNIZERS, "names"])
 _LONG_TEXT = 100
@@ -83,12 +84,15 @@ class ContextFree(_PartedRule):
     and "Schwann", the tagger's "anaphase"; a short message ("heading to Leeds tomorrow") is about
     its writer and keeps them (dropping them there cost social-media places 6 to 8 points). With
     ``detector="rules"`` spaCy is the only reader of most places and the part does nothing (dropping
-    its lone guesses cost news places 1.8 points). Evidence, part by part: rows
+    its lone guesses cost news places 1.8 points). Part ``unsure-places``: the tagger reports a
+    place from a mean tag probability of 0.4 (:data:`~private_vectors.text.stage_config.MODEL_THRESHOLDS`,
+    for short posts); in a text of 100 words or more about no one a place it scored under 0.5 is
+    dropped ("Hlabisa subdistrict" in an abstract). Evidence, part by part: rows
     ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
     ``context-free.town-lines`` of the current table of ``benchmarks/results/text/rules.md``
     (``town-lines`` changes nothing on its five corpora: a candidate to go, read there),
     ``one-word-places`` in its section on ``detector="model"``, countries in long texts only in its
-    section on version 4.
+    section on version 4, ``unsure-places`` in its section on version 5.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -96,8 +100,8 @@ class ContextFree(_PartedRule):
 
     name = "context-free"
     summary = "in a document about no one, what identifies no one alone is kept"
-    version = "4"
-    parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places")
+    version = "5"
+    parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places", "unsure-places")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         why = personal_context(text, spans, "town-lines" not in self.off)
@@ -121,8 +125,11 @@ class ContextFree(_PartedRule):
             (_ONE_WORD_RECOGNIZERS, frozenset())
         known = countries() if "countries" not in self.off and long else frozenset()
         places = tagger and "one-word-places" not in self.off and long
+        unsure = tagger and "unsure-places" not in self.off and long
 
         def lone(s: Span) -> bool:
+            if unsure and s.label == "LOCATION" and learned(s) and s.score < _SURE:
+                return True
             value = text[s.start:s.end]
             country = s.label in ("LOCATION", "PERSON") and s.detector != "regex" \
                 and " ".join(value.casefold().split()) in known
