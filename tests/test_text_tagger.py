@@ -238,6 +238,6 @@ def test_a_label_can_have_its_own_threshold_and_the_model_stage_gives_places_one
     assert "thresholds" not in TaggerRecognizer(["PERSON"]).get_config()
     with pytest.raises(InvalidParameterError, match="thresholds"):
         TaggerRecognizer(thresholds={"LOCATION": 1.5})
-    assert MODEL_THRESHOLDS == {"LOCATION": 0.4}
+    assert dict(MODEL_THRESHOLDS) == {"LOCATION": 0.4}
     assert model_recognizer("PII").thresholds == {"LOCATION": 0.4}  # type: ignore[attr-defined]
     assert model_recognizer("person").thresholds == {}  # type: ignore[attr-defined]

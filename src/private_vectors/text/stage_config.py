@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .._version import __version__
@@ -82,13 +83,12 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
 _CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
 
 
-MODEL_THRESHOLDS: dict[str, float] = {"LOCATION": 0.4}
+MODEL_THRESHOLDS: Mapping[str, float] = MappingProxyType({"LOCATION": 0.4})
 """The learned tagger's thresholds for ``detector="model"`` where they differ from its default
 (0.5, the mean tag probability of a span): a place needs 0.4. A place the tagger is less sure of
-is still mostly a place in short posts (Broad Twitter Corpus dev places +2.7 points at equal
-precision, WNUT-17 train +0.6), and in longer texts about no one a lone one-word place needs a
-second recognizer anyway (rule ``context-free``, part ``one-word-places``); rows in
-``benchmarks/results/text/rules.md``."""
+is still mostly a place in a short post; in a text of 100 words or more about no one such a
+place is dropped again (rule ``context-free``, part ``unsure-places``). Chosen on the Broad
+Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/results/text/rules.md``."""
 
 
 def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
