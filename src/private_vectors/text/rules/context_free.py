@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from ..normalise import country_line
 from ..shapes import overlaps, term_shaped
 from ..spans import Span
 from ..tags import as_words
-from ..vocabulary import countries
+from ..vocabulary import countries, place_codes
 from ..wordlist import plain_nouns
 from .base import RuleContext, _PartedRule, alone, learned
 from .person_title import TITLE_BEFORE
 
-__all__ = ["ContextFree", "personal_context"]
+__all__ = ["ContextFree", "personal_context", "place_code_kept"]
 
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
@@ -57,6 +57,17 @@ def long_text(text: str) -> bool:
     syndrome", "Borg scale") and a name-list phrase ending in a plain noun ("Berg Balance Scale",
     "Mayo Clinic") are terms. A short message ("Scott is a very sympathetic person") keeps them."""
     return len(_WORD.findall(text)) >= _LONG_TEXT
+
+
+def place_code_kept(text: str, on: bool = True) -> Callable[[Span], bool]:
+    """Whether a span of ``text`` is a place written as a code in capitals
+    (:func:`~private_vectors.text.vocabulary.place_codes`: "US", "UK", "NY") in a text under 100
+    words (:func:`long_text`): the part ``place-codes`` of rules ``name-shape`` and
+    ``ordinary-words`` keeps such a place. Never, in a longer text or with ``on`` false."""
+    if not on or long_text(text):
+        return lambda s: False
+    codes = place_codes()
+    return lambda s: s.label == "LOCATION" and text[s.start:s.end] in codes
 
 
 class ContextFree(_PartedRule):

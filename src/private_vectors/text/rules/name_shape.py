@@ -7,9 +7,8 @@ import re
 from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
-from ..vocabulary import place_codes
 from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, RuleContext, _PartedRule, alone
-from .context_free import long_text
+from .context_free import place_code_kept
 
 __all__ = ["MixedCaps", "NameShape", "species_shaped"]
 
@@ -54,9 +53,9 @@ class NameShape(_PartedRule):
     parts = ("place-codes",)
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
-        codes = place_codes() if "place-codes" not in self.off and not long_text(text) else frozenset()
+        code = place_code_kept(text, "place-codes" not in self.off)
         kept = _guesses_kept(text, spans, looks_like_a_name)
-        return [s for s in spans if s in kept or (s.label == "LOCATION" and text[s.start:s.end] in codes)]
+        return [s for s in spans if s in kept or code(s)]
 
 
 class MixedCaps(_PartedRule):

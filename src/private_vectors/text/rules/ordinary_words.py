@@ -8,9 +8,8 @@ from collections.abc import Sequence
 
 from ..spans import Span
 from ..surrogates import normalise_token
-from ..vocabulary import place_codes
 from .base import MODEL_LABELS, RuleContext, _PartedRule, learned
-from .context_free import long_text
+from .context_free import place_code_kept
 
 __all__ = ["OrdinaryWords", "lower_case_words"]
 
@@ -56,9 +55,8 @@ class OrdinaryWords(_PartedRule):
         lower = context.ordinary
         if not lower:
             return spans
-        codes = place_codes() if "place-codes" not in self.off and not long_text(text) else frozenset()
-        return [s for s in spans if not _ordinary(text, s, lower)
-                or (s.label == "LOCATION" and text[s.start:s.end] in codes)]
+        code = place_code_kept(text, "place-codes" not in self.off)
+        return [s for s in spans if not _ordinary(text, s, lower) or code(s)]
 
 
 def _ordinary(text: str, span: Span, lower: frozenset[str]) -> bool:
