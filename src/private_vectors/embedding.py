@@ -290,8 +290,9 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> Pr
         ef.pipeline.keying = Keying(None)  # an unkeyed collection stays unkeyed
         ef.key_source = "none"
     ef.pipeline.bind(config, where)
-    if use_cache:
+    if use_cache:  # the cached build is never handed out: a caller's object may be remembered as live
         remember_build(config, ef)
+        return _fresh_adapter(ef, config, where)
     return ef
 
 
