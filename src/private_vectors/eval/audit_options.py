@@ -19,7 +19,7 @@ QUICK: dict[str, Any] = {"max_docs": 5000, "presidio_docs": 500, "clean_docs": 1
 """Sample sizes of a full and a ``quick=True`` audit: documents audited (a seeded sample beyond
 ``max_docs``), documents the detectors read, documents encoded clean (the clean-vector attack and
 the retrieval comparison run on this sample) and self-retrieval queries. The attacks on the stored
-vectors — the headline — use every audited document in both (``benchmarks/results/audit_timing.md``
+vectors — the headline — use every audited document in both (``benchmarks/audit_timing.py``
 compares the quick run's name recovery with the full run's)."""
 
 
