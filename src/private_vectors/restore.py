@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._progress import counts_documents
 from .errors import Described, InvalidParameterError, InvalidTypeError, PrivateVectorsError
 from .keys import SecretKey, canonical_context, make_key_hint
 
@@ -567,6 +568,7 @@ def seal_records(embedding: Any, ids: Sequence[Any], texts: Sequence[str], sanit
             for i, t, o, log in zip(ids, items, sanitized, logs, strict=True)]
 
 
+@counts_documents("texts")
 def prepare_with_restore(embedding: Any, texts: Sequence[str], ids: Sequence[Any], *,
                          store_raw_text: bool = False) -> tuple[list[str] | None, Any, list[str] | None]:
     """``embedding.prepare_documents`` plus each document's restore record.

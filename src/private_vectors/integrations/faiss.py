@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from .._files import fsync_path as _fsync
+from .._progress import counts_documents
 from .._validation import check_int, check_texts
 from ..embedding import PrivateEmbedding
 from ..errors import (
@@ -205,6 +206,7 @@ class PrivateFaissIndex:
         return X
 
     # -- verbs --------------------------------------------------------------------------------
+    @counts_documents("texts")
     def add_texts(self, texts: Sequence[str], ids: Sequence[int] | Sequence[str] | None = None,
                   metadatas: Sequence[dict[str, Any] | None] | None = None) -> list[Any]:
         """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing.

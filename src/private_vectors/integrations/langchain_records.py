@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import advance, counts_documents
 from ..embedding import PrivateEmbedding
 from ..errors import Described, InvalidParameterError, ModelNotAvailableError, PrivacyWarning
 from ..guard import protected_path
@@ -73,6 +74,7 @@ def unwrap(embedding: Any) -> tuple[Any, Any]:
     return embedding, None
 
 
+@counts_documents("texts")
 def prepare_cached(embedding: PrivateEmbedding, cache: Any, texts: list[str], ids: Sequence[Any], *,
                    store_raw_text: bool = False) -> tuple[list[str] | None, np.ndarray, list[str] | None]:
     """:func:`~private_vectors.restore.prepare_with_restore` through a vector cache: each text is
@@ -83,6 +85,7 @@ def prepare_cached(embedding: PrivateEmbedding, cache: Any, texts: list[str], id
     sanitized, logs = sanitize_recorded(embedding, texts, store_raw_text=store_raw_text)
     found = list(cache.mget(texts))
     missing = [i for i, v in enumerate(found) if v is None]
+    advance(len(found) - len(missing))  # (read from the cache: done)
     if missing:
         fresh = embedding.pipeline.embed_sanitized([sanitized[i] for i in missing], raw=[texts[i] for i in missing])
         cache.mset([(texts[i], [float(x) for x in v]) for i, v in zip(missing, fresh, strict=True)])
