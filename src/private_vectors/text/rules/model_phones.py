@@ -18,7 +18,7 @@ class ModelPhones(Rule):
     own) is dropped when it has fewer than seven digits ("1683"), holds a decimal ("0.89-1.26"),
     is joined to a longer code by a hyphen or slash (:func:`~private_vectors.text.recognizers.regex.in_code`)
     or is no possible number (:func:`~private_vectors.text.recognizers.regex.phone_ok`).
-    Row ``model-phones`` of ``benchmarks/results/text/rules.md``."""
+    Row ``model-phones`` of ``benchmarks/text_rules.py``."""
 
     name = "model-phones"
     stage = "document"

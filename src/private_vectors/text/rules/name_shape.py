@@ -40,7 +40,7 @@ class NameShape(_PartedRule):
     reported as a place stays: a short message names places that way ("trending in the UK",
     "Linwood, PA"); in a longer text about no one such a guess is an acronym ("CA" for calcium, "OR"
     for odds ratio) far more often. Rows ``name-shape`` and ``name-shape.place-codes`` of
-    ``benchmarks/results/text/rules.md``.
+    ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -65,7 +65,7 @@ class MixedCaps(_PartedRule):
     part ``species``: nor is a capital initial before words in lower case, the abbreviated genus
     of a species name (:func:`species_shaped`; the learned tagger reads no case and takes
     "C. elegans" for a person in abstracts). Row ``mixed-caps`` of
-    ``benchmarks/results/text/rules.md``.
+    ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
