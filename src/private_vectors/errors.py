@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import difflib
 import numbers
-import os
 import re
 from collections.abc import Mapping, Set
+from pathlib import PurePath
 from typing import Any
 
 __all__ = [
@@ -53,8 +53,8 @@ def describe_value(value: Any, limit: int = 80) -> str:
     if value is None or isinstance(value, (bool, numbers.Number)):
         text = repr(value)
         return (text if len(text) <= limit else text[: limit - 3] + "...") + f" ({type(value).__name__})"
-    if isinstance(value, os.PathLike):
-        return f"the path {os.fspath(value)!r}"
+    if isinstance(value, PurePath):  # (not os.PathLike: a mock or proxy object claims that too)
+        return f"the path {str(value)!r}"
     kind = type(value).__name__
     if isinstance(value, str):
         return f"a str of length {len(value)}" if value else "an empty str"
