@@ -25,12 +25,16 @@ reopened_upper              documents ingested without a key; a new text stage r
                             name in capitals
 reopened_surname            as reopened_upper, the query names the (capitalised) surname alone
 possessive                  a capitalised name with a possessive ending (``Amelia Okafor's car``)
+possessive_surname          the surname alone with a possessive ending, opening the sentence (``Okafor's car``)
 initial                     a capitalised surname after an initial (``A. Okafor``); the surname is checked
+initial_joined              the initial joined to the surname without a space (``A.Okafor``)
+initial_after               the surname, a comma and the initial after it (``Okafor, A.``)
 hashtag                     the name written as a hashtag (``#AmeliaOkafor``); the joined form and each
                             part are checked
 common_lower_case           as lower_case, with common names
 common_possessive           as possessive, with common names
-common_initial              as initial, with common names
+common_initial              as initial, with common names (and ``common_initial_joined``,
+                            ``common_initial_after``, ``common_possessive_surname`` as theirs)
 common_hashtag              as hashtag, with common names
 ==========================  ===========================================================================
 
@@ -86,8 +90,9 @@ SHIPPED_DATA = ROOT / "src" / "private_vectors" / "data"
 DOCUMENT_CATEGORIES = ("lower_case", "cross_document_case", "cross_batch_case", "url", "placeholder",
                        "line_break", "full_width", "all_caps", "zero_width")
 QUERY_CATEGORIES = ("query_typo", "reopened_upper", "reopened_surname")
-FORM_CATEGORIES = ("possessive", "initial", "hashtag")
-COMMON_CATEGORIES = ("common_lower_case", "common_possessive", "common_initial", "common_hashtag")
+FORM_CATEGORIES = ("possessive", "possessive_surname", "initial", "initial_joined", "initial_after", "hashtag")
+COMMON_CATEGORIES = ("common_lower_case", "common_possessive", "common_possessive_surname", "common_initial",
+                     "common_initial_joined", "common_initial_after", "common_hashtag")
 CATEGORIES = DOCUMENT_CATEGORIES + QUERY_CATEGORIES + FORM_CATEGORIES + COMMON_CATEGORIES
 
 SENTENCES = (
@@ -135,6 +140,14 @@ POSSESSIVE_SENTENCES = (
     "The doctor reviewed {name} results on the phone.",
     "The school sent {name} report card home last week.",
     "I borrowed {name} bicycle to get to the station.",
+)
+POSSESSIVE_OPENING = (
+    "{name} car was parked outside the school again.",
+    "{name} email about the refund arrived this morning.",
+    "{name} application was approved by the committee.",
+    "{name} flat is on the second floor.",
+    "{name} lawyer asked for more time.",
+    "{name} results came back from the lab.",
 )
 HASHTAG_SENTENCES = (
     "Happy birthday to the best neighbour ever {tag}",
@@ -340,8 +353,13 @@ def _probe(category: str, case: int, first: str, last: str, rng: random.Random) 
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), (last,), reopen=True)
     if kind == "possessive":
         return one(rng.choice(POSSESSIVE_SENTENCES).format(name=_possessive(name)))
-    if kind == "initial":
-        return Probe(category, case, ((doc(f"{first[0]}. {last}"),),), (), ("document", 0), (last,))
+    if kind == "possessive_surname":
+        return Probe(category, case, ((rng.choice(POSSESSIVE_OPENING).format(name=_possessive(last)),),), (),
+                     ("document", 0), (last,))
+    if kind in ("initial", "initial_joined", "initial_after"):
+        written = {"initial": f"{first[0]}. {last}", "initial_joined": f"{first[0]}.{last}",
+                   "initial_after": f"{last}, {first[0]}."}[kind]
+        return Probe(category, case, ((doc(written),),), (), ("document", 0), (last,))
     if kind == "hashtag":
         tag = "#" + re.sub(r"\W", "", first + last)
         return Probe(category, case, ((rng.choice(HASHTAG_SENTENCES).format(tag=tag),),), (), ("document", 0),

@@ -155,6 +155,13 @@ def test_form_and_common_probes_carry_their_form() -> None:
     for cat in ("initial", "common_initial"):
         for p in probes[cat]:
             assert p.parts == (p.parts[0],) and re.search(rf"\b\w\. {re.escape(p.parts[0])}\b", p.batches[0][0])
+    shapes = {"initial_joined": r"\b\w\.{last}\b", "initial_after": r"\b{last}, \w\.",
+              "possessive_surname": r"^{last}'s? "}
+    for kind, shape in shapes.items():
+        for cat in (kind, f"common_{kind}"):
+            for p in probes[cat]:
+                text = p.batches[0][0]
+                assert len(p.parts) == 1 and re.search(shape.format(last=re.escape(p.parts[0])), text), text
     for cat in ("hashtag", "common_hashtag"):
         for p in probes[cat]:
             text = p.batches[0][0]
