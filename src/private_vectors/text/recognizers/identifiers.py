@@ -14,7 +14,7 @@ Each rule is general rather than fitted to one corpus:
 * ``DATE_OF_BIRTH``: a date (numeric, "31 May 1991", "May 31, 1991", "May 1991" or a year)
   after "born", "date of birth", "birth date", "DOB" or "d.o.b.".
 * ``AGE``: "45 years old", "45-year-old", "aged 45", "age: 45".
-* ``POSTCODE``: a UK postcode ("SW1A 1AA"), and a US ZIP code after a state abbreviation
+* ``POSTCODE``: a UK postcode ("SW1A 1AA", in lower case too: "ls6 2ab"), and a US ZIP code after a state abbreviation
   ("NY 10001") or after "zip"/"postcode"/"postal code".
 * ``PERSON``: a title followed by initials, with or without a surname ("Mr F.L.", "Mr K.H.
   Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party; and a
@@ -122,7 +122,7 @@ _OCCUPATION = re.compile(
 _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(AGE, re.IGNORECASE)
-_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b|\b[a-z]{1,2}\d[a-z\d]?[ \t]\d[abd-hjlnp-uw-z]{2}\b"
                        r"|(?<=\b[A-Z]{2}[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")

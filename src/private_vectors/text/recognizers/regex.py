@@ -35,9 +35,30 @@ _IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2
 _IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b")
 _DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
                    rf"|\b{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\s+\d{{4}}\b")
-_STREET = re.compile(r"\b\d{1,6}\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr"
-                     r"|Court|Ct|Place|Pl|Way|Terrace|Circle|Highway|Hwy|Parkway|Square|Sq|Katu|Straße|Strasse|Gasse)\b\.?"
+# a house number, capitalised name words and a street type (in any case: "15 ELM STREET"), on one line
+_STREET = re.compile(r"(?<![\d.,/-])\b\d{1,6}[a-zA-Z]?[ \t]+(?:[A-Z][\w'.-]*[ \t]+){1,4}"
+                     r"(?i:(?:Street|Road|Avenue|Boulevard|Lane|Drive|Court|Place|Way|Terrace|Circle|Highway|Parkway"
+                     r"|Square|Katu|Straße|Strasse|Gasse)\b|(?:St|Rd|Ave|Blvd|Ln|Dr|Ct|Pl|Hwy|Sq)\b\.?)"
                      r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
+# the same in lower case ("15 elm street", "221b baker street", "1600 pennsylvania avenue"), its name
+# words neither function words nor measures ("20 miles down the road", "3 best road trips": see
+# _lower_street_ok), with the street types a sentence seldom uses otherwise
+_STREET_LOWER = re.compile(r"(?<![\w.,/-])\d{1,5}[a-z]?[ \t]+(?:\d{1,5}[ \t]+)?(?P<words>(?:[a-z][a-z'’-]*[ \t]+){1,3})"
+                           r"(?:street|st|road|rd|avenue|ave|boulevard|blvd|lane|ln|drive|terrace|crescent|highway|hwy"
+                           r"|parkway|way|straße|strasse|gasse)\b\.?(?:,?[ \t]+(?:apt|suite|unit)\.?[ \t]*\d+)?")
+# a continental street compound and its house number ("Hauptstraße 5", "Bahnhofstr. 12", "Søndergade 52";
+# in lower case with the endings no English word has: "hersnapvej 18")
+_COMPOUND_STREET = re.compile(rf"\b(?:[{UPPER_LETTERS}][\w'’-]*?(?:straße|strasse|str\.|gasse|weg|platz|allee|damm|ufer|"
+                              r"straat|laan|plein|gracht|gatan|vägen|vej|gade|veien|katu)"
+                              r"|[^\W\d_A-Z][\w'’-]+?(?:straße|strasse|gasse|weg|platz|allee|straat|laan|plein|gracht|gatan|"
+                              r"vägen|vej|veien|katu))[ \t]+\d{1,4}[a-zA-Z]?\b")
+# a street whose type word comes first, in lower case, with its house number ("106 rúa olmos 44", "calle mayor 3")
+_TYPE_FIRST_LOWER = re.compile(r"\b(?:rue|rua|rúa|calle|avenida|avda\.|carrer|strada|piazza|ulica|ul\.)[ \t]+"
+                               r"(?:[^\W\d_A-Z][\w'’.-]*[ \t]+){1,3}\d{1,4}[a-z]?\b")
+_MEASURES = frozenset(["mile", "miles", "km", "kilometres", "kilometers", "metres", "meters", "yards", "feet", "blocks",
+                       "block", "minutes", "minute", "hours", "hour", "times", "lanes", "streets", "roads", "doors",
+                       "houses", "steps", "stops", "exits", "best", "worst", "new", "old", "long", "wrong", "right",
+                       "left", "open", "closed", "busy", "quiet", "main-road", "way", "ways", "days", "weeks", "years"])
 # continental style: "<postcode> Puruntie 82", "Rua do Arenque 1634"; and lone "Apt. 595"
 # on one line (or with its unit on the next: "119 Nino Point\n Apt. 658"), not the decimals or
 # thousands of a figure ("+0.237", "35,000 September 97")
@@ -185,6 +206,13 @@ def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
     return (head.start() if head else start, m.end() if m else end)
 
 
+def _lower_street_ok(m: re.Match[str]) -> bool:
+    """A lower-case street's name words are neither function words nor measures: "15 elm street",
+    not "20 miles down the road"."""
+    words = m.group("words").split()
+    return not any(w in stop_words() or w in _MEASURES for w in words)
+
+
 def _in_sentence(value: str) -> bool:
     """Whether a continental-style address match has an English function word between its numbers
     ("115 PAD patients and 116"): a count in a sentence, not a postcode, street and number
@@ -233,6 +261,13 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                     continue
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
+        for m in (*_COMPOUND_STREET.finditer(text), *_TYPE_FIRST_LOWER.finditer(text)):
+            a, b = _with_tail(text, m.start(), m.end())
+            found.append(Span(a, b, "LOCATION", 0.75, name))
+        for m in _STREET_LOWER.finditer(text):
+            if _lower_street_ok(m):
+                a, b = _with_tail(text, m.start(), m.end())
+                found.append(Span(a, b, "LOCATION", 0.75, name))
         for m in _CORNER.finditer(text):
             found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):
