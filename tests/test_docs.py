@@ -66,3 +66,21 @@ def test_benchmark_pages_link_to_existing_results():
     readme = (bench / "README.md").read_text(encoding="utf-8")
     undocumented = [p.name for p in bench.glob("*.py") if f"`{p.name}`" not in readme]
     assert not undocumented, f"benchmarks not described in benchmarks/README.md: {undocumented}"
+
+
+def test_findings_is_one_short_page() -> None:
+    """benchmarks/FINDINGS.md: at most 15 KB, one table row per question, each row at most 400
+    characters, with a link to its result and a command (or where the command is)."""
+    text = (ROOT / "benchmarks" / "FINDINGS.md").read_text(encoding="utf-8")
+    assert len(text.encode("utf-8")) <= 15_000
+    rows = [line for line in text.splitlines() if line.startswith("| ") and not line.startswith("| question ")]
+    assert len(rows) >= 20
+    too_long = [row[:60] for row in rows if len(row) > 400]
+    assert not too_long, too_long
+    for row in rows:
+        cells = row.strip("|").split(" | ")
+        assert len(cells) == 3, row[:60]
+        assert "](results/" in cells[2] and ("`" in cells[2] or "in the file" in cells[2]), row[:60]
+    questions = [row.split(" | ")[0] for row in rows]
+    assert len(questions) == len(set(questions)), "one row per question"
+

@@ -6,7 +6,10 @@ import warnings
 
 import pytest
 
-from private_vectors.report import _MEASURED, _measured_sentence
+from private_vectors._files import measured_figures
+from private_vectors.report import _measured_sentence
+
+_LAPLACE = measured_figures()["laplace"]
 
 
 def _r(**over):
@@ -17,7 +20,7 @@ def _r(**over):
 
 
 def test_measured_sentence_only_for_the_benchmarked_settings():
-    kept, leak = _MEASURED[True][10.0]
+    kept, leak = _LAPLACE["redact"]["10"]
     assert f"{kept:.2f}x of retrieval kept" in _measured_sentence(_r()) and f"{leak:.1f} %" in _measured_sentence(_r())
     assert "no text stage" in _measured_sentence(_r(text_stage={"enabled": False}))
     assert _measured_sentence(_r(epsilon=12.0)) is None
@@ -43,16 +46,16 @@ def test_measured_rows_with_redaction_are_the_committed_benchmark():
     def mean(rows: list[dict], k: str) -> float:
         return sum(r[k] for r in rows) / len(rows)
 
-    for eps, (kept, leak) in _MEASURED[True].items():
-        rows = cells[eps]
+    for eps, (kept, leak) in _LAPLACE["redact"].items():
+        rows = cells[float(eps)]
         assert kept == pytest.approx(mean(rows, "utility") / 0.6786, abs=0.006)
         assert leak == pytest.approx(100 * max(mean(rows, f"leakage_{a}") for a in ("mlc", "mlc-enc", "nn")), abs=0.051)
 
 
 def test_measured_table_is_monotone_in_epsilon():
     """More ε: more retrieval kept (a typo in the table would usually break this)."""
-    for rows in _MEASURED.values():
-        kept = [rows[e][0] for e in sorted(rows)]
+    for rows in (_LAPLACE["redact"], _LAPLACE["none"]):
+        kept = [rows[e][0] for e in sorted(rows, key=float)]
         assert kept == sorted(kept)
 
 

@@ -6,7 +6,7 @@ its malloc arena, with the freed raw text still in it, on a free list, and the n
 process starts takes it over: Chroma's writer threads among them, whose HNSW files persist
 uninitialised memory (:mod:`private_vectors.integrations.chroma_files`). Raw documents freed
 in exited detector threads were found in ``data_level0.bin`` this way; freed on a thread that
-stays alive, they were not (``benchmarks/results/chroma_heap.md``).
+stays alive, they were not (``benchmarks/chroma_heap.py``).
 
 So the calls share one process-wide pool whose threads live as long as the process: this
 module's only state, kept on purpose (``tests/test_chroma_index_files.py`` shows why). A

@@ -3,11 +3,15 @@ the spaCy model check)."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
 import os
+from importlib import resources
 from pathlib import Path
+from typing import Any
 
-__all__ = ["fsync_path", "sha256_file"]
+__all__ = ["fsync_path", "measured_figures", "sha256_file"]
 
 
 def fsync_path(path: Path) -> None:
@@ -31,3 +35,10 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+@functools.cache
+def measured_figures() -> dict[str, Any]:
+    """The benchmark figures the library quotes at run time: the shipped ``data/measured.json``,
+    written from the committed results by ``benchmarks/measured_figures.py`` (read it, never edit it)."""
+    return json.loads(resources.files("private_vectors").joinpath("data", "measured.json").read_text("utf-8"))

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ._files import measured_figures
 from ._validation import check_texts
 from .config import KEY_ENV, canonical
 
@@ -158,30 +159,22 @@ def _text_sentence(stage: dict[str, Any]) -> str:
             "A span the detectors miss is stored and embedded as written.")
 
 
-# Retrieval kept (NDCG@10 against the unprotected store) and the strongest vector attacker's
-# share of recovered PII tokens, per ε, for Laplace noise on the default encoder, with and
-# without redaction. Source: SciFact with inserted PII, two seeds,
-# benchmarks/results/findings/text-scifact-presets/table.md (command in
-# benchmarks/FINDINGS.md); the frequency prior recovers 2.1 %.
-_MEASURED_MODEL = "all-MiniLM-L6-v2"
-_MEASURED = {
-    True: {5.0: (0.29, 3.0), 7.0: (0.51, 3.2), 10.0: (0.65, 3.0), 20.0: (0.93, 3.7), 40.0: (0.98, 4.7)},
-    False: {5.0: (0.25, 2.6), 10.0: (0.69, 3.4), 20.0: (0.93, 7.4), 40.0: (0.99, 9.9)},
-}
-
-
 def _measured_sentence(r: dict[str, Any]) -> str | None:
-    if r["mechanism"] != "laplace" or r["model"] != _MEASURED_MODEL or r.get("erasure"):
+    """Retrieval kept (NDCG@10 against the unprotected store) and the strongest vector attacker's
+    share of recovered PII tokens at this ε, where Laplace on this encoder was benchmarked with
+    redaction or without a text stage (the shipped figures: :func:`~private_vectors._files.measured_figures`)."""
+    figures = measured_figures()["laplace"]
+    if r["mechanism"] != "laplace" or r["model"] != figures["model"] or r.get("erasure"):
         return None
     redacted = bool(r["text_stage"]["enabled"])
     if redacted and r["text_stage"]["policy"] != "redact":
         return None
-    row = _MEASURED[redacted].get(float(r["epsilon"]))
+    row = figures["redact" if redacted else "none"].get(f"{float(r['epsilon']):g}")
     if row is None:
         return None
-    return (f"Measured at this epsilon ({'redaction' if redacted else 'no text stage'} + Laplace, SciFact with "
-            f"inserted PII): {row[0]:.2f}x of retrieval kept; the strongest vector attacker recovers "
-            f"{row[1]:.1f} % of PII words (2.1 % by guessing).")
+    return (f"Measured at this epsilon ({'redaction' if redacted else 'no text stage'} + Laplace, "
+            f"{figures['data']}): {row[0]:.2f}x of retrieval kept; the strongest vector attacker recovers "
+            f"{row[1]:.1f} % of PII words ({figures['prior_percent']:.1f} % by guessing).")
 
 
 def _erasure_sentence(erasure: dict[str, Any] | None) -> str | None:
@@ -197,7 +190,7 @@ def _erasure_sentence(erasure: dict[str, Any] | None) -> str | None:
         line += (f" Measured on generated clinical notes{noise}: the strongest of 4 retrained attackers read "
                  f"{measured['attribute']} at {measured['strongest_accuracy']:.2f} where the diagnosis alone gives "
                  f"{measured['task_label_floor']:.2f}, keeping {measured['retrieval_ndcg10_vs_leace']:.2f}x LEACE's "
-                 f"retrieval ({measured['results']}).")
+                 f"retrieval (benchmark {measured['results']}).")
     return line
 
 

@@ -21,7 +21,7 @@ Two transforms follow:
   noise exceeds the signal (N_i > S_i).
 
 ``"auto"`` picks Wiener shrinkage for every non-spherical Σ: on SciFact with the default model
-it matched or beat projection at every ε from 5 to 40 (benchmarks/results/space.md), since
+it matched or beat projection at every ε from 5 to 40 (benchmarks/space.py), since
 projection also drops the clean signal in the noisy subspace, which matters once ε is large.
 
 Both rescale the query back to its input norm (ranking under inner product or cosine does
@@ -270,7 +270,7 @@ def top_k(Q: Any, D: Any, k: int = 10, space: str = "ip") -> np.ndarray:
 # -- store geometry: stored vectors that rank the same in every store space ---------------------
 STORE_GEOMETRIES = ("auto", "normalize", "augment", "none")
 """How documents are post-processed so that l2, cosine and ip stores rank alike
-(benchmarks/results/space_invariance.md)."""
+(benchmarks/space_invariance.py)."""
 
 _AUGMENT_PROBES = 256
 _AUGMENT_MARGIN = 1.25

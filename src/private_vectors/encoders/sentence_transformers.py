@@ -104,7 +104,7 @@ class SentenceTransformerEncoder:
         backend: ``"auto"`` (default): a local BERT + mean-pooling folder such as the packaged
             model runs through :mod:`private_vectors.encoders.bert` (same vectors, without
             importing sentence-transformers: about 3.5 s less CPU at start-up, see
-            benchmarks/results/startup.md), any other model through sentence-transformers;
+            benchmarks/startup.py), any other model through sentence-transformers;
             ``"sentence-transformers"``: always sentence-transformers.
     """
 

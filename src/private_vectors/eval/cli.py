@@ -60,7 +60,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="run the leakage/utility benchmark harness")
     p.add_argument("--quick", action="store_true", help="the small grid (benchmarks/configs/quick.json, ≤ 5 min)")
     p.add_argument("--config", default=None, help="a config file or a name under benchmarks/configs/")
-    p.add_argument("--out", default=None, help="output folder (default benchmarks/results/<config name>)")
+    p.add_argument("--out", default=None, help="output folder (default: the benchmarks results folder, <config name>)")
     p.add_argument("--data-root", default=None, help="the shared data folder (default from the config)")
     p.add_argument("--model", default=None, help="encoder override (e.g. 'fake' for a smoke run)")
     p.add_argument("--seeds", type=_seeds, default=None,

@@ -20,12 +20,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._files import measured_figures
+
 __all__ = ["ATTACKER_FAMILY", "MEASURED", "MeasuredErasure", "attacker_coverage", "choose_method"]
 
-ATTACKER_FAMILY = ("logistic", "mlp256", "mlp256x128", "gbt")
+_FIGURES = measured_figures()["erasure"]
+ATTACKER_FAMILY = tuple(_FIGURES["attackers"])
 """The attackers measured (the names of :data:`private_vectors.eval.attacks.family.ATTACKER_FAMILY`)."""
-DATA = ("8 000 generated clinical notes of 4 000 patients, 11 diagnoses, explicit sex and age words removed by "
-        "the text stage; the sex and age signal beyond the diagnosis is there by construction")
+DATA = _FIGURES["data"]
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ class MeasuredErasure:
         floor: the strongest attacker given only the task label (the diagnosis).
         ndcg, ndcg_leace: retrieval NDCG@10 of the row and of LEACE alone in the same run.
         task, task_unprotected: the task probe's accuracy, and on the text stage's vectors alone.
-        results: the results file (relative to the repository); ``row``: the row's name there.
+        results: the benchmark results that measured it (``benchmarks/FINDINGS.md`` lists them);
+            ``row``: the row's name there.
     """
 
     method: str
@@ -81,58 +84,12 @@ class MeasuredErasure:
                 "task_accuracy_kept": round(self.task_kept, 3), "results": self.results, "row": self.row}
 
 
-_MAIN = "benchmarks/results/attribute_attackers.md"
-_EPS = "benchmarks/results/attribute_attackers-sex-eps.md"
-_COMBINED = "benchmarks/results/attribute_attackers-sex-combined.md"
-_BUILTIN = "benchmarks/results/attribute_attackers-sex-builtin.md"
-_SEX = {"attribute": "sex", "floor": 0.579, "ndcg_leace": 0.5442, "task_unprotected": 0.9946}
-
 # Sex on the generated notes (seed 0, one split: fitting 2 400 vectors, attackers trained on 3 360
-# and scored on 2 240 of other patients, 95 % intervals about ±0.02). The figures are the results
-# files' (tests/test_attribute_measured.py checks each against the file's JSON).
-MEASURED: tuple[MeasuredErasure, ...] = (
-    MeasuredErasure("leace", {}, None, strongest=0.779, attacker="mlp256", ndcg=0.5442, task=0.9942,
-                    results=_MAIN, row="LEACE", **_SEX),
-    MeasuredErasure("region-leace", {}, None, strongest=0.745, attacker="gbt", ndcg=0.5425, task=0.9946,
-                    results=_MAIN, row="LEACE inside each task label (regions = diagnoses)", **_SEX),
-    MeasuredErasure("cluster-leace", {}, None, strongest=0.679, attacker="mlp256x128", ndcg=0.5126, task=0.9888,
-                    results=_MAIN, row="cluster-LEACE (K=16, ×2)", **_SEX),
-    MeasuredErasure("cluster-leace", {"n_clusters": 32, "n_iter": 4}, None, strongest=0.671, attacker="mlp256",
-                    ndcg=0.4882, task=0.9911, results=_MAIN, row="cluster-LEACE (K=32, ×4)", **_SEX),
-    MeasuredErasure("adversarial", {"hidden": 256}, None, strongest=0.741, attacker="mlp256", ndcg=0.5158,
-                    task=0.9933, results=_MAIN, row="LEACE + adversarial projection (r=16, MLP adversary)", **_SEX),
-    MeasuredErasure("adversarial", {"rank": 64, "hidden": 256}, None, strongest=0.728, attacker="mlp256",
-                    ndcg=0.5110, task=0.9879, results=_MAIN, row="LEACE + adversarial projection (r=64, MLP adversary)",
-                    **_SEX),
-    MeasuredErasure("task-projection", {"rank": 32}, None, strongest=0.775, attacker="mlp256x128", ndcg=0.5271,
-                    task=0.9942, results=_MAIN, row="task projection (rank 32) + LEACE", **_SEX),
-    MeasuredErasure("task-projection", {}, None, strongest=0.643, attacker="mlp256x128", ndcg=0.4301, task=0.9920,
-                    results=_MAIN, row="task projection (rank 10) + LEACE", **_SEX),
-    MeasuredErasure("leace", {}, 10.0, strongest=0.584, attacker="mlp256", ndcg=0.4751, task=0.9527,
-                    results=_MAIN, row="LEACE + Laplace (ε=10)", **_SEX),
-    MeasuredErasure("leace", {}, 20.0, strongest=0.694, attacker="mlp256", ndcg=0.5197, task=0.9915,
-                    results=_EPS, row="LEACE + Laplace (ε=20)", **_SEX),
-    MeasuredErasure("leace", {}, 40.0, strongest=0.750, attacker="mlp256", ndcg=0.5364, task=0.9933,
-                    results=_EPS, row="LEACE + Laplace (ε=40)", **_SEX),
-    MeasuredErasure("cluster-leace", {}, 20.0, strongest=0.558, attacker="mlp256", ndcg=0.4779, task=0.9513,
-                    results=_COMBINED, row="cluster-LEACE (K=16, ×2) + Laplace (ε=20)", **_SEX),
-    MeasuredErasure("cluster-leace", {"n_clusters": 32, "n_iter": 4}, 20.0, strongest=0.542, attacker="gbt",
-                    ndcg=0.4496, task=0.9790, results=_COMBINED, row="cluster-LEACE (K=32, ×4) + Laplace (ε=20)", **_SEX),
-    MeasuredErasure("cluster-leace", {"n_clusters": 32, "n_iter": 4}, 40.0, strongest=0.587, attacker="mlp256",
-                    ndcg=0.4784, task=0.9884, results=_COMBINED, row="cluster-LEACE (K=32, ×4) + Laplace (ε=40)", **_SEX),
-    # The shipped artefacts as ``erase=`` loads them (the cluster-LEACE one was fitted on the
-    # fitting identities; the LEACE one on Pri-DDXPlus, other data, so its guarantee does not carry over).
-    MeasuredErasure("builtin", {"method": "cluster-leace"}, None, strongest=0.683, attacker="mlp256x128",
-                    ndcg=0.5099, task=0.9710, results=_BUILTIN,
-                    row="built-in erase={'attribute': 'sex', 'method': 'cluster-leace'} (as shipped)", **_SEX),
-    MeasuredErasure("builtin", {"method": "cluster-leace"}, 10.0, strongest=0.527, attacker="gbt",
-                    ndcg=0.3957, task=0.8371, results=_BUILTIN,
-                    row="built-in erase={'attribute': 'sex', 'method': 'cluster-leace'} (as shipped) + Laplace (ε=10)",
-                    **_SEX),
-    MeasuredErasure("builtin", {"method": "leace"}, None, strongest=0.783, attacker="logistic", ndcg=0.5298,
-                    task=0.9951, results=_BUILTIN, row="built-in erase={'attribute': 'sex', 'method': 'leace'} (as shipped)",
-                    **_SEX),
-)
+# and scored on 2 240 of other patients, 95 % intervals about ±0.02), in the order the rule breaks
+# ties by. The shipped artefacts as ``erase=`` loads them are the ``builtin`` rows (the
+# cluster-LEACE one was fitted on the fitting identities; the LEACE one on Pri-DDXPlus, other data,
+# so its guarantee does not carry over).
+MEASURED: tuple[MeasuredErasure, ...] = tuple(MeasuredErasure(**row) for row in _FIGURES["rows"])
 
 
 def choose_method(*, attribute: str = "sex", min_retrieval: float = 0.9, min_task: float = 0.9,

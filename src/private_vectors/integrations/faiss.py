@@ -2,7 +2,7 @@
 
 Index kinds: ``"flat"`` (exact), ``"ivf"`` (inverted lists; trained on the first batch added)
 and ``"hnsw"`` (graph). The metric follows the embedding's collection space: ``"ip"`` →
-inner product (the default; see benchmarks/results/space.md), ``"l2"`` → L2, ``"cosine"`` →
+inner product (the default; see benchmarks/space.py), ``"l2"`` → L2, ``"cosine"`` →
 inner product on L2-normalised vectors. Every index is wrapped in ``IndexIDMap2`` so ids are
 stable 64-bit integers; string ids are mapped onto them and come back in results.
 :meth:`PrivateFaissIndex.search_documents` returns plain :class:`StoredDocument` objects

@@ -9,7 +9,7 @@ kept as ``z / ‖z‖``, so a clean unit query ``q`` scores
 because ``e`` is independent of ``x`` and nearly orthogonal to it in n dimensions
 (``E[(x·e)] = 0``, so ``E‖x + e‖² = 1 + E‖e‖²``). Every score is shrunk by the same factor,
 so a fixed threshold such as LangChain's ``similarity_score_threshold`` retriever at 0.5
-returns little or nothing (measured in benchmarks/results/score_calibration.md). :func:`relevance_score_fn` undoes the shrinkage: it multiplies the cosine by
+returns little or nothing (measured in benchmarks/score_calibration.py). :func:`relevance_score_fn` undoes the shrinkage: it multiplies the cosine by
 ``√(1 + r²)`` with ``r²`` the mechanism's mean squared noise norm at the stored ε (the
 ``noise_norm_rms`` of :meth:`~private_vectors.mechanisms.Mechanism.describe`: for the
 spherical Laplace of density ∝ exp(−ε‖e‖/unit) the norm is Gamma(n, unit/ε), so
@@ -22,7 +22,7 @@ The result is clipped to [0, 1], the range LangChain's relevance scores promise.
 
 The noise term keeps its spread after the rescaling, so near the threshold a calibrated store
 admits hits a plain store would not (and misses some it would); the lower ε, the wider that
-band (benchmarks/results/score_calibration.md).
+band (benchmarks/score_calibration.py).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ names by their head noun), reference numbers of records, cases and registers (a 
 as "file no." or a register-number shape such as "1996/276"), NRP, demographic and occupation
 terms (listed, or named after a cue: "worked as a ..."), money (ISO 4217 codes and
 currency words) and spaCy MONEY/QUANTITY; plain counts and percentages are not taken (scores,
-rates and odds identify nobody). Figures: ``benchmarks/results/text/phi_train.json``.
+rates and odds identify nobody). Figures: ``benchmarks/text_tuning.py --concept PHI``.
 
 Presets compose: ``Sanitizer(["PII", "medical"])`` runs one pass with the union of the
 presets' detectors (one presidio/spaCy run with the union of entity types).

@@ -88,7 +88,7 @@ MODEL_THRESHOLDS: Mapping[str, float] = MappingProxyType({"LOCATION": 0.4})
 (0.5, the mean tag probability of a span): a place needs 0.4. A place the tagger is less sure of
 is still mostly a place in a short post; in a text of 100 words or more about no one such a
 place is dropped again (rule ``context-free``, part ``unsure-places``). Chosen on the Broad
-Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/results/text/rules.md``."""
+Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/text_rules.py``."""
 
 
 def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:

@@ -55,7 +55,7 @@ Each rule is general rather than fitted to one corpus:
   three lower-case words after "worked/employed/practised as (a)" or "who/he/she is/was a(n)",
   up to a preposition or a stop: "worked as a ballet dancer for", "who was an advocate"
   ("serves as a marker" and "can be employed as a biomarker" name no one). Evidence:
-  ``benchmarks/results/text/fitted_patterns.md``.
+  ``benchmarks/fitted_patterns.py``.
 """
 
 from __future__ import annotations

@@ -37,7 +37,7 @@ __all__ = ["PlaceDetector"]
 
 _PLACE_CUES = frozenset(["in", "from", "to", "at", "near", "of"])
 # street types: street suffix names of USPS Publication 28, Appendix C1, that are rarely
-# surnames; "Lane", "Hill", "Ford" are left out (benchmarks/results/text/fitted_patterns.md)
+# surnames; "Lane", "Hill", "Ford" are left out (benchmarks/fitted_patterns.py)
 _STREET_TYPES = frozenset(["alley", "avenue", "ave", "boulevard", "blvd", "bypass", "canyon", "causeway", "circle", "circles", "court", "courts", "crescent", "crossing", "crossroad", "drive", "drives", "expressway", "extension", "extensions", "falls", "flat", "flats", "forge", "forges", "freeway", "garden", "gardens", "gateway", "groves", "harbor", "harbors", "heights", "highway", "hollow", "inlet", "islands", "isle", "junction", "junctions", "keys", "knolls", "lakes", "landing", "loop", "manor", "manors", "meadow", "meadows", "mews", "motorway", "mountains", "overpass", "parkway", "parkways", "passage", "pines", "place", "plains", "plaza", "points", "ports", "prairie", "radial", "ramp", "rapids", "ridges", "river", "road", "roads", "route", "row", "shoals", "shores", "skyway", "square", "squares", "station", "stravenue", "street", "streets", "terrace", "throughway", "trafficway", "trail", "tunnel", "turnpike", "underpass", "valley", "valleys", "viaduct", "views", "villages", "walk", "walks", "way", "ways",
                            "fork", "forks", "dam", "creek", "cove", "coves", "estates", "orchard", "ranch", "ridge", "spur", "spurs", "vista", "crest", "glen", "glens", "knoll", "oval"])
 _PLACE_AFTER_CUE = re.compile(

@@ -125,7 +125,7 @@ def in_code(text: str, start: int, end: int) -> bool:
 
 # US military postal addresses as USPS Publication 28 (section 225) writes them: a PSC, CMR or
 # Unit number and a box, or a ship, then APO/FPO/DPO, AA/AE/AP and a ZIP code
-# (benchmarks/results/text/fitted_patterns.md)
+# (benchmarks/fitted_patterns.py)
 _MILITARY = re.compile(r"\b(?:(?:PSC|CMR|Unit) \d{3,5},? Box \d{3,5}|US(?:NS|NV|S|CGC) [A-Z][\w'’-]+)"
                        r"\s*\n?\s*(?:APO|FPO|DPO) (?:AA|AE|AP) \d{5}\b", re.IGNORECASE)
 _TAIL_PARTICLES = ("de", "la", "del", "di", "du", "van", "von")  # of PARTICLES, those an address line may hold

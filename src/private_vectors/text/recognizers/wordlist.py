@@ -1,6 +1,6 @@
 """The word-list recognizer: names and places from Faker-derived lists, the fallback without presidio.
 
-Measured weaker than presidio + spaCy (see ``benchmarks/results/detection``), so the text stage
+Measured weaker than presidio + spaCy (``benchmarks/detection.py``), so the text stage
 uses it only when presidio-analyzer or spaCy is missing, and records that in its config.
 """
 

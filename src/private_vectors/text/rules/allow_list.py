@@ -16,7 +16,7 @@ def allow_key(value: str) -> str:
 class AllowList(Rule):
     """A merged span whose text is on the allow list (compared casefolded, blanks collapsed) is kept
     as it is ("Acme Corp", the company's own name).
-    Row ``allow-list`` of ``benchmarks/results/text/rules.md``."""
+    Row ``allow-list`` of ``benchmarks/text_rules.py``."""
 
     name = "allow-list"
     stage = "merged"

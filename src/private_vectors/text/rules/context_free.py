@@ -100,7 +100,7 @@ class ContextFree(_PartedRule):
     for short posts); in a text of 100 words or more about no one a place it scored under 0.5 is
     dropped ("Hlabisa subdistrict" in an abstract). Evidence, part by part: rows
     ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
-    ``context-free.town-lines`` of the current table of ``benchmarks/results/text/rules.md``
+    ``context-free.town-lines`` of the current table of ``benchmarks/text_rules.py``
     (``town-lines`` changes nothing on its five corpora: a candidate to go, read there),
     ``one-word-places`` in its section on ``detector="model"``, countries in long texts only in its
     section on version 4, ``unsure-places`` in its section on version 5.

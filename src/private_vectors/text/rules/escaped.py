@@ -23,7 +23,7 @@ class EscapedPlaceholders(Rule):
     """A span overlapping an escaped placeholder of a known label (``‹PERSON›``, written as
     ``<PERSON>`` in the input) is dropped: the output's ``<LABEL>`` marks only replacements.
     A placeholder-shaped name (``<AMELIA_OKAFOR>``) is no label and stays detectable.
-    Row ``escaped-placeholders`` of ``benchmarks/results/text/rules.md``."""
+    Row ``escaped-placeholders`` of ``benchmarks/text_rules.py``."""
 
     name = "escaped-placeholders"
     summary = "nothing inside an escaped placeholder is replaced"

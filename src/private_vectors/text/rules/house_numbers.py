@@ -44,7 +44,7 @@ class HouseNumbers(Rule):
     other place takes a number right before it after an address cue, when the place ends the
     phrase ("lives at 12 Kirkgate, Otley"). A house number left beside a placeholder ("42
     <LOCATION>") still locates the person. Row ``house-numbers`` of
-    ``benchmarks/results/text/rules.md``."""
+    ``benchmarks/text_rules.py``."""
 
     name = "house-numbers"
     stage = "document"

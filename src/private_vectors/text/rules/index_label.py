@@ -13,7 +13,7 @@ class IndexLabel(Rule):
     stays PERSON where a model calls it a place), so its surrogate stays the same kind; a
     non-person span whose every word is indexed as a person's becomes PERSON. Regex spans keep
     their label. See :meth:`~private_vectors.text.entity_index.EntityIndex.relabel`.
-    Row ``index-label`` of ``benchmarks/results/text/rules.md``."""
+    Row ``index-label`` of ``benchmarks/text_rules.py``."""
 
     name = "index-label"
     summary = "a span takes the label its entity had when first replaced"

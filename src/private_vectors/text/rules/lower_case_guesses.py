@@ -26,7 +26,7 @@ class LowerCaseGuesses(_PartedRule):
     lists lack many real towns, "Chesterfield", "Wigan"). Spans of validated patterns (a name after "my name is", an address) and of
     the keyed index stay, and so does everything when the tagger does not read the documents.
     Rows ``lower-case-guesses`` and ``lower-case-guesses.sentence-initial`` of
-    ``benchmarks/results/text/rules.md``.
+    ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.

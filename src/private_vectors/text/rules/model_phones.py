@@ -23,7 +23,7 @@ class ModelPhones(Rule):
     (:func:`~private_vectors.text.recognizers.numbers.phone_evidence`: a phone word beside it, a
     writing convention of phone numbers, or the grouping of its numbering plan), so that the scores
     of a results table ("3 1 0 6 1 10", "6-3 6-4 7-5") are no phones.
-    Rows ``model-phones`` of ``benchmarks/results/text/rules.md``."""
+    Rows ``model-phones`` of ``benchmarks/text_rules.py``."""
 
     name = "model-phones"
     version = "2"

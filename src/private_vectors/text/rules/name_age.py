@@ -23,7 +23,7 @@ class NameAge(Rule):
     court records and chat write a person's age. Only where the stage replaces ages (a
     recognizer of the stage reports ``AGE``: ``PII``, ``quasi``); the span carries the detector
     name ``name-age`` and is never an entity of the keyed index (a bare number identifies no one
-    elsewhere). Row ``name-age`` of ``benchmarks/results/text/rules.md``."""
+    elsewhere). Row ``name-age`` of ``benchmarks/text_rules.py``."""
 
     name = "name-age"
     summary = "a number right after a person's name is the person's age"

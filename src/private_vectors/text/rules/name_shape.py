@@ -57,7 +57,7 @@ class NameShape(_PartedRule):
     for odds ratio) far more often. Since version 3 a guess that fails the test only for what
     follows the name (punctuation, "MARIA LOPEZ,"; an age, "priya raghunathan, 38"; a postcode
     after a town, "leeds ls6 2ab") is kept without it. Rows ``name-shape`` and ``name-shape.place-codes`` of
-    ``benchmarks/results/text/rules.md``.
+    ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -82,7 +82,7 @@ class MixedCaps(_PartedRule):
     part ``species``: nor is a capital initial before words in lower case, the abbreviated genus
     of a species name (:func:`species_shaped`; the learned tagger reads no case and takes
     "C. elegans" for a person in abstracts). Row ``mixed-caps`` of
-    ``benchmarks/results/text/rules.md``.
+    ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.

@@ -40,7 +40,7 @@ class OrdinaryWords(_PartedRule):
     "UK", "MO") is no ordinary word because other posts write "us", "uk" or "mo": in lower case
     the code is another word (the pronoun "us"), and a short message names places that way, as
     part ``place-codes`` of rule ``name-shape`` keeps them. Rows ``ordinary-words`` and
-    ``ordinary-words.place-codes`` of ``benchmarks/results/text/rules.md``.
+    ``ordinary-words.place-codes`` of ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.

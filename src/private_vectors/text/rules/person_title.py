@@ -17,7 +17,7 @@ TITLE_BEFORE = re.compile(rf"\b{HONORIFIC}\.?[ \t]+$")
 class PersonTitle(Rule):
     """PERSON spans are extended over a form of address right before them ("Mr Karl Strobel"):
     the title is part of the mention and tells the person's gender.
-    Row ``person-title`` of ``benchmarks/results/text/rules.md``."""
+    Row ``person-title`` of ``benchmarks/text_rules.py``."""
 
     name = "person-title"
     stage = "detection"

@@ -11,7 +11,7 @@ __all__ = ["Entities", "ScoreThreshold"]
 class ScoreThreshold(Rule):
     """A span scored below its label's threshold (``thresholds``, else ``score_threshold``) is
     dropped, and so is an empty one.
-    Row ``score-threshold`` of ``benchmarks/results/text/rules.md``."""
+    Row ``score-threshold`` of ``benchmarks/text_rules.py``."""
 
     name = "score-threshold"
     summary = "a span scored below its label's threshold is dropped"
@@ -23,7 +23,7 @@ class ScoreThreshold(Rule):
 
 class Entities(Rule):
     """Only spans of the labels the user chose (``entities``) are kept; all when none were chosen.
-    Row ``entities`` of ``benchmarks/results/text/rules.md``."""
+    Row ``entities`` of ``benchmarks/text_rules.py``."""
 
     name = "entities"
     summary = "a span of a label the user did not choose is kept as it is"
