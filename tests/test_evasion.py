@@ -178,3 +178,17 @@ def test_common_names_are_common_and_long_enough() -> None:
     assert len(firsts) >= 150 and len(lasts) >= 150
     assert all(len(w) >= 3 and " " not in w for w in firsts + lasts)
     assert {"Smith", "Garcia", "Wang", "Kumar", "Nguyen", "Müller"} <= set(lasts)
+
+
+def test_the_held_out_probes_share_no_template_or_name_with_the_tuning_generator() -> None:
+    templates, (firsts, lasts), (cfirsts, clasts) = ev.fresh()
+    tuning = {s for group in vars(ev.TUNING).values() for s in group}
+    assert not tuning & {s for group in vars(templates).values() for s in group}
+    tuning_names = {w for names in (*ev.name_source(shipped=frozenset()), *ev.common_source()) for n in names
+                    for w in ev._words(n)}
+    held = {w for names in (firsts, lasts, cfirsts, clasts) for n in names for w in ev._words(n)}
+    assert not held & tuning_names and not {w for n in firsts + lasts for w in ev._words(n)} & ev.shipped_words()
+    probes = ev.generate(150, seed=0, names=(firsts, lasts), templates=templates, common=(cfirsts, clasts))
+    assert set(probes) == set(ev.CATEGORIES) and all(len(ps) == 150 for ps in probes.values())
+    frames = {t.split("{")[0] for t in ev.TUNING.sentences if not t.startswith("{")}
+    assert not any(p.batches[0][0].startswith(f) for p in probes["lower_case"] for f in frames)
