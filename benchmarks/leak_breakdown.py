@@ -39,7 +39,8 @@ from private_vectors.eval.runner import (
     MECHANISM_SPECS, adaptive_transforms, build_attackers, build_tasks, doc_transform, load_encoder,
     make_embedding,
 )
-from private_vectors.eval.tasks import attack, open_store
+from private_vectors.eval.store import open_store
+from private_vectors.eval.tasks import attack
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -20,7 +20,7 @@ from private_vectors.encoders import load_encoder
 from private_vectors.eval import CachingEncoder
 from private_vectors.eval.metrics import ndcg_at_k
 from private_vectors.eval.runner import build_tasks
-from private_vectors.eval.tasks import VectorStore
+from private_vectors.eval.store import VectorStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

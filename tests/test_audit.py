@@ -16,13 +16,9 @@ import pytest
 
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError
-from private_vectors.eval.audit import (
-    DEFAULT_ATTACKERS,
-    audit,
-    name_parts,
-    name_scorer,
-    presidio_findings,
-)
+from private_vectors.eval.audit import DEFAULT_ATTACKERS, audit
+from private_vectors.eval.audit_attack import name_parts, name_scorer
+from private_vectors.eval.audit_residual import presidio_findings
 
 chromadb = pytest.importorskip("chromadb")
 pytest.importorskip("presidio_analyzer")

@@ -13,7 +13,7 @@ from private_vectors.encoders import FakeEncoder
 from private_vectors.eval import CachingEncoder, run_benchmark
 from private_vectors.eval.report import _interp_leakage, equal_utility
 from private_vectors.eval.runner import grid, prior_based
-from private_vectors.eval.tasks import VectorStore
+from private_vectors.eval.store import VectorStore
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="needs ../shared/data/ beside the project root (benchmarks/README.md: Set-up); not present")

@@ -22,7 +22,8 @@ from private_vectors.eval.runner import (
     make_embedding,
     row_stages,
 )
-from private_vectors.eval.tasks import VectorStore, attack, sanitize_once
+from private_vectors.eval.store import VectorStore, sanitize_once
+from private_vectors.eval.tasks import attack
 
 PII = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "pii"
 needs_pii = pytest.mark.skipif(
@@ -97,7 +98,7 @@ def test_sanitize_memo_matches_a_fresh_sanitizer_and_restores_its_index() -> Non
     ef1 = make_embedding("surrogate", math.inf, 3, enc, "PII", {})
     out1 = sanitize_once(ef1, batch1)
     state1 = ef1.pipeline.query_index_state()
-    from private_vectors.eval.tasks import _chain_hash
+    from private_vectors.eval.store import _chain_hash
 
     out2 = sanitize_once(ef1, batch2, _chain_hash("", batch1))
     ef2 = make_embedding("surrogate+laplace", 10.0, 3, enc, "PII", {})  # same sanitizer, memo hit

@@ -11,6 +11,7 @@ coordinate"): at n = 384 the Laplace noise norm n·unit/ε is ≈ 1.96 at ε = 1
 from __future__ import annotations
 
 import asyncio
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -27,8 +28,8 @@ from .config import (
     rebuild_arguments,
     validate_config,
 )
-from .errors import InvalidParameterError, PrivacyWarning
-from .guard import RAW_TEXT_MESSAGE, on_protected_path
+from .errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
+from .guard import RAW_TEXT_MESSAGE, on_protected_path, store_on_stack
 from .keys import MIN_KEY_BYTES, Keying, SecretKey
 from .options import DEFAULT_EPS, EmbeddingOptions, concept_parts
 from .pipeline import Pipeline, build_pipeline
@@ -76,6 +77,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         erase: an attribute erased from documents and queries (``"sex"``, ``{"attribute": "sex",
             "method": "leace"}``, a folder or an ``AttributeConcept``: :mod:`private_vectors.fitted.erase`).
         noise_concept: a fitted concept that shapes Mahalanobis noise.
+        seal: None (sealed when keyed; a reopened store's own), True, False or a :class:`~private_vectors.sealed.Sealing`.
     """
 
     eps, unit, space, store_geometry, geometry_bound, query, query_eps, query_transform, query_transform_kind = (
@@ -89,7 +91,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                  query: str = "clean", query_eps: float | None = None, query_transform: str = "auto",
                  key: Any = None, random_state: Any = None, unit: float | None = None, space: str | None = None,
                  store_geometry: Any = "auto", sanitize: Any = "auto", key_salt: bytes | None = None,
-                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None) -> None:
+                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None, seal: Any = None) -> None:
         try:  # the raw key never stays in a local a traceback could show
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
         finally:
@@ -98,7 +100,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                               noise_concept=noise_concept)
         self.options = EmbeddingOptions(**parts, eps=eps, model=model, mechanism=mechanism, query=query,
                                         query_eps=query_eps, query_transform=query_transform, unit=unit,
-                                        space=space, store_geometry=store_geometry, sanitize=sanitize)
+                                        space=space, store_geometry=store_geometry, sanitize=sanitize, seal=seal)
         if eps is None:
             warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
                           "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning, stacklevel=2)
@@ -207,6 +209,9 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         value = input if input is not None else text
         if isinstance(value, str):
             return self.embed_query_array([value])[0].tolist()
+        if not isinstance(value, (list, tuple)):
+            raise InvalidTypeError("text", "one query str (or, as Chroma passes them, a list of query strings)",
+                                   value)
         return list(self.embed_query_array(text_list(value, "input")))
 
     # -- LangChain's Embeddings protocol ----------------------------------------------------------
@@ -215,7 +220,9 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         return self.embed_array(text_list(texts, "texts")).tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        return await asyncio.get_running_loop().run_in_executor(None, self.embed_documents, texts)
+        self._warn_if_raw_text_is_stored()  # (here: the awaiting store is on this thread's stack)
+        items = text_list(texts, "texts")
+        return await asyncio.get_running_loop().run_in_executor(None, lambda: self.embed_array(items).tolist())
 
     async def aembed_query(self, text: str) -> list[float]:
         return await asyncio.get_running_loop().run_in_executor(None, self.embed_query, text)
@@ -255,7 +262,12 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         return privacy_report_text(self, texts)
 
     def _warn_if_raw_text_is_stored(self) -> None:
+        """Warn once when a store's own code (a plain Chroma collection, a LangChain or LlamaIndex
+        store) embeds documents it will keep as written: never on the library's protected paths
+        and never for a direct call, where no store is involved."""
         if self.pipeline.sanitizer is None or self._raw_text_warned or on_protected_path():
+            return
+        if not store_on_stack(sys._getframe(2)):
             return
         self._raw_text_warned = True
         warnings.warn(RAW_TEXT_MESSAGE, PrivacyWarning, stacklevel=3)
@@ -270,12 +282,12 @@ def _fresh_adapter(built: PrivateEmbedding, config: dict[str, Any], where: str) 
     return clone
 
 
-def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> PrivateEmbedding:
-    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is
-    refused, naming ``where``), reusing the loaded stages of an equal config built in this process."""
+def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal: Any = None) -> PrivateEmbedding:
+    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is refused,
+    naming ``where``; ``seal``: e.g. a sealed store's keyring), reusing the stages of an equal config built here."""
     validate_config(config)
     stored = Keying.stored_fields(config)
-    if use_cache:
+    if use_cache and seal is None:
         cached = cached_build(config)
         if cached is not None and cached.pipeline.keying.keyed == bool(stored["keyed"]):  # (set_key may key it)
             env = SecretKey.resolve(None, min_bytes=1)
@@ -285,12 +297,11 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> Pr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret)
+        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret, seal=seal)
     if not stored["keyed"] and secret is not None:
-        ef.pipeline.keying = Keying(None)  # an unkeyed collection stays unkeyed
-        ef.key_source = "none"
+        ef.pipeline.keying, ef.key_source = Keying(None), "none"  # an unkeyed collection stays unkeyed
     ef.pipeline.bind(config, where)
-    if use_cache:  # the cached build is never handed out: a caller's object may be remembered as live
+    if use_cache and seal is None:  # the cached build is never handed out: a caller's may be remembered as live
         remember_build(config, ef)
         return _fresh_adapter(ef, config, where)
     return ef

@@ -9,7 +9,8 @@ place key bytes are handled:
 * Derivation ``"v2"`` (new collections): the key is stretched **once** with scrypt
   (RFC 7914) under a random per-collection salt recorded in the config, and every use of the
   key goes through that stretched key: HKDF-SHA256 (RFC 5869) subkeys for the noise streams,
-  the text stage's surrogates and a 128-bit key check value. Testing one key guess therefore
+  the text stage's surrogates, the restore records, the wrap of a sealed store's data key and a
+  128-bit key check value. Testing one key guess therefore
   costs one scrypt evaluation, whether the attacker holds the check value, a known text with
   its stored vector, or a known name with its surrogate.
 * :func:`generate` makes a key (256 bits from the OS); a key shorter than 16 bytes, one byte
@@ -38,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .config import env_bytes
-from .errors import InvalidParameterError, InvalidTypeError
+from .errors import Described, InvalidParameterError, InvalidTypeError
 
 __all__ = [
     "DERIVATIONS",
@@ -140,7 +141,7 @@ class SecretKey:
 
     def __init__(self, secret: bytes, source: str) -> None:
         if not isinstance(secret, bytes):  # pragma: no cover - internal use only
-            raise InvalidTypeError("secret", "bytes", f"<{type(secret).__name__}>")
+            raise InvalidTypeError("secret", "bytes", Described(f"<{type(secret).__name__}>"))
         self._secret = secret
         self.source = source
         self._lock = threading.Lock()
@@ -206,7 +207,7 @@ class SecretKey:
         secret = b""
         where = f"env {env}" if source == "env" else "key"
         raise InvalidParameterError(
-            "key", f"a random secret of at least {min_bytes} bytes", f"{weak[:-1]} from {where}>",
+            "key", f"a random secret of at least {min_bytes} bytes", Described(f"{weak[:-1]} from {where}>"),
             note=f"A short or patterned key can be guessed from the stored vectors; {make_key_hint()}")
 
     # -- protection ----------------------------------------------------------------------------
@@ -256,7 +257,7 @@ class SecretKey:
 
 def _conflict(env: str | None) -> InvalidParameterError:
     return InvalidParameterError(
-        "key", f"one key: the parameter and env {env} name different secrets", "<two different secrets>",
+        "key", f"one key: the parameter and env {env} name different secrets", Described("<two different secrets>"),
         note=f"pass key=... or set {env}, or make both the same")
 
 
@@ -274,12 +275,12 @@ def _coerce(key: Any, source: str, env: str) -> tuple[Exception | None, bytes | 
         encoded = _utf8_or_none(key)
         if encoded is None:
             return InvalidParameterError(
-                "key", "a str that encodes as UTF-8 (or bytes)", "<a str with unencodable characters, e.g. a lone "
-                "surrogate>", note=make_key_hint()), None
+                "key", "a str that encodes as UTF-8 (or bytes)", Described("<a str with unencodable characters, e.g. a lone "
+                "surrogate>"), note=make_key_hint()), None
         return None, encoded
     if isinstance(key, (bytes, bytearray, memoryview)):
         return None, bytes(key)
-    return InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>"), None
+    return InvalidTypeError("key", "None, a str or bytes secret", Described(f"<{type(key).__name__}>")), None
 
 
 def new_salt() -> bytes:
@@ -315,6 +316,8 @@ class KeySchedule:
         surrogate: subkey for the text stage's keyed surrogates.
         check: the key check value (hex) recorded in configs.
         restore: AES-256-GCM key of the encrypted restore data (:mod:`private_vectors.restore`).
+        wrap: key of :class:`~private_vectors.sealed.datakey.LocalKeyWrapper`, which wraps a
+            sealed store's data key.
     """
 
     version: str
@@ -322,6 +325,7 @@ class KeySchedule:
     surrogate: bytes
     check: str
     restore: bytes = b""
+    wrap: bytes = b""
 
     def __repr__(self) -> str:
         return f"KeySchedule(version={self.version!r}, <redacted>)"
@@ -333,7 +337,8 @@ class KeySchedule:
 def _schedule_v1(secret: SecretKey) -> KeySchedule:
     raw = secret._secret
     return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret),
-                       restore=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/restore")))
+                       restore=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/restore")),
+                       wrap=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/wrap")))
 
 
 def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeySchedule:
@@ -350,6 +355,7 @@ def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeyS
             surrogate=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate")),
             check=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/key-check", length=CHECK_BYTES).hex(),
             restore=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/restore")),
+            wrap=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/wrap")),
         )
         del stretched
         secret._schedules[cache_key] = sched
@@ -442,10 +448,10 @@ class Keying:
         if not isinstance(salt, (bytes, bytearray)):
             raise InvalidTypeError("key_salt", f"bytes (at least {SALT_BYTES})", salt)
         if len(salt) < SALT_BYTES:
-            raise InvalidParameterError("key_salt", f"bytes of at least {SALT_BYTES} bytes", f"{len(salt)} bytes")
+            raise InvalidParameterError("key_salt", f"bytes of at least {SALT_BYTES} bytes", Described(f"{len(salt)} bytes"))
         if self.secret is None:
             raise InvalidParameterError("key_salt", "a salt only together with a key (keyed noise)",
-                                        "a salt without a key")
+                                        Described("a salt without a key"))
         with self._lock:
             self.salt = bytes(salt)
 
@@ -459,7 +465,7 @@ class Keying:
             raise InvalidParameterError("key", "a secret for keyed noise", None, note=make_key_hint())
         if self.version == "v2" and len(self.secret) < MIN_KEY_BYTES:
             raise InvalidParameterError("key", f"a secret of at least {MIN_KEY_BYTES} bytes for a new collection",
-                                        f"<a secret of {len(self.secret)} bytes>", note=make_key_hint())
+                                        Described(f"<a secret of {len(self.secret)} bytes>"), note=make_key_hint())
         with self._lock:
             if self.salt is None:
                 self.salt = self.default_salt  # no config recorded yet: reproducible without one

@@ -22,7 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .report import aggregate, eps_value, load_lines, prior_of
+from .cells import aggregate, eps_value, prior_of
+from .report import load_lines
 
 __all__ = ["SAME_WITHOUT_TEXT", "entity_markdown", "headline", "write_entity_report"]
 

@@ -27,6 +27,9 @@ from typing import Any
 
 import numpy as np
 
+from .cells import aggregate, prior_of, row_name
+from .store_report import store_kinds_markdown
+
 __all__ = ["ablation_markdown", "aggregate", "bootstrap_ci", "crossings", "equal_utility", "leakage_sets",
            "leakage_sets_markdown", "load_lines", "merge_and_report", "write_report"]
 
@@ -45,30 +48,8 @@ def load_lines(path: str | Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in fh if line.strip()]
 
 
-def eps_value(v: Any) -> float:
-    """ε from a config or a JSON line: a number, or "inf" / "infinity" / "∞" (the clean row)."""
-    return math.inf if str(v).lower() in ("inf", "infinity", "∞") else float(v)
-
-
 def _attackers(lines: list[dict[str, Any]]) -> list[str]:
     return sorted({k.split("_", 1)[1] for r in lines for k in r if k.startswith("leakage_")})
-
-
-def aggregate(lines: list[dict[str, Any]]) -> dict[tuple[str, str, str, float], dict[str, tuple[float, float, int]]]:
-    """(dataset, backend, mechanism, ε) → {metric: (mean, std, n)} over seeds."""
-    groups: dict[tuple[str, str, str, float], list[dict[str, Any]]] = defaultdict(list)
-    for r in lines:
-        groups[(r["dataset"], r.get("backend", "chroma"), r["mechanism"], eps_value(r["eps"]))].append(r)
-    out: dict[tuple[str, str, str, float], dict[str, tuple[float, float, int]]] = {}
-    for key, rows in groups.items():
-        metrics = {k for r in rows for k, v in r.items()
-                   if isinstance(v, (int, float)) and not isinstance(v, bool)
-                   and (k.startswith(("leakage_", "confidence_", "epochs_", "utility_")) or k in ("utility", "noise_norm"))}
-        out[key] = {}
-        for m in metrics:
-            vals = np.array([float(r[m]) for r in rows if isinstance(r.get(m), (int, float))], dtype=float)
-            out[key][m] = (float(np.nanmean(vals)), float(np.nanstd(vals)) if len(vals) > 1 else 0.0, len(vals))
-    return out
 
 
 def leakage_sets(lines: list[dict[str, Any]]) -> dict[str, list[str]]:
@@ -222,18 +203,6 @@ def _at_target(pts: list[tuple[float, float, float]], target: float) -> tuple[fl
     return math.nan, [], False
 
 
-def prior_of(attacker: str) -> str:
-    """The no-information baseline of ``attacker`` on its own split: ``prior`` (the token prior),
-    ``prior-docsplit`` / ``prior-keyless`` for the entity task's split variants,
-    ``linking-prior`` for the linking attacker."""
-    if attacker.startswith("linking"):
-        return "linking-prior"
-    for suffix in ("-docsplit", "-keyless"):
-        if attacker.endswith(suffix):
-            return f"prior{suffix}"
-    return "prior"
-
-
 def _ratio_row(agg: dict, dataset: str, backend: str, attacker: str, mechanism: str, reference: str,
                ref_eps: float) -> dict[str, Any] | None:
     """One mechanism's equal-utility figures against ``reference`` (None when not computable)."""
@@ -365,7 +334,7 @@ def equal_utility_markdown(lines: list[dict[str, Any]], *, references: Sequence[
 
 def _stages(lines: list[dict[str, Any]], mechanism: str) -> dict[str, Any]:
     for r in lines:
-        if r["mechanism"] == mechanism and isinstance(r.get("stages"), dict):
+        if row_name(r) == mechanism and isinstance(r.get("stages"), dict):
             return dict(r["stages"])
     # lines written before rows recorded their stages: the row name is all there is
     return {"text": None, "erasure": None, "noise": None if mechanism == "none" else mechanism.removesuffix("+qt"),
@@ -451,13 +420,15 @@ def write_report(lines_path: str | Path, out_dir: str | Path) -> dict[str, Path]
     """Write ``table.md``, ``equal_utility.md`` and the Pareto PNGs next to the JSON lines."""
     out = Path(out_dir)
     lines = load_lines(lines_path)
-    files = {"table": out / "table.md", "equal_utility": out / "equal_utility.md", "ablation": out / "ablation.md"}
+    files = {"table": out / "table.md", "equal_utility": out / "equal_utility.md", "ablation": out / "ablation.md",
+             "store_kinds": out / "store_kinds.md"}
     if not lines:
         files["table"].write_text("No results.\n")
         return files
     files["table"].write_text(table_markdown(lines))
     files["equal_utility"].write_text(equal_utility_markdown(lines))
     files["ablation"].write_text(ablation_markdown(lines))
+    files["store_kinds"].write_text(store_kinds_markdown(lines))
     for p in pareto_plots(lines, out):
         files[p.stem] = p
     return files

@@ -24,6 +24,7 @@ from tqdm.auto import tqdm
 from ..encoders import load_encoder
 from .attacks import MLCAttacker, NearestNeighbourAttacker, PriorAttacker
 from .cache import CachingEncoder
+from .cells import eps_value
 from .datasets import (
     RetrievalDataset,
     SensitiveDataset,
@@ -33,7 +34,6 @@ from .datasets import (
     load_sts,
     sensitive_tokens,
 )
-from .report import eps_value
 from .tasks import DEFAULT_EF_SEARCH, LeakageSet, Task, pair_groups
 
 __all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_attackers", "build_tasks", "cell_record", "doc_transform",

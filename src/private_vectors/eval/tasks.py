@@ -17,9 +17,6 @@ each attacker is trained on the attacker-train vectors (perturbed by the same me
 
 from __future__ import annotations
 
-import hashlib
-import json
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,164 +26,10 @@ import numpy as np
 from ..retrieval import strip_geometry
 from .datasets import RetrievalDataset, SensitiveDataset, STSDataset
 from .metrics import ndcg_at_k, pearson, spearman
+from .readable import text_reader
+from .store import DEFAULT_EF_SEARCH, VectorStore, open_store, prepare_documents
 
-__all__ = ["LeakageSet", "Task", "VectorStore", "attack", "group_split", "open_store", "pair_groups"]
-
-
-# --------------------------------------------------------------------------- stores
-DEFAULT_EF_SEARCH = 200
-"""HNSW ``ef_search`` of the harness's Chroma collections (a config's ``"ef_search"``). Chroma
-builds its HNSW graph non-deterministically, so an approximate search can return different
-neighbours in two runs; the exact duplicates redaction makes (identical redacted sentences) make
-misses likelier. A value of the order of the store's size makes the search exact in practice."""
-
-
-class VectorStore:
-    """A thin, uniform face over a Chroma collection or a FAISS index built from texts."""
-
-    def __init__(self, embedding: Any, backend: str = "chroma", *, ef_search: int = DEFAULT_EF_SEARCH) -> None:
-        self.embedding = embedding
-        self.backend = backend
-        self.doc_transform: Any = None  # list[str] -> list[str] applied to stored texts
-        self._chain = ""  # hash of the texts ingested so far (the sanitize memo's key)
-        if backend == "chroma":
-            import chromadb
-
-            self._client = chromadb.EphemeralClient()
-            self._name = f"bench-{uuid.uuid4().hex[:12]}"
-            self._col = self._client.create_collection(
-                self._name, embedding_function=embedding,
-                configuration={"hnsw": {"space": embedding.default_space(), "ef_search": int(ef_search),
-                                        "ef_construction": 200}})
-        elif backend == "faiss":
-            from ..integrations.faiss import PrivateFaissIndex
-
-            self._index = PrivateFaissIndex(embedding, kind="flat")
-            self._ids: dict[str, int] = {}
-        else:
-            raise ValueError(f"backend: expected 'chroma' or 'faiss', received {backend!r}")
-
-    def add(self, ids: Sequence[str], texts: Sequence[str], batch: int = 1000) -> None:
-        """Embed (perturb) and store ``texts`` under ``ids`` (after ``doc_transform``, if set).
-
-        Chroma: each text is sanitized once by the embedding's text stage, when it has one
-        (``sanitize_documents``, memoised across cells by :func:`sanitize_once`), and the
-        sanitized text is what is embedded and stored, as ``chroma_store`` does; a
-        ``doc_transform`` row stores its transformed text; a row without a text stage stores
-        no text."""
-        for s in range(0, len(texts), batch):
-            i, t = list(ids[s:s + batch]), list(texts[s:s + batch])
-            if self.doc_transform is not None:
-                t = list(self.doc_transform(t))
-            if self.backend == "chroma":
-                stored, vecs = prepare_documents(self.embedding, t, self._chain)
-                self._chain = _chain_hash(self._chain, t)
-                if stored is None and self.doc_transform is not None:
-                    stored = t  # already rewritten by the row's text stage: not raw text
-                if stored is None:
-                    self._col.add(ids=i, embeddings=vecs)
-                else:
-                    self._col.add(ids=i, embeddings=vecs, documents=stored)
-            else:
-                new = self._index.add_texts(t)
-                self._ids.update(zip(i, new, strict=True))
-
-    def stored_texts(self, ids: Sequence[str]) -> list[str | None]:
-        """The texts the store keeps for ``ids`` (None where it keeps none), read back from it."""
-        if self.backend != "chroma":
-            raise ValueError("stored_texts: only the chroma backend is supported")
-        got: dict[str, Any] = {}
-        ids = list(ids)
-        for s in range(0, len(ids), 2000):
-            res = self._col.get(ids=ids[s:s + 2000], include=["documents"])
-            docs = res["documents"] if res["documents"] is not None else [None] * len(res["ids"])
-            got.update(zip(res["ids"], docs, strict=True))
-        return [got.get(i) or None for i in ids]
-
-    def search(self, queries: Sequence[str], k: int) -> list[dict[str, float]]:
-        """Per query, {stored id: score} of the top ``k`` (higher is better)."""
-        if self.backend == "chroma":
-            Q = self.embedding.embed_query(list(queries))
-            res = self._col.query(query_embeddings=Q, n_results=k, include=["distances"])
-            distances = res["distances"] if res["distances"] is not None else []
-            return [{d: -float(s) for d, s in zip(ids, dist, strict=True)}
-                    for ids, dist in zip(res["ids"], distances, strict=True)]
-        scores, idx = self._index.search(list(queries), k)
-        back = {v: k_ for k_, v in self._ids.items()}
-        out = []
-        for srow, irow in zip(scores, idx, strict=True):
-            sign = -1.0 if self._index.metric == "l2" else 1.0
-            out.append({back[int(i)]: sign * float(s) for s, i in zip(srow, irow, strict=True) if i >= 0})
-        return out
-
-    def vectors(self, ids: Sequence[str]) -> np.ndarray:
-        """The stored (perturbed) vectors of ``ids``, in that order, read back from the store."""
-        if self.backend == "chroma":
-            got: dict[str, Any] = {}
-            ids = list(ids)
-            for s in range(0, len(ids), 2000):
-                res = self._col.get(ids=ids[s:s + 2000], include=["embeddings"])
-                embs = res["embeddings"] if res["embeddings"] is not None else []
-                got.update(zip(res["ids"], embs, strict=True))
-            stored = np.asarray([got[i] for i in ids], dtype=np.float32)
-        else:
-            base = self._index._cpu_index()
-            stored = np.vstack([base.reconstruct(int(self._ids[i])) for i in ids]).astype(np.float32)
-        # the augmentation coordinate is a function of the row's norm: attackers and STS see the
-        # mechanism's output itself
-        return strip_geometry(stored, getattr(self.embedding, "store_geometry", "none"))
-
-    def close(self) -> None:
-        if self.backend == "chroma":
-            self._client.delete_collection(self._name)
-
-
-def open_store(embedding: Any, backend: str, *, ef_search: int = DEFAULT_EF_SEARCH) -> VectorStore:
-    return VectorStore(embedding, backend, ef_search=ef_search)
-
-
-_SANITIZED: dict[str, tuple[list[str], dict[str, Any] | None]] = {}
-"""Memo of the text stage's outputs: a grid sanitizes the same corpus, in the same batches, with
-the same sanitizer configuration and key for every ε and noise row of a seed."""
-
-
-def _chain_hash(previous: str, texts: Sequence[str]) -> str:
-    h = hashlib.sha256(previous.encode())
-    for t in texts:
-        h.update(hashlib.sha256(t.encode("utf-8")).digest())
-    return h.hexdigest()
-
-
-def sanitize_once(embedding: Any, texts: Sequence[str], chain: str = "") -> list[str]:
-    """``embedding.sanitize_documents(texts)``, memoised by (sanitizer configuration, key check
-    value, every batch ingested before this one, ``texts``): the Sanitizer's keyed index makes
-    its output depend on earlier batches, so a hit restores the index it had after this batch.
-    The key itself is not part of the memo key (only its check value)."""
-    san = getattr(embedding, "sanitizer", None)
-    if san is None:
-        return list(texts)
-    state = san.get_state() if hasattr(san, "get_state") else None
-    if state is None or not state.get("keyed"):  # a random per-instance index: nothing to share
-        return list(embedding.sanitize_documents(texts))
-    cfg = json.dumps(san.get_config(), sort_keys=True, default=str)
-    memo = hashlib.sha256(f"{cfg}|{state['key_id']}|{_chain_hash(chain, texts)}".encode()).hexdigest()
-    if memo in _SANITIZED:
-        out, after = _SANITIZED[memo]
-        if after is not None:
-            embedding.pipeline.load_query_index_state(after)
-        return list(out)
-    out = list(embedding.sanitize_documents(texts))
-    _SANITIZED[memo] = (out, embedding.pipeline.query_index_state())
-    return out
-
-
-def prepare_documents(embedding: Any, texts: Sequence[str], chain: str = "") -> tuple[list[str] | None, np.ndarray]:
-    """(texts to store or None, vectors): :meth:`PrivateEmbedding.prepare_documents` with the
-    sanitizing memoised (:func:`sanitize_once`) — each text sanitized once, that text embedded."""
-    if not hasattr(embedding, "pipeline"):  # a plain embedding function
-        return None, np.asarray(embedding(list(texts)), dtype=np.float32)
-    sanitized = sanitize_once(embedding, texts, chain)
-    return embedding.pipeline.texts_to_store(texts, sanitized), embedding.pipeline.embed_sanitized(sanitized, raw=texts)
+__all__ = ["LeakageSet", "Task", "attack", "group_split", "pair_groups", "victim_split"]
 
 
 # --------------------------------------------------------------------------- leakage
@@ -274,6 +117,18 @@ VALIDATION_SHARE = 0.2
 """Share of the attacker-train split held out (by group) to choose an adaptive attacker's view."""
 
 
+def victim_split(n: int, *, seed: int, train_share: float = 0.7, groups: Sequence[Any] | None = None,
+                 split: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(attacker-train, victim-test) indices of :func:`attack`'s split of ``n`` items: ``split`` when
+    given, else whole ``groups`` (default: one item each) drawn by :func:`group_split` with
+    ``default_rng(seed)``. The attacker who reads the store (:func:`~private_vectors.eval.readable.text_reader`)
+    is scored on the same victim-test items as the vector attackers."""
+    if split is not None:
+        return np.asarray(split[0], dtype=np.int64), np.asarray(split[1], dtype=np.int64)
+    grp = list(range(n)) if groups is None else list(groups)
+    return group_split(grp, train_share, np.random.default_rng(seed))
+
+
 def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, Any], *, seed: int,
            train_share: float = 0.7, texts: Sequence[str] | None = None,
            transforms: dict[str, Any] | None = None, groups: Sequence[Any] | None = None,
@@ -301,11 +156,8 @@ def attack(vectors: np.ndarray, tokens: list[list[str]], attackers: dict[str, An
     under ``"attack_variants"``. ``epochs_<name>`` logs the epochs an attacker trained, when
     it reports them.
     """
-    rng = np.random.default_rng(seed)
     grp = list(range(len(vectors))) if groups is None else list(groups)
-    tr, te = group_split(grp, train_share, rng)
-    if split is not None:
-        tr, te = np.asarray(split[0], dtype=np.int64), np.asarray(split[1], dtype=np.int64)
+    tr, te = victim_split(len(vectors), seed=seed, train_share=train_share, groups=groups, split=split)
     views = {"raw": vectors}
     for tname, tf in (transforms or {}).items():
         views[tname] = np.asarray(tf.apply(vectors), dtype=np.float32)
@@ -419,6 +271,8 @@ class Task:
                 V = store.vectors(self._leak_ids())
                 out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share,
                                   texts=lk.data.texts, transforms=attack_transforms, groups=lk.split_groups()))
+            if self.leakage is not None:
+                out.update(self._read_store(store, seed))
             return out
         finally:
             store.close()
@@ -428,6 +282,16 @@ class Task:
         if self.kind == "retrieval" and self.leakage_in_store:
             return self.leakage.ids()
         return self.meta["leak_ids"]
+
+    def _read_store(self, store: VectorStore, seed: int, split: tuple[np.ndarray, np.ndarray] | None = None
+                    ) -> dict[str, float]:
+        """The attacker who reads what the store keeps in clear (:func:`~private_vectors.eval.readable.text_reader`),
+        on the vector attackers' victim split: ``leakage_text`` and ``text_docs_readable``."""
+        lk = self.leakage
+        assert lk is not None
+        ids = self._leak_ids()
+        _, te = victim_split(len(ids), seed=seed, train_share=lk.train_share, groups=lk.split_groups(), split=split)
+        return text_reader(lk.data.tokens, store.stored_texts(ids), te)
 
     def _retrieval(self, store: VectorStore) -> dict[str, float]:
         ds = self.retrieval
@@ -551,6 +415,7 @@ class Task:
                             groups=[groups[i] for i in order],
                             split=(np.arange(na), np.arange(na, len(order))))
                 out.update(_suffixed(kl, "-keyless"))
+        out.update(self._read_store(store, seed, split=(a_idx, v_idx)))
         link_cfg = self.meta.get("linking")
         if link_cfg is not None and store.backend == "chroma":
             stored = store.stored_texts(ids)
