@@ -12,12 +12,14 @@
 # Each version gets its own virtual environment, .venvs/pyX.Y (kept for reruns; `rm -r .venvs`
 # frees the space: about 1.5 GB on 3.11, 5 GB on the others).
 #
-# torch, the one dependency without a build for every version on this machine:
-# - 3.11: the CPU build on this machine's disk (torch==2.13.0), as scripts/setup.sh installs it;
-# - other versions: the CPU build from https://download.pytorch.org/whl/cpu when that index
-#   answers; otherwise PyPI's default Linux build (torch<=2.14.1 here), which also installs the
-#   CUDA 13 libraries (about 3 GB more to download and 4 GB on disk). The tests run on the CPU
-#   either way; the script says which build it took.
+# torch goes in first with the README's line (torch==2.13.0 --index-url
+# https://download.pytorch.org/whl/cpu, as scripts/setup.sh installs it): that index holds CPU
+# builds only. Where it does not answer and no CPU build is on the machine's disk (here: every
+# version but 3.11), the script falls back to PyPI's default Linux build (the project's torch
+# range), which also installs the CUDA 13 libraries (about 1.4 GB to download, 2.7 GB of wheels,
+# 4 GB on disk); NO_CUDA=1 refuses that fallback (the version is then not run). The tests run
+# on the CPU either way; the results file says which build each version took and how many
+# nvidia wheels it installed.
 #
 # Each version's outcome is written to benchmarks/results/pythons.md (one row per version, the
 # rows of versions not run this time kept).
@@ -47,13 +49,14 @@ interpreter() {  # the python executable for version $1, or nothing
 # the range pyproject.toml admits, so that `pip install -e .` keeps the torch installed first
 torch_range=$(grep -o '"torch[^"]*"' pyproject.toml | head -1 | tr -d '"')
 
-choose_torch() {  # sets torch_args (pip arguments) and torch_desc for version $1
-  if [ "$1" = "3.11" ]; then
-    torch_args=("torch==2.13.0"); torch_desc="the CPU build on this machine's disk"
-  elif curl -fsS -m 15 -o /dev/null https://download.pytorch.org/whl/cpu/torch/ 2>/dev/null; then
-    torch_args=("$torch_range" --index-url https://download.pytorch.org/whl/cpu); torch_desc="the CPU build from download.pytorch.org"
+install_torch() {  # installs torch into the environment of python $1; sets torch_desc
+  if "$1" -m pip install -q "torch==2.13.0" --index-url https://download.pytorch.org/whl/cpu >/dev/null 2>&1; then
+    torch_desc="the README's line: the CPU build"
+  elif [ -n "${NO_CUDA:-}" ]; then
+    torch_desc="none: the CPU index did not answer and NO_CUDA is set"; return 1
   else
-    torch_args=("$torch_range"); torch_desc="PyPI's Linux build with the CUDA libraries (download.pytorch.org unreachable)"
+    torch_desc="PyPI's Linux build with the CUDA libraries (the CPU index did not answer)"
+    "$1" -m pip install -q "$torch_range"
   fi
 }
 
@@ -94,18 +97,20 @@ for v in "${versions[@]}"; do
   reused=""
   if [ -x "$venv/bin/python" ]; then reused=" (into an existing environment)"; else "$py" -m venv "$venv"; fi
   "$venv/bin/python" -m pip install -q --upgrade pip
-  choose_torch "$v"
-  echo "   torch: $torch_desc"
-  if ! "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
-    "$venv/bin/python" -m pip install -q "${torch_args[@]}" || { record "$v" "$exact" "install failed" "-" \
-      "not run: torch did not install" "-"; status=1; continue; }
+  if "$venv/bin/python" -c 'import torch' >/dev/null 2>&1; then
+    torch_desc="already in the environment"
+  elif ! install_torch "$venv/bin/python"; then
+    record "$v" "$exact" "install failed ($torch_desc)" "-" "not run: torch did not install" "-"; status=1; continue
   fi
+  echo "   torch: $torch_desc"
   if ! "$venv/bin/python" -m pip install -q -e ".[all]"; then
     record "$v" "$exact" "-" "$(( $(date +%s) - start ))" "not run: pip install -e '.[all]' failed" "-"
     status=1; continue
   fi
   installed="$(( $(date +%s) - start ))$reused"
   torch_version=$("$venv/bin/python" -c 'import torch; print(torch.__version__)')
+  cuda_wheels=$("$venv/bin/python" -m pip list 2>/dev/null | grep -ci '^nvidia-' || true)
+  torch_desc="$torch_desc; $cuda_wheels nvidia wheels"
   echo "   installed: ${installed} s (torch $torch_version); running the tests"
   start=$(date +%s)
   log=$(mktemp)

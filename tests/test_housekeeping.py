@@ -75,3 +75,19 @@ def test_pyproject_licence_is_an_spdx_string():
     assert re.search(r'^license = "Apache-2.0"$', text, re.M)
     assert 'requires = ["setuptools>=77"' in text
     assert os.path.isfile(ROOT / "pyproject.toml")
+
+
+def test_no_virtual_environment_or_symlink_is_tracked():
+    """A worktree's ``.venv`` link to a shared environment is ignored (``.venv`` without a slash
+    also matches a symlink) and never committed: checking out a commit that tracks it replaces
+    the ignored environment folder where it lands."""
+    if not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    res = subprocess.run(["git", "ls-files", "-s"], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    if res.returncode != 0:
+        pytest.skip("git is not available")
+    links = [line.split("\t", 1)[1] for line in res.stdout.splitlines() if line.startswith("120000 ")]
+    assert not links, f"tracked symlinks: {links}"
+    ignored = subprocess.run(["git", "check-ignore", "--no-index", ".venv", ".venvs/py3.13"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60)
+    assert ignored.stdout.split() == [".venv", ".venvs/py3.13"]

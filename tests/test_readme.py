@@ -1,8 +1,12 @@
 """The README works verbatim, stays short, and the text users read carries no development log.
 
-Every ```python block of ``README.md`` runs in a fresh interpreter in an empty temporary working
-directory, with ``PRIVATE_VECTORS_KEY`` unset (a block that needs a key sets it itself); a
-failure names the block's line. ```bash blocks are the set-up commands CI runs, not run here.
+The ```python blocks of ``README.md`` run as a new user runs them: in order, each in a fresh
+interpreter, in one empty temporary working directory, and then all of them again in the same
+directory (a second run must not collide with what the first one wrote). ``PRIVATE_VECTORS_KEY``
+is unset and the home folder is a temporary one (the quick start keeps its key there, apart from
+the stores); a failure names the block's line and the run. ```bash blocks are the set-up commands
+CI runs, not run here, except that the audit command must name a store folder, collection and raw
+file that the blocks wrote, and the key kept in the home folder must open that store.
 
 Commit hashes: a 7–40 character hexadecimal word outside code blocks that names an object of
 this repository (``git cat-file -e``) is a commit hash; so is any such word that mixes digits and
@@ -76,10 +80,13 @@ def prose(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def run_block(block: Block, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """Run a Python block in a fresh interpreter in ``cwd``, without the key variable."""
+def run_block(block: Block, cwd: Path, home: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run a Python block in a fresh interpreter in ``cwd``, without the key variable (and with
+    ``home`` as the home folder, when given)."""
     env = {k: v for k, v in os.environ.items() if k != "PRIVATE_VECTORS_KEY"}
     env["PYTHONPATH"] = os.pathsep.join(p for p in [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")] if p)
+    if home is not None:
+        env["HOME"] = str(home)
     return subprocess.run([sys.executable, "-c", block.code], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=BLOCK_TIMEOUT)
 
@@ -140,11 +147,64 @@ def test_readme_has_python_blocks_and_bash_setup():
     assert any(b.lang in ("bash", "sh", "shell") for b in code_blocks(README_TEXT))
 
 
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=[f"README.md:{b.line}" for b in PYTHON_BLOCKS])
-def test_readme_python_block_runs(block, tmp_path):
-    res = run_block(block, tmp_path)
-    assert res.returncode == 0, (f"README.md line {block.line}: the block failed\n{block.code}\n--- stderr ---\n"
-                                 f"{res.stderr[-4000:]}")
+def run_in_order(blocks: list[Block], work: Path, home: Path, rounds: int = 2) -> None:
+    """Run ``blocks`` in order in ``work``, ``rounds`` times, failing on the first block that fails."""
+    for round_ in range(1, rounds + 1):
+        for block in blocks:
+            res = run_block(block, work, home)
+            assert res.returncode == 0, (f"README.md line {block.line}, run {round_} of {rounds} in one folder: the "
+                                         f"block failed\n{block.code}\n--- stderr ---\n{res.stderr[-4000:]}")
+
+
+_AUDIT = re.compile(r"private-vectors audit (?P<store>\S+)(?P<args>[^\n]*)")
+
+
+def audit_command() -> tuple[str, dict[str, str]]:
+    """The store folder and the options of the README's ``private-vectors audit`` command."""
+    m = _AUDIT.search(README_TEXT)
+    assert m, "README.md has no private-vectors audit command"
+    return m.group("store"), dict(re.findall(r"--([\w-]+) (\S+)", m.group("args")))
+
+
+def test_readme_runs_top_to_bottom_twice_in_one_folder(tmp_path):
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    run_in_order(PYTHON_BLOCKS, work, home)
+    store, options = audit_command()
+    assert (work / store).is_dir(), f"the audit command names {store!r}, which no block wrote"
+    assert (work / options["raw"]).is_file(), f"the audit command reads {options['raw']!r}, which no block wrote"
+    key_files = [p for p in home.rglob("*") if p.is_file()]
+    assert len(key_files) == 1 and not any(p.is_relative_to(work) for p in key_files)
+    check = Block("python", 0, (
+        "import chromadb, pathlib, sys\nfrom private_vectors.chroma import open_collection\n"
+        f"key = pathlib.Path({str(key_files[0])!r}).read_text()\n"
+        f"col = open_collection(chromadb.PersistentClient(path={store!r}), {options['collection']!r}, key=key)\n"
+        "ids = col.get(include=[])['ids']\n"
+        f"raw = [l for l in open({options['raw']!r}) if l.strip()]\n"
+        "print(len(ids), len(raw))\n"))
+    res = run_block(check, work, home)
+    assert res.returncode == 0, res.stderr[-3000:]
+    stored, raw = map(int, res.stdout.split())
+    assert stored >= raw >= 10  # the audit refuses fewer than ten documents
+
+
+@pytest.mark.slow
+def test_the_readme_audit_command_runs_on_what_the_blocks_wrote(tmp_path):
+    """The audit command, as written (its key read from the file the quick start made)."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    run_in_order(PYTHON_BLOCKS, work, home, rounds=1)
+    line = next(x for x in README_TEXT.splitlines() if "private-vectors audit" in x and not x.startswith("#"))
+    env = {k: v for k, v in os.environ.items() if k != "PRIVATE_VECTORS_KEY"}
+    env.update(HOME=str(home), PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+               PYTHONPATH=os.pathsep.join(p for p in [str(ROOT / "src"), os.environ.get("PYTHONPATH", "")] if p))
+    res = subprocess.run(["bash", "-c", line + " --no-progress"], cwd=work, env=env, capture_output=True, text=True,
+                         timeout=BLOCK_TIMEOUT)
+    assert res.returncode == 0, res.stderr[-3000:]
+    _, options = audit_command()
+    assert (work / options["out"] / "audit.md").is_file()
 
 
 # -- the harness --------------------------------------------------------------------------------

@@ -76,6 +76,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         erase: an attribute erased from documents and queries (``"sex"``, ``{"attribute": "sex",
             "method": "leace"}``, a folder or an ``AttributeConcept``: :mod:`private_vectors.fitted.erase`).
         noise_concept: a fitted concept that shapes Mahalanobis noise.
+        seal: None (sealed when keyed; a reopened store's own), True, False or a :class:`~private_vectors.sealed.Sealing`.
     """
 
     eps, unit, space, store_geometry, geometry_bound, query, query_eps, query_transform, query_transform_kind = (
@@ -89,7 +90,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                  query: str = "clean", query_eps: float | None = None, query_transform: str = "auto",
                  key: Any = None, random_state: Any = None, unit: float | None = None, space: str | None = None,
                  store_geometry: Any = "auto", sanitize: Any = "auto", key_salt: bytes | None = None,
-                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None) -> None:
+                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None, seal: Any = None) -> None:
         try:  # the raw key never stays in a local a traceback could show
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
         finally:
@@ -98,7 +99,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                               noise_concept=noise_concept)
         self.options = EmbeddingOptions(**parts, eps=eps, model=model, mechanism=mechanism, query=query,
                                         query_eps=query_eps, query_transform=query_transform, unit=unit,
-                                        space=space, store_geometry=store_geometry, sanitize=sanitize)
+                                        space=space, store_geometry=store_geometry, sanitize=sanitize, seal=seal)
         if eps is None:
             warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
                           "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning, stacklevel=2)
@@ -270,12 +271,12 @@ def _fresh_adapter(built: PrivateEmbedding, config: dict[str, Any], where: str) 
     return clone
 
 
-def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> PrivateEmbedding:
-    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is
-    refused, naming ``where``), reusing the loaded stages of an equal config built in this process."""
+def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal: Any = None) -> PrivateEmbedding:
+    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is refused,
+    naming ``where``; ``seal``: e.g. a sealed store's keyring), reusing the stages of an equal config built here."""
     validate_config(config)
     stored = Keying.stored_fields(config)
-    if use_cache:
+    if use_cache and seal is None:
         cached = cached_build(config)
         if cached is not None and cached.pipeline.keying.keyed == bool(stored["keyed"]):  # (set_key may key it)
             env = SecretKey.resolve(None, min_bytes=1)
@@ -285,12 +286,11 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True) -> Pr
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret)
+        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret, seal=seal)
     if not stored["keyed"] and secret is not None:
-        ef.pipeline.keying = Keying(None)  # an unkeyed collection stays unkeyed
-        ef.key_source = "none"
+        ef.pipeline.keying, ef.key_source = Keying(None), "none"  # an unkeyed collection stays unkeyed
     ef.pipeline.bind(config, where)
-    if use_cache:
+    if use_cache and seal is None:
         remember_build(config, ef)
     return ef
 

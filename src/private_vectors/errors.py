@@ -18,6 +18,8 @@ __all__ = [
     "ModelNotAvailableError",
     "PrivacyWarning",
     "PrivateVectorsError",
+    "SealedRecordError",
+    "SealedStoreError",
     "describe_value",
 ]
 
@@ -63,6 +65,16 @@ class InvalidTypeError(_ParameterMessage, PrivateVectorsError, TypeError):
 
 class ConfigMismatchError(PrivateVectorsError, ValueError):
     """Two privacy configurations that must agree do not (reopened collection, artefact vs encoder)."""
+
+
+class SealedStoreError(ConfigMismatchError):
+    """A sealed store cannot be read or written as asked: no key, no keyring, another wrapper, or
+    a request the store cannot answer without reading sealed values (a filter on a sealed key)."""
+
+
+class SealedRecordError(PrivateVectorsError, ValueError):
+    """A sealed record does not open: another key, an edited byte, another document's or another
+    store's record, or a destroyed document key. Nothing of it is returned."""
 
 
 class ArtefactError(PrivateVectorsError, ValueError):

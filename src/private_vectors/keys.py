@@ -9,7 +9,8 @@ place key bytes are handled:
 * Derivation ``"v2"`` (new collections): the key is stretched **once** with scrypt
   (RFC 7914) under a random per-collection salt recorded in the config, and every use of the
   key goes through that stretched key: HKDF-SHA256 (RFC 5869) subkeys for the noise streams,
-  the text stage's surrogates and a 128-bit key check value. Testing one key guess therefore
+  the text stage's surrogates, the restore records, the wrap of a sealed store's data key and a
+  128-bit key check value. Testing one key guess therefore
   costs one scrypt evaluation, whether the attacker holds the check value, a known text with
   its stored vector, or a known name with its surrogate.
 * :func:`generate` makes a key (256 bits from the OS); a key shorter than 16 bytes, one byte
@@ -315,6 +316,8 @@ class KeySchedule:
         surrogate: subkey for the text stage's keyed surrogates.
         check: the key check value (hex) recorded in configs.
         restore: AES-256-GCM key of the encrypted restore data (:mod:`private_vectors.restore`).
+        wrap: key of :class:`~private_vectors.sealed.datakey.LocalKeyWrapper`, which wraps a
+            sealed store's data key.
     """
 
     version: str
@@ -322,6 +325,7 @@ class KeySchedule:
     surrogate: bytes
     check: str
     restore: bytes = b""
+    wrap: bytes = b""
 
     def __repr__(self) -> str:
         return f"KeySchedule(version={self.version!r}, <redacted>)"
@@ -333,7 +337,8 @@ class KeySchedule:
 def _schedule_v1(secret: SecretKey) -> KeySchedule:
     raw = secret._secret
     return KeySchedule("v1", noise=SecretBytes(raw), surrogate=SecretBytes(raw), check=legacy_key_check(secret),
-                       restore=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/restore")))
+                       restore=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/restore")),
+                       wrap=SecretBytes(hkdf_sha256(raw, salt=b"", info=b"private_vectors/v1/wrap")))
 
 
 def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeySchedule:
@@ -350,6 +355,7 @@ def _schedule_v2(secret: SecretKey, salt: bytes, n: int, r: int, p: int) -> KeyS
             surrogate=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/surrogate")),
             check=hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/key-check", length=CHECK_BYTES).hex(),
             restore=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/restore")),
+            wrap=SecretBytes(hkdf_sha256(stretched, salt=salt, info=b"private_vectors/v2/wrap")),
         )
         del stretched
         secret._schedules[cache_key] = sched

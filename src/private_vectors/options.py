@@ -21,6 +21,8 @@ argument               default
 ``store_geometry``     ``"normalize"`` in cosine, ``"augment"`` in ip, ``"none"`` in l2
 ``erase``              a built-in name: that attribute with the default erasure method
                        (:data:`~private_vectors.fitted.erase.DEFAULT_METHOD`)
+``seal``               a :class:`~private_vectors.sealed.Sealing` when keyed, else False
+                       (:func:`~private_vectors.sealed.options.resolve_sealing`)
 =====================  ==========================================================
 
 One word, one meaning: ``concept`` (also ``text_concept``) is what the text stage replaces —
@@ -43,6 +45,7 @@ from ._validation import check_positive_finite
 from .config import SPHERICAL_NAMES
 from .errors import InvalidParameterError, InvalidTypeError
 from .retrieval import QUERY_TRANSFORMS, SPACES, STORE_GEOMETRIES, is_spherical
+from .sealed.options import check_seal, resolve_sealing
 
 __all__ = [
     "DEFAULT_EPS",
@@ -211,7 +214,8 @@ class EmbeddingOptions:
     :func:`resolve_options` returns a copy with every default filled in.
 
     ``geometry_bound`` is the augmentation bound M a stored configuration records (None: the
-    pipeline measures it from the mechanism).
+    pipeline measures it from the mechanism). ``seal`` as written is None, True, False or a
+    :class:`~private_vectors.sealed.Sealing`; resolved, a ``Sealing`` or False (not sealed).
     """
 
     text_concept: Any = None
@@ -228,9 +232,11 @@ class EmbeddingOptions:
     store_geometry: Any = "auto"
     sanitize: Any = "auto"
     geometry_bound: float | None = None
+    seal: Any = None
 
     def __post_init__(self) -> None:
         _check_mechanism(self.mechanism)
+        object.__setattr__(self, "seal", check_seal(self.seal))
         if self.erase is not None:
             from .fitted.erase import check_erase
 
@@ -291,7 +297,8 @@ def _own_eps(mechanism: Any) -> float | None:
     return float(eps) if isinstance(eps, (int, float)) and not isinstance(eps, bool) and eps > 0 else None
 
 
-def resolve_options(options: EmbeddingOptions, *, dim: int, mechanism: Any = None) -> EmbeddingOptions:
+def resolve_options(options: EmbeddingOptions, *, dim: int, mechanism: Any = None,
+                    keyed: bool = False) -> EmbeddingOptions:
     """Every default, resolved (a pure function): the table of this module.
 
     Args:
@@ -300,10 +307,11 @@ def resolve_options(options: EmbeddingOptions, *, dim: int, mechanism: Any = Non
         mechanism: the mechanism built from ``options.mechanism`` when that is an instance or a
             learned (CAPE/TextCrafter) folder or name: its own ε and the shape of its noise decide
             ``eps``, ``query_eps`` and ``space``. None for a mechanism named by the options.
+        keyed: whether the function has a key (``seal`` defaults to sealed with one).
 
     Returns:
         A copy in which ``eps``, ``sanitize``, ``mechanism``, ``unit``, ``query_eps``, ``space``
-        and ``store_geometry`` are set (``text_concept`` too when a text-stage policy is asked for);
+        ``store_geometry`` and ``seal`` are set (``text_concept`` too when a text-stage policy is asked for);
         a built-in ``erase`` name becomes an :class:`~private_vectors.fitted.erase.ErasureSpec` with the
         default method.
 
@@ -346,4 +354,4 @@ def resolve_options(options: EmbeddingOptions, *, dim: int, mechanism: Any = Non
     return replace(options, eps=eps, sanitize=sanitize, text_concept=text_concept, erase=erase,
                    mechanism=built if built is not None else name, unit=unit, space=space,
                    store_geometry=_store_geometry(options.store_geometry, space),
-                   query_eps=options.query_eps or eps)
+                   query_eps=options.query_eps or eps, seal=resolve_sealing(options.seal, keyed=keyed) or False)

@@ -16,17 +16,16 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import math
-import os
 import secrets
 import threading
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from ._stages import Stages, build_sanitizer, noise_concept, query_mechanism
 from ._validation import as_float_matrix, check_stage_output, check_texts
 from ._version import __version__
 from .config import CONFIG_VERSION, DRIFT_FIELDS, KEY_ENV, canonical
@@ -34,120 +33,23 @@ from .encoders import load_encoder
 from .errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from .keys import Keying, keyed_context_v2
 from .keystream import keyed_perturb
-from .mechanisms import LaplaceMechanism, Mechanism
+from .mechanisms import Mechanism
 from .mechanisms.factory import build_mechanism, carries_own_parameters
 from .options import SPHERICAL, EmbeddingOptions, resolve_options
 from .random import keyed_stream
 from .retrieval import (
-    QueryTransform,
     augment_bound,
     build_query_transform,
     geometry_documents,
     geometry_queries,
 )
+from .sealed.datakey import SealBinding
 
 __all__ = ["PROGRESS_MIN_TEXTS", "Pipeline", "Stages", "build_pipeline"]
 
 PROGRESS_MIN_TEXTS = 512
 """Batches at least this long show a progress bar over detection and encoding (on a terminal)."""
 _PROGRESS_CHUNK = 128
-
-
-@dataclass(frozen=True)
-class Stages:
-    """The built stages of a pipeline, in the order a document meets them.
-
-    Attributes:
-        sanitizer: the text stage, or None.
-        encoder: the encoder.
-        erasure: the attribute erasure (an ``AttributeConcept``), or None.
-        noise_concept: the noise concept the mechanism uses (a ``FittedConcept``), or None.
-        mechanism: the documents' noise mechanism; ``mechanism_ref`` its JSON-safe reference.
-        query_mechanism: the queries' own noise (``query="noised"``/``"keyed"``), or None.
-        query_transform: the noise-aware query transform.
-        geometry_bound: the augmentation bound M (``store_geometry="augment"``), else None.
-        recorded_concept: a noise concept reference that a store written before 0.2 recorded
-            beside spherical noise: it enters the configuration and the keyed-noise context (so
-            that store's vectors reproduce) and is never loaded.
-    """
-
-    sanitizer: Any
-    encoder: Any
-    erasure: Any
-    noise_concept: Any
-    mechanism: Mechanism
-    mechanism_ref: Any
-    query_mechanism: Mechanism | None
-    query_transform: QueryTransform
-    geometry_bound: float | None
-    recorded_concept: Any = None
-
-
-def _load_noise_concept(concept: Any, encoder: Any) -> Any:
-    """A FittedConcept from a name, folder, stored reference or object."""
-    if hasattr(concept, "mechanism") and hasattr(concept, "reference"):
-        concept.check_encoder(encoder)
-        return concept
-    if not isinstance(concept, (str, os.PathLike, dict)):
-        raise InvalidTypeError("noise_concept", "None, a built-in concept name, a fitted-concept folder or a "
-                               "FittedConcept", concept)
-    from .fitted import load_concept
-
-    fitted = load_concept(concept, encoder)
-    fitted.check_encoder(encoder)
-    return fitted
-
-
-def _noise_concept(options: EmbeddingOptions, encoder: Any) -> tuple[Any, Any]:
-    """(the loaded noise concept, a recorded-only reference): a noise concept is loaded only when
-    ``noise_concept=`` asks for one; a stored reference beside spherical noise is recorded only."""
-    given = options.noise_concept
-    if given is None:
-        return None, None
-    if options.mechanism in SPHERICAL:
-        if isinstance(given, dict):  # a stored configuration of a store written before 0.2
-            return None, given
-        warnings.warn(f"noise_concept={given!r} does not shape {options.mechanism!r} noise (the same in every "
-                      "direction); use mechanism='mahalanobis' for concept-shaped noise", UserWarning, stacklevel=4)
-    return _load_noise_concept(given, encoder), None
-
-
-def _build_sanitizer(options: EmbeddingOptions, keying: Keying) -> Any:
-    """The text stage for resolved ``options.sanitize`` (a policy name, a stored config, a Sanitizer), or None."""
-    sanitize = options.sanitize
-    if sanitize is None:
-        return None
-    if isinstance(sanitize, str):
-        if sanitize == "surrogate" and not keying.keyed:
-            raise InvalidParameterError(
-                "key", f"a secret (key=... or env {KEY_ENV}) for sanitize='surrogate'", None,
-                note="a surrogate without a key is a public substitution; use sanitize='redact' without a key")
-        from .text import Sanitizer
-
-        concept = options.text_concept
-        return Sanitizer(list(concept) if isinstance(concept, tuple) else concept, policy=sanitize,
-                         key=keying.secret)
-    if isinstance(sanitize, dict):  # a stored Sanitizer config
-        from .text import Sanitizer
-
-        return Sanitizer.from_config(sanitize, key=keying.secret)
-    if all(callable(getattr(sanitize, m, None)) for m in ("apply", "apply_queries", "get_config")):
-        return sanitize
-    raise InvalidTypeError("sanitize", "one of ('redact', 'surrogate'), 'auto', None or a Sanitizer", sanitize)
-
-
-def _query_mechanism(options: EmbeddingOptions, ref: Any, mechanism: Mechanism, concept: Any, dim: int,
-                     random: Any, model_id: str | None) -> Mechanism | None:
-    """The query's own noise: the documents' family at ``query_eps``; spherical Laplace in the
-    output space of learned mechanisms and instances (per RMS coordinate of that space)."""
-    if options.query == "clean":
-        return None
-    eps = float(options.query_eps)  # type: ignore[arg-type]
-    if isinstance(ref, str):
-        return build_mechanism(ref, eps=eps, eps_given=True, unit=options.unit, dim=dim, concept=concept,
-                               random_state=random, model_id=model_id)[1]
-    out_dim = int(mechanism.output_dim(dim))
-    return LaplaceMechanism(epsilon=eps, unit=1.0 / math.sqrt(out_dim), dim=out_dim, random_state=random)
 
 
 def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any) -> Pipeline:
@@ -173,13 +75,13 @@ def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any) -> Pi
         ref, mechanism = build_mechanism(options.mechanism, eps=options.eps, eps_given=options.eps_given,
                                          unit=None, dim=dim, concept=None, random_state=random,
                                          model_id=encoder.model_id)
-    resolved = resolve_options(options, dim=dim, mechanism=mechanism)
+    resolved = resolve_options(options, dim=dim, mechanism=mechanism, keyed=keying.keyed)
     erasure = None
     if resolved.erase is not None:
         from .fitted.attribute import load_attribute
 
         erasure = load_attribute(resolved.erase, encoder)
-    concept, recorded = _noise_concept(resolved, encoder)
+    concept, recorded = noise_concept(resolved, encoder)
     if mechanism is None:
         ref, mechanism = build_mechanism(resolved.mechanism, eps=resolved.eps, eps_given=True, unit=resolved.unit,
                                          dim=dim, concept=concept, random_state=random, model_id=encoder.model_id)
@@ -188,12 +90,13 @@ def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any) -> Pi
     if resolved.store_geometry == "augment":
         bound = resolved.geometry_bound or augment_bound(mechanism, dim)
     stages = Stages(
-        sanitizer=_build_sanitizer(resolved, keying), encoder=encoder, erasure=erasure, noise_concept=concept,
+        sanitizer=build_sanitizer(resolved, keying), encoder=encoder, erasure=erasure, noise_concept=concept,
         mechanism=mechanism, mechanism_ref=ref,
-        query_mechanism=_query_mechanism(resolved, ref, mechanism, concept, dim, random, encoder.model_id),
+        query_mechanism=query_mechanism(resolved, ref, mechanism, concept, dim, random, encoder.model_id),
         query_transform=build_query_transform(resolved.query_transform, mechanism, subspace=subspace),
         geometry_bound=bound, recorded_concept=recorded)
-    return Pipeline(options=resolved, stages=stages, keying=keying, random=random)
+    return Pipeline(options=resolved, stages=stages, keying=keying, random=random,
+                    seal=SealBinding(resolved.seal or None, options.seal))
 
 
 def _option(name: str, doc: str) -> Any:
@@ -210,7 +113,8 @@ class Pipeline:
     The resolved options (``eps``, ``unit``, ``space``, ``store_geometry``, ``query``,
     ``query_eps``, ``query_transform_kind``) and the stages (``sanitizer``, ``encoder``,
     ``erasure``, ``noise_concept``, ``mechanism``, ``query_transform``, ``geometry_bound``) are
-    read-only properties; ``keying`` is the key state.
+    read-only properties; ``keying`` is the key state, ``seal`` the sealing state
+    (:class:`~private_vectors.sealed.datakey.SealBinding`).
     """
 
     eps = _option("eps", "ε per ``unit`` of distance of the documents' noise.")
@@ -229,8 +133,10 @@ class Pipeline:
     query_transform = _stage("query_transform", "The noise-aware query transform.")
     geometry_bound = _stage("geometry_bound", "The augmentation bound M, or None.")
 
-    def __init__(self, *, options: EmbeddingOptions, stages: Stages, keying: Keying, random: Any) -> None:
+    def __init__(self, *, options: EmbeddingOptions, stages: Stages, keying: Keying, random: Any,
+                 seal: SealBinding | None = None) -> None:
         self.options, self.stages, self.keying, self.random = options, stages, keying, random
+        self.seal = seal if seal is not None else SealBinding(None, False)
         self._contexts: dict[str, bytes] = {}
         self._context_lock = threading.Lock()
         self._seen_salt = secrets.token_bytes(16)
@@ -271,7 +177,8 @@ class Pipeline:
         return None if self.erasure is None else json.loads(canonical(self.erasure.reference()))
 
     def config(self) -> dict[str, Any]:
-        """The stored configuration: every stage's reference and the key derivation (never the key)."""
+        """The stored configuration: every stage's reference, the key derivation and the sealing
+        (a wrapped data key; never a key)."""
         cfg: dict[str, Any] = {
             "config_version": CONFIG_VERSION, "library_version": __version__,
             "encoder": {"config": dict(self.encoder.get_config()), "model_id": self.encoder.model_id,
@@ -285,6 +192,7 @@ class Pipeline:
         if self.store_geometry != "none":  # absent = "none": configs written before it existed
             cfg["store_geometry"] = self.geometry_config()
         cfg.update(self.keying.config())  # keyed, derivation, salt, check value: never the key
+        cfg["seal"] = self.seal.config(self.keying)  # False, or the settings and the wrapped data key
         return cfg
 
     def drift_view(self) -> dict[str, Any]:
@@ -321,12 +229,13 @@ class Pipeline:
             self._contexts = {}  # (a copy of this pipeline keeps its own)
             self.keying.set_context(self.keyed_context("v2"))
         self.keying.bind(stored, where)
+        self.seal.bind(stored, where)  # adopts the store's sealing and data key (or refuses another choice)
 
     def copy_for(self, stored: dict[str, Any], where: str) -> Pipeline:
         """A pipeline over the same stages with its own key holder, bound to the store ``stored``
         (a rebuild of an equal configuration reuses the loaded stages)."""
         clone = copy.copy(self)
-        clone.keying = Keying(self.keying.secret)
+        clone.keying, clone.seal = Keying(self.keying.secret), self.seal.fresh()
         clone._contexts, clone._clip_warned = dict(self._contexts), False
         clone.keying.set_context(clone.keyed_context("v2"))
         clone.bind(stored, where)
@@ -420,14 +329,17 @@ class Pipeline:
             mat = np.asarray(self.erasure.erase(mat), dtype=np.float64)
         return items, mat
 
-    def embed_sanitized(self, texts: Sequence[str], raw: Sequence[str] | None = None) -> np.ndarray:
+    def embed_sanitized(self, texts: Sequence[str], raw: Sequence[str] | None = None, *, exact: bool = False) -> Any:
         """Perturbed, stored-geometry vectors (float32) of texts that already went through the
         text stage. ``raw``: the texts before it, to tell a re-ingested text from two texts that
-        sanitize alike (the repeat warning of fresh noise)."""
+        sanitize alike (the repeat warning of fresh noise). ``exact=True``: (those vectors, the
+        vectors they perturbed, after erasure and before noise: float32 of the encoder's
+        dimension, what a sealed record keeps), from the same pass."""
         self.keying.check_for_documents()
         items, X = self.encode(texts, "texts")
         if not items:
-            return np.zeros((0, self.out_dim), dtype=np.float32)
+            empty = np.zeros((0, self.out_dim), dtype=np.float32)
+            return (empty, np.zeros((0, self.dim), dtype=np.float32)) if exact else empty
         if self.keying.keyed:
             out = self.keyed_noise(self.mechanism, X, items, b"doc")
         else:
@@ -442,16 +354,19 @@ class Pipeline:
             warnings.warn(f"{clipped} document vector(s) longer than the augmentation bound M={self.geometry_bound:.3g}:"
                           " their rank in l2/cosine stores is approximate (exact in ip stores)", UserWarning,
                           stacklevel=2)
-        return np.asarray(stored, dtype=np.float32)
+        stored = np.asarray(stored, dtype=np.float32)
+        return (stored, np.asarray(X, dtype=np.float32)) if exact else stored
 
-    def embed_documents(self, texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
-        """(sanitized texts, stored vectors). A batch of :data:`PROGRESS_MIN_TEXTS` or more shows a
-        progress bar over detection (the whole batch first: the second pass needs all of it) and
-        then encoding, in chunks."""
+    def embed_documents(self, texts: Sequence[str], *, exact: bool = False) -> Any:
+        """(sanitized texts, stored vectors), and with ``exact=True`` the exact vectors too
+        (:meth:`embed_sanitized`). A batch of :data:`PROGRESS_MIN_TEXTS` or more shows a progress
+        bar over detection (the whole batch first: the second pass needs all of it) and then
+        encoding, in chunks."""
         items = check_texts(texts, "texts")
         if len(items) < PROGRESS_MIN_TEXTS:
             sanitized = self.sanitize_documents(items)
-            return sanitized, self.embed_sanitized(sanitized, raw=items)
+            got = self.embed_sanitized(sanitized, raw=items, exact=exact)
+            return (sanitized, *got) if exact else (sanitized, got)
         from tqdm.auto import tqdm
 
         n = len(items)
@@ -461,9 +376,10 @@ class Pipeline:
             parts = []
             for start in range(0, n, _PROGRESS_CHUNK):
                 parts.append(self.embed_sanitized(sanitized[start:start + _PROGRESS_CHUNK],
-                                                  raw=items[start:start + _PROGRESS_CHUNK]))
-                bar.update(len(parts[-1]))
-        return sanitized, np.vstack(parts)
+                                                  raw=items[start:start + _PROGRESS_CHUNK], exact=True))
+                bar.update(len(parts[-1][0]))
+        stored = np.vstack([p[0] for p in parts])
+        return (sanitized, stored, np.vstack([p[1] for p in parts])) if exact else (sanitized, stored)
 
     def _sanitize_with_progress(self, items: list[str], report: Any) -> list[str]:
         if self.sanitizer is None:
@@ -484,12 +400,16 @@ class Pipeline:
                                                                                  t.encode("utf-8"))))
                           for i, t in enumerate(items)])
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_queries(self, texts: Sequence[str], *, exact: bool = False) -> Any:
         """Query vectors (float32): text stage → encode → ``transform_query`` → the query policy's
-        noise → the noise-aware query transform → store geometry."""
+        noise → the noise-aware query transform → store geometry. ``exact=True``: (those vectors,
+        the clean query vectors after erasure, in the exact vectors' space, for re-ranking a
+        sealed store's candidates), from the same pass."""
         items, X = self.encode(self.sanitize_queries(texts), "queries")
+        clean = np.asarray(X, dtype=np.float32)
         if not items:
-            return np.zeros((0, self.out_dim), dtype=np.float32)
+            empty = np.zeros((0, self.out_dim), dtype=np.float32)
+            return (empty, clean) if exact else empty
         Q = np.atleast_2d(np.asarray(self.mechanism.transform_query(X), dtype=np.float64))
         qm = self.stages.query_mechanism
         if self.query == "noised" and qm is not None:
@@ -497,7 +417,8 @@ class Pipeline:
         elif self.query == "keyed" and qm is not None:
             Q = np.asarray(self.keyed_noise(qm, Q, items, b"query"), dtype=np.float64)
         Q = np.asarray(self.query_transform.apply(Q), dtype=np.float64)
-        return np.asarray(geometry_queries(Q, self.store_geometry), dtype=np.float32)
+        out = np.asarray(geometry_queries(Q, self.store_geometry), dtype=np.float32)
+        return (out, clean) if exact else out
 
     def _warn_on_repeats(self, items: list[str]) -> None:
         """Fresh noise: warn when a raw text is embedded again (each copy weakens its protection)."""

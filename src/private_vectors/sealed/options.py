@@ -1,0 +1,173 @@
+"""What sealing a store means, as options: :class:`Sealing` and the one rule that resolves ``seal=``.
+
+With a key, a sealed store keeps one AEAD record per document (the sanitized text, the restore
+record, the metadata and the exact vector) and only the noisy vector as searchable cleartext
+(:mod:`private_vectors.sealed.records`). :func:`resolve_sealing` maps what a user passes as
+``PrivateEmbedding(seal=...)`` onto a :class:`Sealing` or None (not sealed):
+
+==================  =====================================================================
+``seal=``           resolved
+==================  =====================================================================
+None (default)      ``Sealing()`` when the function is keyed, else None (not sealed)
+True                ``Sealing()``; without a key an error naming ``key``
+False               None: the store keeps the sanitized text in clear (recorded as such)
+``Sealing(...)``    itself (a dict: ``Sealing(**dict)``); without a key an error naming ``key``
+==================  =====================================================================
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..errors import InvalidParameterError, InvalidTypeError
+
+__all__ = ["Sealing", "resolve_sealing"]
+
+SEAL_VERSION = 1
+ID_MODES = ("given", "hmac")
+"""``ids="given"``: the store's id is the user's; ``"hmac"``: a keyed HMAC of it (the real id is sealed)."""
+VECTOR_FORMATS = ("float16", "float32")
+"""How the exact vector is kept in a record (float16 halves its size; ranking barely moves)."""
+_SETTINGS = ("readable_metadata", "ids", "vector")
+
+
+class _KeyringNotGiven:
+    """The keyring of a store that records one, when the function was given none."""
+
+    def __repr__(self) -> str:
+        return "<keyring not given>"
+
+
+KEYRING_NOT_GIVEN: Any = _KeyringNotGiven()
+
+
+@dataclass(frozen=True)
+class Sealing:
+    """The options of a sealed store (validated; a store records them beside its data key).
+
+    Attributes:
+        readable_metadata: metadata keys kept readable for filtering (``where=``); their string
+            values go through the text stage as in unsealed stores. Every other metadata value
+            is kept only inside the document's sealed record.
+        ids: ``"given"`` (the store's ids are yours) or ``"hmac"`` (a keyed HMAC of each id;
+            the real id is inside the record).
+        vector: ``"float16"`` (default) or ``"float32"``: how the exact vector is sealed.
+        keyring: None (each record's key derives from the store's data key and the document
+            id), a path of a :class:`~private_vectors.sealed.datakey.KeyringFile`, or a
+            :class:`~private_vectors.sealed.datakey.KeyStore`: per-document keys held apart
+            from the store, destroyed on delete (crypto-shredding).
+        wrapper: the :class:`~private_vectors.sealed.datakey.KeyWrapper` that wraps the store's
+            data key (default: :class:`~private_vectors.sealed.datakey.LocalKeyWrapper` under
+            the user's key).
+    """
+
+    readable_metadata: tuple[str, ...] = ()
+    ids: str = "given"
+    vector: str = "float16"
+    keyring: Any = field(default=None, compare=False)
+    wrapper: Any = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "readable_metadata", _metadata_keys(self.readable_metadata))
+        _choice(self.ids, "ids", ID_MODES)
+        _choice(self.vector, "vector", VECTOR_FORMATS)
+        if self.keyring is not None and self.keyring is not KEYRING_NOT_GIVEN and not isinstance(
+                self.keyring, (str, os.PathLike)) and not all(
+                callable(getattr(self.keyring, m, None)) for m in ("get", "put", "destroy")):
+            raise InvalidTypeError("keyring", "None, a path or a KeyStore (get, put, destroy)",
+                                   f"<{type(self.keyring).__name__}>")
+        if self.wrapper is not None and not all(callable(getattr(self.wrapper, m, None))
+                                                for m in ("wrap", "unwrap", "describe")):
+            raise InvalidTypeError("wrapper", "None or a KeyWrapper (wrap, unwrap, describe)",
+                                   f"<{type(self.wrapper).__name__}>")
+
+    def __repr__(self) -> str:
+        keyring = None if self.keyring is None else f"<{type(self.keyring).__name__}>"
+        wrapper = None if self.wrapper is None else f"<{type(self.wrapper).__name__}>"
+        return (f"Sealing(readable_metadata={self.readable_metadata!r}, ids={self.ids!r}, vector={self.vector!r}, "
+                f"keyring={keyring}, wrapper={wrapper})")
+
+    @property
+    def has_keyring(self) -> bool:
+        """Whether per-document keys live in a keyring (recorded as ``"keyring": true``)."""
+        return self.keyring is not None
+
+    def settings(self) -> dict[str, Any]:
+        """The recorded settings (JSON-safe; never a path, never an object)."""
+        return {"v": SEAL_VERSION, "readable_metadata": list(self.readable_metadata), "ids": self.ids,
+                "vector": self.vector, "keyring": self.has_keyring}
+
+    @classmethod
+    def from_settings(cls, stored: dict[str, Any], *, keyring: Any = None, wrapper: Any = None) -> Sealing:
+        """The :class:`Sealing` a store recorded (:meth:`settings`), with the given keyring and wrapper."""
+        if not isinstance(stored, dict):
+            raise InvalidTypeError("seal", "a recorded sealing (dict)", stored)
+        version = stored.get("v", SEAL_VERSION)
+        if version != SEAL_VERSION:
+            raise InvalidParameterError("seal", f"a sealing of format {SEAL_VERSION} (upgrade private_vectors)",
+                                        f"format {version!r}")
+        if keyring is None and stored.get("keyring"):
+            keyring = KEYRING_NOT_GIVEN  # recorded: reads and writes ask for it
+        return cls(readable_metadata=tuple(stored.get("readable_metadata") or ()), ids=stored.get("ids", "given"),
+                   vector=stored.get("vector", "float16"), keyring=keyring, wrapper=wrapper)
+
+    def differs_from(self, stored: Sealing) -> list[str]:
+        """The settings (names) this sealing sets away from their defaults and a stored one has
+        otherwise (a keyring given for a store without one counts; a default adopts the store's)."""
+        default = Sealing()
+        out = [n for n in _SETTINGS if getattr(self, n) != getattr(default, n) and getattr(self, n) != getattr(stored, n)]
+        return out + (["keyring"] if self.has_keyring and not stored.has_keyring else [])
+
+
+def _choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
+    if not isinstance(value, str):
+        raise InvalidTypeError(name, f"one of {choices}", value)
+    if value not in choices:
+        raise InvalidParameterError(name, f"one of {choices}", value)
+
+
+def _metadata_keys(keys: Any) -> tuple[str, ...]:
+    if isinstance(keys, str):
+        raise InvalidTypeError("readable_metadata", "a list of metadata keys", "<str>",
+                               note="wrap a single key in a list")
+    try:
+        items = tuple(keys)
+    except TypeError:
+        raise InvalidTypeError("readable_metadata", "a list of metadata keys", f"<{type(keys).__name__}>") from None
+    bad = [i for i, k in enumerate(items) if not isinstance(k, str) or not k]
+    if bad:
+        raise InvalidParameterError("readable_metadata", "non-empty str keys", f"<a list with bad entries at {bad[:5]}>")
+    return tuple(dict.fromkeys(items))
+
+
+def check_seal(seal: Any) -> Any:
+    """``seal`` as written, validated: None, True, False or a :class:`Sealing` (a dict becomes one)."""
+    if seal is None or isinstance(seal, (bool, Sealing)):
+        return seal
+    if isinstance(seal, dict):
+        unknown = sorted(set(seal) - {f.name for f in fields(Sealing)})
+        if unknown:
+            raise InvalidParameterError("seal", f"a dict with keys among {[f.name for f in fields(Sealing)]}",
+                                        f"<a dict with unknown keys {unknown}>")
+        return Sealing(**seal)
+    raise InvalidTypeError("seal", "None, True, False, a Sealing or a dict of its fields", f"<{type(seal).__name__}>")
+
+
+def resolve_sealing(seal: Any, *, keyed: bool) -> Sealing | None:
+    """The table of this module: ``seal`` (as :func:`check_seal` returns it) → a Sealing or None.
+
+    Raises:
+        InvalidParameterError: naming ``key``, for sealing asked for without a key.
+    """
+    seal = check_seal(seal)
+    if seal is None:
+        return Sealing() if keyed else None
+    if seal is False:
+        return None
+    if not keyed:
+        raise InvalidParameterError("key", "a secret (key=... or PRIVATE_VECTORS_KEY) for a sealed store", None,
+                                    note="sealing encrypts each document under a data key wrapped by your key; "
+                                    "pass seal=False to keep the sanitized text in clear")
+    return Sealing() if seal is True else seal
