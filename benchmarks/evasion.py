@@ -25,12 +25,16 @@ reopened_upper              documents ingested without a key; a new text stage r
                             name in capitals
 reopened_surname            as reopened_upper, the query names the (capitalised) surname alone
 possessive                  a capitalised name with a possessive ending (``Amelia Okafor's car``)
+possessive_surname          the surname alone with a possessive ending, opening the sentence (``Okafor's car``)
 initial                     a capitalised surname after an initial (``A. Okafor``); the surname is checked
+initial_joined              the initial joined to the surname without a space (``A.Okafor``)
+initial_after               the surname, a comma and the initial after it (``Okafor, A.``)
 hashtag                     the name written as a hashtag (``#AmeliaOkafor``); the joined form and each
                             part are checked
 common_lower_case           as lower_case, with common names
 common_possessive           as possessive, with common names
-common_initial              as initial, with common names
+common_initial              as initial, with common names (and ``common_initial_joined``,
+                            ``common_initial_after``, ``common_possessive_surname`` as theirs)
 common_hashtag              as hashtag, with common names
 ==========================  ===========================================================================
 
@@ -81,13 +85,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 NAMES_FILE = ROOT / "benchmarks" / "configs" / "evasion_names.json"
 COMMON_FILE = ROOT / "benchmarks" / "configs" / "common_names.json"
+FRESH_FILE = ROOT / "benchmarks" / "configs" / "evasion_fresh.json"
 SHIPPED_DATA = ROOT / "src" / "private_vectors" / "data"
 
 DOCUMENT_CATEGORIES = ("lower_case", "cross_document_case", "cross_batch_case", "url", "placeholder",
                        "line_break", "full_width", "all_caps", "zero_width")
 QUERY_CATEGORIES = ("query_typo", "reopened_upper", "reopened_surname")
-FORM_CATEGORIES = ("possessive", "initial", "hashtag")
-COMMON_CATEGORIES = ("common_lower_case", "common_possessive", "common_initial", "common_hashtag")
+FORM_CATEGORIES = ("possessive", "possessive_surname", "initial", "initial_joined", "initial_after", "hashtag")
+COMMON_CATEGORIES = ("common_lower_case", "common_possessive", "common_possessive_surname", "common_initial",
+                     "common_initial_joined", "common_initial_after", "common_hashtag")
 CATEGORIES = DOCUMENT_CATEGORIES + QUERY_CATEGORIES + FORM_CATEGORIES + COMMON_CATEGORIES
 
 SENTENCES = (
@@ -136,6 +142,14 @@ POSSESSIVE_SENTENCES = (
     "The school sent {name} report card home last week.",
     "I borrowed {name} bicycle to get to the station.",
 )
+POSSESSIVE_OPENING = (
+    "{name} car was parked outside the school again.",
+    "{name} email about the refund arrived this morning.",
+    "{name} application was approved by the committee.",
+    "{name} flat is on the second floor.",
+    "{name} lawyer asked for more time.",
+    "{name} results came back from the lab.",
+)
 HASHTAG_SENTENCES = (
     "Happy birthday to the best neighbour ever {tag}",
     "So proud of this team today {tag} #teamwork",
@@ -144,6 +158,24 @@ HASHTAG_SENTENCES = (
     "Cannot wait for the concert on Saturday {tag} #live",
     "Retweet if you support {tag} for council",
 )
+
+
+@dataclass(frozen=True)
+class Templates:
+    """The sentences a generator writes names into (one set per probe set)."""
+
+    sentences: tuple[str, ...]
+    urls: tuple[str, ...]
+    queries: tuple[str, ...]
+    surname_queries: tuple[str, ...]
+    possessive: tuple[str, ...]
+    possessive_opening: tuple[str, ...]
+    hashtags: tuple[str, ...]
+
+
+TUNING = Templates(SENTENCES, URLS, QUERIES, SURNAME_QUERIES, POSSESSIVE_SENTENCES, POSSESSIVE_OPENING,
+                   HASHTAG_SENTENCES)
+"""The tuning generator's templates (span rules may be chosen on its probes)."""
 ASCII_ONLY = ("url", "full_width")  # URLs and full-width forms exist for ASCII letters only
 LOWER_CASE = ("lower_case", "cross_document_case", "cross_batch_case", "common_lower_case")  # the lower-case name never opens the sentence
 ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff")
@@ -252,6 +284,26 @@ def common_source(path: Path = COMMON_FILE) -> tuple[list[str], list[str]]:
         for key in ("first", "last"))
 
 
+def fresh(path: Path = FRESH_FILE) -> tuple[Templates, tuple[list[str], list[str]], tuple[list[str], list[str]]]:
+    """The held-out probe set (``benchmarks/configs/evasion_fresh.json``): its templates, its rare
+    names (minus any word a shipped list or the tuning names hold) and its common names (minus
+    the tuning common names), so that no name of the tuning generator reaches it; every name part
+    has three letters or more (a shorter part could never count as a leak)."""
+    data = _load_names(path)
+    t = data["templates"]
+    templates = Templates(*(tuple(t[k]) for k in ("sentences", "urls", "queries", "surname_queries", "possessive",
+                                                  "possessive_opening", "hashtags")))
+    tuning_words = {w for names in (*name_source(shipped=frozenset()), *common_source()) for n in names
+                    for w in _words(n)}
+    rare = tuple([w for origin in sorted(data[key]) for w in data[key][origin]
+                  if all(len(p) >= 3 for p in _words(w)) and not (_words(w) & (shipped_words() | tuning_words))]
+                 for key in ("first", "last"))
+    common = tuple([w for origin in sorted(data[key]) for w in data[key][origin]
+                    if " " not in w and len(w) >= 3 and not (_words(w) & tuning_words)]
+                   for key in ("common_first", "common_last"))
+    return templates, rare, common  # type: ignore[return-value]
+
+
 def name_origins(path: Path = NAMES_FILE) -> list[str]:
     """The naming traditions the source covers."""
     data = _load_names(path)
@@ -291,8 +343,8 @@ def typo(word: str, rng: random.Random) -> str:
 
 
 # -- the generator ------------------------------------------------------------------------
-def _url_name(first: str, last: str, rng: random.Random) -> str:
-    return rng.choice(URLS).format(first=first.lower(), last=last.lower(), n=rng.randrange(10, 99),
+def _url_name(first: str, last: str, rng: random.Random, t: Templates = TUNING) -> str:
+    return rng.choice(t.urls).format(first=first.lower(), last=last.lower(), n=rng.randrange(10, 99),
                                    sep=rng.choice("-_."))
 
 
@@ -300,13 +352,13 @@ def _possessive(name: str) -> str:
     return name + ("'" if name.endswith("s") else "'s")
 
 
-def _probe(category: str, case: int, first: str, last: str, rng: random.Random) -> Probe:
+def _probe(category: str, case: int, first: str, last: str, rng: random.Random, t: Templates = TUNING) -> Probe:
     kind = category.removeprefix("common_")
     name = f"{first} {last}"
-    s1, s2 = rng.sample(SENTENCES, 2)
+    s1, s2 = rng.sample(t.sentences, 2)
     if category in LOWER_CASE:  # the lower-case name goes in a sentence it does not open
-        s1 = rng.choice([s for s in SENTENCES if not s.startswith("{name}")])
-        s2 = rng.choice([s for s in SENTENCES if not s.startswith("{name}") and s != s1])
+        s1 = rng.choice([s for s in t.sentences if not s.startswith("{name}")])
+        s2 = rng.choice([s for s in t.sentences if not s.startswith("{name}") and s != s1])
     doc = lambda n, s=s1: s.format(name=n)  # noqa: E731
     parts = (first, last)
     one = lambda text: Probe(category, case, ((text,),), (), ("document", 0), parts)  # noqa: E731
@@ -317,7 +369,7 @@ def _probe(category: str, case: int, first: str, last: str, rng: random.Random) 
     if kind == "cross_batch_case":
         return Probe(category, case, ((doc(name, s2),), (doc(name.lower()),)), (), ("document", 1), parts)
     if kind == "url":
-        return one(_url_name(first, last, rng))
+        return one(_url_name(first, last, rng, t))
     if kind == "placeholder":
         return one(doc(f"<{first.upper()}_{last.upper()}>"))
     if kind == "line_break":
@@ -330,34 +382,41 @@ def _probe(category: str, case: int, first: str, last: str, rng: random.Random) 
         return one(doc(f"{insert_zero_width(first, rng)} {insert_zero_width(last, rng)}"))
     if kind == "query_typo":
         wrong = (typo(first, rng), typo(last, rng))
-        query = rng.choice(QUERIES).format(name=" ".join(wrong).lower())
+        query = rng.choice(t.queries).format(name=" ".join(wrong).lower())
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), wrong)
     if kind == "reopened_upper":
-        query = rng.choice(QUERIES).format(name=name.upper())
+        query = rng.choice(t.queries).format(name=name.upper())
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), parts, reopen=True)
     if kind == "reopened_surname":
-        query = rng.choice(SURNAME_QUERIES).format(name=last)
+        query = rng.choice(t.surname_queries).format(name=last)
         return Probe(category, case, ((doc(name),),), (query,), ("query", 0), (last,), reopen=True)
     if kind == "possessive":
-        return one(rng.choice(POSSESSIVE_SENTENCES).format(name=_possessive(name)))
-    if kind == "initial":
-        return Probe(category, case, ((doc(f"{first[0]}. {last}"),),), (), ("document", 0), (last,))
+        return one(rng.choice(t.possessive).format(name=_possessive(name)))
+    if kind == "possessive_surname":
+        return Probe(category, case, ((rng.choice(t.possessive_opening).format(name=_possessive(last)),),), (),
+                     ("document", 0), (last,))
+    if kind in ("initial", "initial_joined", "initial_after"):
+        written = {"initial": f"{first[0]}. {last}", "initial_joined": f"{first[0]}.{last}",
+                   "initial_after": f"{last}, {first[0]}."}[kind]
+        return Probe(category, case, ((doc(written),),), (), ("document", 0), (last,))
     if kind == "hashtag":
         tag = "#" + re.sub(r"\W", "", first + last)
-        return Probe(category, case, ((rng.choice(HASHTAG_SENTENCES).format(tag=tag),),), (), ("document", 0),
+        return Probe(category, case, ((rng.choice(t.hashtags).format(tag=tag),),), (), ("document", 0),
                      (tag[1:], first, last))
     raise ValueError(f"unknown category {category!r}")
 
 
 def generate(cases: int = 150, seed: int = 0, categories: Sequence[str] = CATEGORIES,
-             names: tuple[list[str], list[str]] | None = None) -> dict[str, list[Probe]]:
-    """``cases`` probes per category, deterministic for a given seed and name source. Within a
-    category each case has its own given name and surname."""
+             names: tuple[list[str], list[str]] | None = None, templates: Templates = TUNING,
+             common: tuple[list[str], list[str]] | None = None) -> dict[str, list[Probe]]:
+    """``cases`` probes per category, deterministic for a given seed, name source and templates
+    (:data:`TUNING` by default; :func:`fresh` gives the held-out set). Within a category each
+    case has its own given name and surname."""
     firsts, lasts = name_source() if names is None else names
     if cases > min(len(firsts), len(lasts)):
         raise ValueError(f"{cases} cases need as many distinct names; the source has "
                          f"{len(firsts)} given names and {len(lasts)} surnames")
-    common = common_source()
+    common = common_source() if common is None else common
     out = {}
     for category in categories:
         if category not in CATEGORIES:
@@ -369,7 +428,7 @@ def generate(cases: int = 150, seed: int = 0, categories: Sequence[str] = CATEGO
             raise ValueError(f"{cases} cases of {category} need as many distinct names; the source has "
                              f"{len(pools[0])} given names and {len(pools[1])} surnames for it")
         picked = zip(rng.sample(pools[0], cases), rng.sample(pools[1], cases), strict=True)
-        out[category] = [_probe(category, i, given, family, rng) for i, (given, family) in enumerate(picked)]
+        out[category] = [_probe(category, i, given, family, rng, templates) for i, (given, family) in enumerate(picked)]
     return out
 
 
@@ -553,15 +612,22 @@ def _example(probe: Probe) -> str:
     return shown.replace("\n", "\\n").replace("|", "\\|")
 
 
-def report(probes: dict[str, list[Probe]], results: dict[str, Any], command: str, seconds: float) -> str:
+def report(probes: dict[str, list[Probe]], results: dict[str, Any], command: str, seconds: float,
+           source: str = "tuning") -> str:
     systems = list(results)
-    firsts, lasts = name_source()
+    if source == "fresh":
+        _, (firsts, lasts), _ = fresh()
+        where, origins = "benchmarks/configs/evasion_fresh.json (held out: templates and names of their own)", \
+            len(set(_load_names(FRESH_FILE)["first"]) | set(_load_names(FRESH_FILE)["last"]))
+    else:
+        firsts, lasts = name_source()
+        where, origins = "benchmarks/configs/evasion_names.json", len(name_origins())
     n = len(next(iter(probes.values())))
     lines = ["# Evasion probes: generated names written to slip past detection", "",
              f"Command: `{command}`; wall {seconds:.0f} s.", "",
              f"{n} cases per category, seed from the command; names from "
-             f"`benchmarks/configs/evasion_names.json` ({len(firsts)} given names, {len(lasts)} surnames, "
-             f"{len(name_origins())} naming traditions, none in a shipped word list). A case leaks when a name "
+             f"`{where}` ({len(firsts)} given names, {len(lasts)} surnames, "
+             f"{origins} naming traditions, none in a shipped word list). A case leaks when a name "
              "part (≥ 3 letters) survives in the checked text after NFKC, removal of invisible format "
              "characters and case folding. See the docstring of `benchmarks/evasion.py` for each category.", "",
              "| category | example (checked text) | " + " | ".join(f"{s}: leaks" for s in systems) + " |",
@@ -587,6 +653,9 @@ def main() -> int:
     p.add_argument("--limit", type=int, default=None, help="quick run: this many cases per category")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--categories", default=",".join(CATEGORIES))
+    p.add_argument("--probes", default="tuning", choices=("tuning", "fresh"),
+                   help="tuning: the generator's own templates and names (rules may be chosen on them); fresh: "
+                   "the held-out set of benchmarks/configs/evasion_fresh.json (measured only)")
     p.add_argument("--systems", default="library,library-keyed,presidio",
                    help="library (the default: no key), library-keyed (the default with a key), presidio, "
                    "tagger (the learned tagger alone)")
@@ -598,7 +667,11 @@ def main() -> int:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     cases = args.limit or args.cases
-    probes = generate(cases, args.seed, args.categories.split(","))
+    if args.probes == "fresh":
+        templates, rare, common = fresh()
+        probes = generate(cases, args.seed, args.categories.split(","), names=rare, templates=templates, common=common)
+    else:
+        probes = generate(cases, args.seed, args.categories.split(","))
     if args.dump:
         with open(args.dump, "w", encoding="utf-8") as fh:
             for ps in probes.values():
@@ -616,13 +689,14 @@ def main() -> int:
     t0 = time.time()
     results = evaluate(probes, systems)
     command = ".venv/bin/python benchmarks/evasion.py " + " ".join(sys.argv[1:])
-    text = report(probes, results, command, time.time() - t0)
+    text = report(probes, results, command, time.time() - t0, args.probes)
     print(text)
     if args.out:
         out = Path(args.out)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, "utf-8")
         out.with_suffix(".json").write_text(json.dumps({"command": command, "seed": args.seed, "cases": cases,
+                                                        "probes": args.probes,
                                                         "results": summary(results)}) + "\n", "utf-8")
     return 0
 

@@ -155,6 +155,13 @@ def test_form_and_common_probes_carry_their_form() -> None:
     for cat in ("initial", "common_initial"):
         for p in probes[cat]:
             assert p.parts == (p.parts[0],) and re.search(rf"\b\w\. {re.escape(p.parts[0])}\b", p.batches[0][0])
+    shapes = {"initial_joined": r"\b\w\.{last}\b", "initial_after": r"\b{last}, \w\.",
+              "possessive_surname": r"^{last}'s? "}
+    for kind, shape in shapes.items():
+        for cat in (kind, f"common_{kind}"):
+            for p in probes[cat]:
+                text = p.batches[0][0]
+                assert len(p.parts) == 1 and re.search(shape.format(last=re.escape(p.parts[0])), text), text
     for cat in ("hashtag", "common_hashtag"):
         for p in probes[cat]:
             text = p.batches[0][0]
@@ -171,3 +178,17 @@ def test_common_names_are_common_and_long_enough() -> None:
     assert len(firsts) >= 150 and len(lasts) >= 150
     assert all(len(w) >= 3 and " " not in w for w in firsts + lasts)
     assert {"Smith", "Garcia", "Wang", "Kumar", "Nguyen", "Müller"} <= set(lasts)
+
+
+def test_the_held_out_probes_share_no_template_or_name_with_the_tuning_generator() -> None:
+    templates, (firsts, lasts), (cfirsts, clasts) = ev.fresh()
+    tuning = {s for group in vars(ev.TUNING).values() for s in group}
+    assert not tuning & {s for group in vars(templates).values() for s in group}
+    tuning_names = {w for names in (*ev.name_source(shipped=frozenset()), *ev.common_source()) for n in names
+                    for w in ev._words(n)}
+    held = {w for names in (firsts, lasts, cfirsts, clasts) for n in names for w in ev._words(n)}
+    assert not held & tuning_names and not {w for n in firsts + lasts for w in ev._words(n)} & ev.shipped_words()
+    probes = ev.generate(150, seed=0, names=(firsts, lasts), templates=templates, common=(cfirsts, clasts))
+    assert set(probes) == set(ev.CATEGORIES) and all(len(ps) == 150 for ps in probes.values())
+    frames = {t.split("{")[0] for t in ev.TUNING.sentences if not t.startswith("{")}
+    assert not any(p.batches[0][0].startswith(f) for p in probes["lower_case"] for f in frames)

@@ -69,7 +69,7 @@ def test_the_name_list_reads_a_tags_words_too() -> None:
     assert found[0] == ["#AdewaleCoyotl"] and found[1] == ["#AgnieszkaRibeiro"]
     assert found[2] == []  # English words joined are no name
     assert found[3] == ["Adewale Coyotl", "#AdewaleCoyotl"]
-    assert NameDetector().get_config()["version"] == "6"
+    assert NameDetector().get_config()["version"] == "7"
 
 
 def test_a_place_code_in_a_short_message_is_a_place() -> None:

@@ -216,7 +216,7 @@ class EntityIndex:
                 if len(tok) >= 2 and tok not in stop and (lower or m.group(0)[0].isupper()) and not plain_word(tok):
                     out.append((self.mac("tok", tok), value, (tok,)))
         norm = normalise_token(original)
-        if norm and norm not in stop:
+        if norm and norm not in stop and not (norm.isdigit() and len(norm) <= 3):  # "34": a bare number names no one
             out.append((self.mac("ent", norm), value, tuple(norm.split())))
         return out
 

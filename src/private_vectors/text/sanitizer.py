@@ -119,7 +119,8 @@ class Sanitizer(DocumentTransformer):
         self._secrets = ConfigSecrets(self.keys.config_key if self._key is not None else None)
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
-        self._settings = replace(self.options.settings(), tagger=any(learned_detector(d.name) for d in self.detectors))
+        self._settings = replace(self.options.settings(), tagger=any(learned_detector(d.name) for d in self.detectors),
+                                 reported=frozenset(x for d in self.detectors for x in getattr(d, "labels", ())))
         self.version = SANITIZER_VERSION
         self.upgraded_from: Any = None
         if self.fallback:

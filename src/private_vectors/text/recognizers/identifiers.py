@@ -14,10 +14,14 @@ Each rule is general rather than fitted to one corpus:
 * ``DATE_OF_BIRTH``: a date (numeric, "31 May 1991", "May 31, 1991", "May 1991" or a year)
   after "born", "date of birth", "birth date", "DOB" or "d.o.b.".
 * ``AGE``: "45 years old", "45-year-old", "aged 45", "age: 45".
-* ``POSTCODE``: a UK postcode ("SW1A 1AA"), and a US ZIP code after a state abbreviation
+* ``POSTCODE``: a UK postcode ("SW1A 1AA", in lower case too: "ls6 2ab"), and a US ZIP code after a state abbreviation
   ("NY 10001") or after "zip"/"postcode"/"postal code".
 * ``PERSON``: a title followed by initials, with or without a surname ("Mr F.L.", "Mr K.H.
-  Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party.
+  Christoph", "Ms A.-M. Mendiboure"): how court judgments and reports anonymise a party; and a
+  surname with an initial joined to it or written after it ("A.Okafor", "J.R.Tolkien", "Okafor,
+  A.", "OKAFOR, A.B."), the way lists, references and forms write a person, the whole written
+  form: not a place ("S.Korea") nor a common word, and not a word before a comma whose initial
+  opens the next name ("However, J. Smith").
 * ``DATE_TIME`` (opt-in): any date more specific than a year, numeric or with a month name
   (Safe Harbor keeps the year only), and a range or list of them as one mention ("29 and 30
   June 1992", "1 March and 31 December 1998").
@@ -62,8 +66,9 @@ from functools import lru_cache
 from typing import Any
 
 from ..spans import Span, check_labels, validate_texts
-from ..vocabulary import AGE, HONORIFIC, MONTH
+from ..vocabulary import AGE, HONORIFIC, MONTH, common_words, places, word_key
 from .base import Recognizer
+from .words import title_case
 
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
 
@@ -117,7 +122,7 @@ _OCCUPATION = re.compile(
 _DOB = re.compile(rf"\b(?:born(?:[ \t]+(?:on|in))?|date[ \t]+of[ \t]+birth|birth[ \t]*date|d\.?o\.?b\.?)"
                   rf"[ \t:,-]*(?:(?:is|was)[ \t]+)?(?P<date>{_ANY_DATE})\b", re.IGNORECASE)
 _AGE = re.compile(AGE, re.IGNORECASE)
-_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b"
+_POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?[ \t]\d[ABD-HJLNP-UW-Z]{2}\b|\b[a-z]{1,2}\d[a-z\d]?[ \t]\d[abd-hjlnp-uw-z]{2}\b"
                        r"|(?<=\b[A-Z]{2}[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?<=\b(?:zip|ZIP|Zip)[ \t])\d{5}(?:-\d{4})?\b"
                        r"|(?i:(?<=postcode[ \t])|(?<=postal code[ \t])|(?<=zip code[ \t]))[A-Z0-9][A-Z0-9 -]{2,8}[A-Z0-9]\b")
@@ -126,6 +131,10 @@ _DATE = re.compile(rf"\b{_SPECIFIC_DATE}\b", re.IGNORECASE)
 _DATE_RANGE = re.compile(rf"\b(?:{_DAY}(?:(?:,[ \t]*|[ \t]+and[ \t]+){_DAY})*|{_SPECIFIC_DATE})"
                          rf"[ \t]*(?:,[ \t]*)?(?:and|to|until|-|–)[ \t]*{_SPECIFIC_DATE}\b", re.IGNORECASE)
 # a title and initials, with or without a surname: "Mr F.L.", "Mr K.H. Christoph", "Ms A.-M. Mendiboure"
+# an initial (or two) joined to a capitalised surname, or after it: "A.Okafor", "Okafor, A.", "OKAFOR, A.B."
+_INITIAL_JOINED = re.compile(r"(?<![\w.])(?:[^\W\d_a-z]\.){1,2}(?P<name>[^\W\d_a-z][\w'’-]+)")
+_INITIAL_AFTER = re.compile(r"(?<![\w'’.-])(?P<name>[^\W\d_a-z][\w'’-]+),[ \t]?(?:[^\W\d_a-z]\.){1,2}"
+                            r"(?![ \t]*[^\W\d_a-z][^\W\d_]*[a-z])(?!\w)")
 _INITIALS = re.compile(rf"\b{HONORIFIC}\.?[ \t]+(?:[^\W\d_a-z]\.[ \t]?-?){{1,3}}"
                        r"(?:[ \t]*(?!(?:and|or|of|the|in)\b)[^\W\d_][\w'’-]+)?")
 
@@ -265,6 +274,20 @@ def _references(text: str) -> list[Span]:
 
 
 
+def _initialled(text: str) -> list[Span]:
+    """A surname with an initial joined to it or after it ("A.Okafor", "Okafor, A."): a title-case
+    or all-caps word of two letters or more that is no common word or place."""
+    common, known = common_words(), places()
+    out = []
+    for pattern in (_INITIAL_JOINED, _INITIAL_AFTER):
+        for m in pattern.finditer(text):
+            word = m.group("name")
+            if len(word) >= 2 and (title_case(word) or word.isupper()) and word_key(word) not in common \
+                    and word_key(word) not in known:
+                out.append(Span(m.start(), m.end(), "PERSON", 0.85, "identifiers"))
+    return out
+
+
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
@@ -285,6 +308,7 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     if "PERSON" in wanted:
         out += [Span(m.start(), m.start() + len(m.group(0).rstrip()), "PERSON", 0.85, "identifiers")
                 for m in _INITIALS.finditer(text)]
+        out += _initialled(text)
     if "DATE_TIME" in wanted:
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
         out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
@@ -305,7 +329,7 @@ class IdentifierDetector(Recognizer):
 
     kind = "identifiers"
     name = "identifiers"
-    version = "5"
+    version = "6"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:
         self.entities = check_labels(entities, IDENTIFIER_LABELS, _DEFAULT)

@@ -16,7 +16,10 @@ finds them by shape and vocabulary:
   the same in lower case ("sengdao bunnag") when every other word of its sentence is a known
   word, at the lone-name score (weak evidence: replaced where found, never propagated);
 * the first line of an address block or signature, and the subject of a verb only people do
-  ("Trivo lives on ...").
+  ("Trivo lives on ...");
+* a **lone surname with a possessive opening a sentence** ("Okafor's flat is ..."), when the word
+  is no English word, place or first name (the unknown-name test below): a possession opening a
+  sentence is a person's, where a small model sees a capitalised word it does not know.
 
 Hashtags and handles are read as the words they join as well (``#AdewaleCoyotl`` as "Adewale
 Coyotl", :mod:`private_vectors.text.tags`), the way the learned tagger reads them: a name found
@@ -61,6 +64,13 @@ _ENGLISH_SUFFIXES = ("tion", "sion", "ase", "ate", "ated", "ates", "ine", "ines"
                      "ity", "ism", "ist", "ment", "ness", "ing", "ed", "ogy", "osis", "itis", "ide", "yl", "ene",
                      "ium", "ia", "al", "ive", "ize", "ise", "ized", "ised", "less", "ful", "able", "ible", "er",
                      "ers", "ly", "cyte", "cytes", "ome", "omes", "gen", "genic")
+_POSSESSIVE_WORD = re.compile(r"(?<![\w'’-])([^\W\d_][\w-]*)(?:['’]s|s['’])(?![\w'’])[ \t]*([^\W\d_]*)")
+# what an eponym names ("Crohn's disease", "Cohen's kappa", "Hooke's law"), not what a person owns
+_EPONYM_NOUNS = frozenset(["disease", "diseases", "syndrome", "law", "laws", "sign", "test", "lymphoma", "sarcoma",
+                           "palsy", "phenomenon", "principle", "theorem", "equation", "constant", "ratio", "reflex",
+                           "method", "hypothesis", "criteria", "criterion", "scale", "index", "kappa", "coefficient",
+                           "rule", "model", "algorithm", "disorder", "ulcer", "tumour", "tumor", "cell", "cells",
+                           "solution", "reagent", "stain", "classification", "score", "formula", "effect"])
 _SUBJECT_VERB = re.compile(r"(?<![\w'’-])([^\W\d_][\w'’-]*) (?:lives|lived|spent|said|says|told|wrote|married|"
                            r"began writing|grew up|was born|is from|had given)\b")
 
@@ -80,7 +90,7 @@ class NameDetector(Recognizer):
 
     kind = "names"
     name = "names"
-    version = "6"
+    version = "7"
     entities = ("PERSON",)
 
     def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True,
@@ -145,8 +155,26 @@ class NameDetector(Recognizer):
             out.append(Span(a, b, "PERSON", self.full_name_score if j > i else self.score, self.name))
             i = j + 1
         out += self._letterhead(text, common, known) + self._subjects(text, common, known)
-        return out + [s for s in self._unknown_names(text, words, common, known)
+        out += [s for s in self._unknown_names(text, words, common, known)
+                if not any(o.start < s.end and s.start < o.end for o in out)]
+        return out + [s for s in self._possessives(text, common, known)
                       if not any(o.start < s.end and s.start < o.end for o in out)]
+
+    def _possessives(self, text: str, common: frozenset[str], known: frozenset[str]) -> list[Span]:
+        """A lone surname with a possessive opening a sentence ("Okafor's flat is ..."): a title-case
+        word that the unknown-name test takes for a name part (no English word, place or first
+        name), at the lone-name score; not an eponym ("Crohn's disease", "Cohen's kappa")."""
+        english, firsts = english_words(), first_names()
+        out = []
+        for m in _POSSESSIVE_WORD.finditer(text):
+            word = m.group(1)
+            k = word_key(word)
+            if title_case(word) and len(k) >= 3 and sentence_initial(text, m.start()) and k.isalpha() \
+                    and m.group(2).casefold() not in _EPONYM_NOUNS \
+                    and not k.endswith(_ENGLISH_SUFFIXES) and k not in english and k not in common \
+                    and k not in known and k not in firsts:
+                out.append(Span(m.start(1), m.end(1), "PERSON", self.score, self.name))
+        return out
 
     def _unknown_names(self, text: str, words: list[re.Match[str]], common: frozenset[str],
                        known: frozenset[str]) -> list[Span]:

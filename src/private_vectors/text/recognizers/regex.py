@@ -16,6 +16,7 @@ from typing import Any
 from ..spans import Span, check_labels, validate_texts
 from ..vocabulary import HONORIFIC, MONTH, PARTICLES, UPPER_LETTERS, stop_words
 from .base import Recognizer
+from .numbers import _YEAR, card_evidence, luhn_ok, phone_evidence, phone_ok
 
 __all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok", "in_code", "luhn_ok", "phone_ok",
            "structured_matches"]
@@ -34,24 +35,36 @@ _IPV4 = re.compile(r"(?<![\d.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2
 _IPV6 = re.compile(r"\b(?:[0-9a-fA-F]{1,4}:){7}[0-9a-fA-F]{1,4}\b")
 _DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
                    rf"|\b{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\s+\d{{4}}\b")
-_STREET = re.compile(r"\b\d{1,6}\s+(?:[A-Z][\w'.-]*\s+){1,4}(?:Street|St|Road|Rd|Avenue|Ave|Boulevard|Blvd|Lane|Ln|Drive|Dr"
-                     r"|Court|Ct|Place|Pl|Way|Terrace|Circle|Highway|Hwy|Parkway|Square|Sq|Katu|Straße|Strasse|Gasse)\b\.?"
+# a house number, capitalised name words and a street type (in any case: "15 ELM STREET"), on one line
+_STREET = re.compile(r"(?<![\d.,/-])\b\d{1,6}[a-zA-Z]?[ \t]+(?:[A-Z][\w'.-]*[ \t]+){1,4}"
+                     r"(?i:(?:Street|Road|Avenue|Boulevard|Lane|Drive|Court|Place|Way|Terrace|Circle|Highway|Parkway"
+                     r"|Square|Katu|Straße|Strasse|Gasse)\b|(?:St|Rd|Ave|Blvd|Ln|Dr|Ct|Pl|Hwy|Sq)\b\.?)"
                      r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
+# the same in lower case ("15 elm street", "221b baker street", "1600 pennsylvania avenue"), its name
+# words neither function words nor measures ("20 miles down the road", "3 best road trips": see
+# _lower_street_ok), with the street types a sentence seldom uses otherwise
+_STREET_LOWER = re.compile(r"(?<![\w.,/-])\d{1,5}[a-z]?[ \t]+(?:\d{1,5}[ \t]+)?(?P<words>(?:[a-z][a-z'’-]*[ \t]+){1,3})"
+                           r"(?:street|st|road|rd|avenue|ave|boulevard|blvd|lane|ln|drive|terrace|crescent|highway|hwy"
+                           r"|parkway|way|straße|strasse|gasse)\b\.?(?:,?[ \t]+(?:apt|suite|unit)\.?[ \t]*\d+)?")
+# a continental street compound and its house number ("Hauptstraße 5", "Bahnhofstr. 12", "Søndergade 52";
+# in lower case with the endings no English word has: "hersnapvej 18")
+_COMPOUND_STREET = re.compile(rf"\b(?:[{UPPER_LETTERS}][\w'’-]*?(?:straße|strasse|str\.|gasse|weg|platz|allee|damm|ufer|"
+                              r"straat|laan|plein|gracht|gatan|vägen|vej|gade|veien|katu)"
+                              r"|[^\W\d_A-Z][\w'’-]+?(?:straße|strasse|gasse|weg|platz|allee|straat|laan|plein|gracht|gatan|"
+                              r"vägen|vej|veien|katu))[ \t]+\d{1,4}[a-zA-Z]?\b")
+# a street whose type word comes first, in lower case, with its house number ("106 rúa olmos 44", "calle mayor 3")
+_TYPE_FIRST_LOWER = re.compile(r"\b(?:rue|rua|rúa|calle|avenida|avda\.|carrer|strada|piazza|ulica|ul\.)[ \t]+"
+                               r"(?:[^\W\d_A-Z][\w'’.-]*[ \t]+){1,3}\d{1,4}[a-z]?\b")
+_MEASURES = frozenset(["mile", "miles", "km", "kilometres", "kilometers", "metres", "meters", "yards", "feet", "blocks",
+                       "block", "minutes", "minute", "hours", "hour", "times", "lanes", "streets", "roads", "doors",
+                       "houses", "steps", "stops", "exits", "best", "worst", "new", "old", "long", "wrong", "right",
+                       "left", "open", "closed", "busy", "quiet", "main-road", "way", "ways", "days", "weeks", "years"])
 # continental style: "<postcode> Puruntie 82", "Rua do Arenque 1634"; and lone "Apt. 595"
-_STREET_EU = re.compile(r"\b\d{3,6}\s+[A-Z][\w'’.-]+(?:\s+[\w'’.-]+){0,3}?\s+\d{1,5}\b|\b(?:Apt|Suite|Unit)\.?\s*\d+\b")
-
-
-def luhn_ok(digits: str) -> bool:
-    """Whether a digit string passes the Luhn check (ISO/IEC 7812-1, annex B)."""
-    total, parity = 0, len(digits) % 2
-    for i, ch in enumerate(digits):
-        d = int(ch)
-        if i % 2 == parity:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return total % 10 == 0
+# on one line (or with its unit on the next: "119 Nino Point\n Apt. 658"), not the decimals or
+# thousands of a figure ("+0.237", "35,000 September 97")
+_STREET_EU = re.compile(r"(?<![\d.,])\b\d{3,6}[ \t]+[A-Z][\w'’.-]+(?:(?:[ \t]+|\s*\n\s*(?=(?:Apt|Suite|Unit)\b))[\w'’.-]+)"
+                        r"{0,3}?[ \t]+\d{1,5}\b"
+                        r"|\b(?:Apt|Suite|Unit)\.?\s*\d+\b")
 
 
 def iban_ok(text: str) -> bool:
@@ -69,15 +82,16 @@ def iban_ok(text: str) -> bool:
 
 def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
     """(label, match, score) for every structured identifier the project's regexes find: e-mail,
-    URL, card (Luhn-checked), US SSN, IBAN (mod-97 checked), IPv4/IPv6, date, phone (not a date,
-    not joined to a longer code, possible by :func:`phone_ok`)."""
+    URL, card (Luhn-checked and written as cards are, :func:`~.numbers.card_evidence`), US SSN,
+    IBAN (mod-97 checked), IPv4/IPv6, date, phone (not a date, not joined to a longer code,
+    possible by :func:`phone_ok`, with the evidence of :func:`~.numbers.phone_evidence`)."""
     for m in EMAIL.finditer(text):
         yield "EMAIL_ADDRESS", m, 1.0
     for m in _URL.finditer(text):
         yield "URL", m, 0.6
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and luhn_ok(digits):
+        if 13 <= len(digits) <= 19 and luhn_ok(digits) and card_evidence(text, m.start(), m.end()):
             yield "CREDIT_CARD", m, 0.95
     for m in _SSN.finditer(text):
         yield "US_SSN", m, 0.85
@@ -94,7 +108,8 @@ def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
         if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)):
             continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()) \
-                and phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()):
+                and phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()) \
+                and phone_evidence(text, m.start(), m.end()):
             yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
 
 
@@ -106,33 +121,6 @@ def in_code(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is joined by a hyphen or slash to letters or digits around it:
     part of a longer code ("doi:10.1007/s12551-010-0034-3", "CK-0944636"), not a phone number."""
     return bool(_CODE_BEFORE.search(text, max(0, start - 2), start) or _CODE_AFTER.match(text, end))
-
-
-PHONE_REGIONS = ("US", "GB", "DE", "FR", "IL", "IN", "CA", "BR")
-"""Regions a number without a country code may belong to (presidio's phone recognizer's defaults)."""
-_YEAR = re.compile(r"(?:18|19|20)\d\d")
-
-
-def phone_ok(candidate: str) -> bool:
-    """Whether a phone-shaped ``candidate`` can be a phone number: not a run of years ("2007-2008",
-    "1990 2000 2010": a range or list of years), and a possible number by ``phonenumbers`` (its
-    length fits the numbering plan of the country code it carries, or of one of
-    :data:`PHONE_REGIONS`). Possible, not valid: made-up numbers ("555-0142") are still numbers
-    a writer gave as a phone."""
-    import phonenumbers
-
-    groups = re.findall(r"\d+", candidate)
-    if len(groups) >= 2 and all(len(g) == 4 and _YEAR.fullmatch(g) for g in groups):
-        return False
-    regions = (None,) if candidate.lstrip().startswith("+") else PHONE_REGIONS
-    for region in regions:
-        try:
-            if phonenumbers.is_possible_number(phonenumbers.parse(candidate, region)):
-                return True
-        except phonenumbers.NumberParseException:
-            continue
-    return False
-
 
 
 # US military postal addresses as USPS Publication 28 (section 225) writes them: a PSC, CMR or
@@ -166,7 +154,7 @@ _STREET_PARTICLE = rf"(?:{'|'.join(PARTICLES)}|ul\.)"  # "ul.": ulica, a Polish 
 # "73111 31 Seneca Place 5", "772 ul. Narewska 94", "10252 Μεγάλη Άμμος 184": number, name words, number
 # a capitalised function word is a title's ("5 Musicians Of The 70s"), not a street's
 _TITLE_WORD = r"(?:Of|The|And|For|In|On|To|At|By|With|From|A|An)\b"
-_NUM_STREET = re.compile(rf"\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{MONTH}\b)(?!{_TITLE_WORD})"
+_NUM_STREET = re.compile(rf"(?<![\d.,-])\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:ul\.[ \t]+)?(?!{MONTH}\b)(?!{_TITLE_WORD})"
                          rf"[{UPPER_LETTERS}][\w'’.-]*(?:[ \t]+(?:(?!{_TITLE_WORD})[{UPPER_LETTERS}][\w'’.-]*|{_STREET_PARTICLE})){{0,3}}"
                          rf"[ \t]+\d{{1,5}}[A-Za-z]?\b")
 # a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
@@ -218,11 +206,40 @@ def _with_tail(text: str, start: int, end: int) -> tuple[int, int]:
     return (head.start() if head else start, m.end() if m else end)
 
 
+def _lower_street_ok(m: re.Match[str]) -> bool:
+    """A lower-case street's name words are neither function words nor measures: "15 elm street",
+    not "20 miles down the road"."""
+    words = m.group("words").split()
+    return not any(w in stop_words() or w in _MEASURES for w in words)
+
+
 def _in_sentence(value: str) -> bool:
     """Whether a continental-style address match has an English function word between its numbers
     ("115 PAD patients and 116"): a count in a sentence, not a postcode, street and number
     (particles of street names, "do", "de", "van", do not count)."""
     return any(w.casefold() in stop_words() and w.casefold() not in PARTICLES for w in value.split()[1:-1])
+
+
+_NAME_BEFORE = re.compile(rf"[{UPPER_LETTERS}][\w'’.&-]*[ \t]+$")
+_UNIT_WORD = re.compile(r"(?:Apt|Suite|Unit|Box|Flat|No|Nr|Postcode|Zip|PLZ)\.?[ \t]+$", re.IGNORECASE)
+_UNIT_INSIDE = re.compile(r"\b(?:Apt|Suite|Unit|Box|Flat)\b")
+_SHORT_NUMBER = re.compile(r"\d{1,3}(?!\d)")
+_MORE_NUMBERS = re.compile(r"[ \t]+\d{1,3}(?:[ \t]|$)", re.MULTILINE)
+
+
+def score_line(text: str, start: int, end: int) -> bool:
+    """Whether a number-name-number match ``text[start:end]`` is a result ("Pohang 3 Ulsan 2",
+    "Japan 2 Syria 1", "DETROIT 4 Kansas City 1", "287 Ian Woosnam 70 76 71 70"): more short
+    numbers follow it (a player's rounds), or its first number has at most three digits and
+    follows a capitalised word on the same line, as a score follows its team, and no unit word
+    ("Apt", "Suite") is inside it. In an address the first number is a postcode or follows a cue,
+    a comma, a unit word ("Apt. 675") or the start of the line; a street name before a house
+    number ("Συγγρού 119 Nino Point Apt. 658") carries its unit. A score never joins a place span."""
+    if _MORE_NUMBERS.match(text, end):
+        return True
+    before = text[max(0, start - 40):start]
+    return bool(_NAME_BEFORE.search(before)) and not _UNIT_WORD.search(before) \
+        and bool(_SHORT_NUMBER.match(text, start)) and not _UNIT_INSIDE.search(text, start, end)
 
 
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
@@ -239,10 +256,18 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
         for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
                                (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
             for m in pattern.finditer(text):
-                if pattern is _STREET_EU and _in_sentence(m.group(0)):
+                if pattern is _STREET_EU and _in_sentence(m.group(0)) or \
+                        pattern in (_STREET_EU, _NUM_STREET) and m.group(0)[0].isdigit() and score_line(text, m.start(), m.end()):
                     continue
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
+        for m in (*_COMPOUND_STREET.finditer(text), *_TYPE_FIRST_LOWER.finditer(text)):
+            a, b = _with_tail(text, m.start(), m.end())
+            found.append(Span(a, b, "LOCATION", 0.75, name))
+        for m in _STREET_LOWER.finditer(text):
+            if _lower_street_ok(m):
+                a, b = _with_tail(text, m.start(), m.end())
+                found.append(Span(a, b, "LOCATION", 0.75, name))
         for m in _CORNER.finditer(text):
             found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):
@@ -263,7 +288,7 @@ class RegexDetector(Recognizer):
 
     kind = "regex"
     name = "regex"
-    version = "6"
+    version = "7"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:
         labels = check_labels(entities, REGEX_LABELS, _DEFAULT_LABELS)

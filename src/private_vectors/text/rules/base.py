@@ -72,7 +72,8 @@ class Decision:
 class StageSettings:
     """The text stage's user settings, resolved once (see ``Sanitizer``); ``tagger``: whether a
     learned tagger (:func:`learned`) is among the recognizers, so that its silence on a word is
-    a second reader's opinion."""
+    a second reader's opinion; ``reported``: the labels the stage's recognizers report (a rule
+    that adds spans adds only labels the stage replaces)."""
 
     entities: tuple[str, ...] | None = None
     score_threshold: float = 0.35
@@ -80,6 +81,7 @@ class StageSettings:
     allow: frozenset[str] = frozenset()
     known_labels: frozenset[str] = frozenset()
     tagger: bool = False
+    reported: frozenset[str] = frozenset()
 
     def threshold(self, label: str) -> float:
         """The score a span labelled ``label`` needs."""

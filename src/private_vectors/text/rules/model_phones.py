@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from ..recognizers.regex import in_code, phone_ok
+from ..recognizers.numbers import phone_evidence, phone_ok
+from ..recognizers.regex import in_code
 from ..spans import Span
 from .base import Rule, RuleContext
 
@@ -17,10 +18,15 @@ class ModelPhones(Rule):
     """A phone number from a recognizer other than the project's regexes (which validate their
     own) is dropped when it has fewer than seven digits ("1683"), holds a decimal ("0.89-1.26"),
     is joined to a longer code by a hyphen or slash (:func:`~private_vectors.text.recognizers.regex.in_code`)
-    or is no possible number (:func:`~private_vectors.text.recognizers.regex.phone_ok`).
-    Row ``model-phones`` of ``benchmarks/text_rules.py``."""
+    or is no possible number (:func:`~private_vectors.text.recognizers.regex.phone_ok`), and, since
+    version 2, when nothing says it is a phone number
+    (:func:`~private_vectors.text.recognizers.numbers.phone_evidence`: a phone word beside it, a
+    writing convention of phone numbers, or the grouping of its numbering plan), so that the scores
+    of a results table ("3 1 0 6 1 10", "6-3 6-4 7-5") are no phones.
+    Rows ``model-phones`` of ``benchmarks/text_rules.py``."""
 
     name = "model-phones"
+    version = "2"
     stage = "document"
     summary = "a phone number a model found is validated like the regexes' own"
 
@@ -28,6 +34,6 @@ class ModelPhones(Rule):
         def ok(s: Span) -> bool:
             value = text[s.start:s.end]
             return sum(c.isdigit() for c in value) >= 7 and not _DECIMAL.search(value) and phone_ok(value) \
-                and not in_code(text, s.start, s.end)
+                and not in_code(text, s.start, s.end) and phone_evidence(text, s.start, s.end) is not None
 
         return [s for s in spans if s.label != "PHONE_NUMBER" or s.detector == "regex" or ok(s)]

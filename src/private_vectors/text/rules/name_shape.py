@@ -23,10 +23,25 @@ def species_shaped(value: str) -> bool:
     return bool(_SPECIES.fullmatch(value.strip()))
 
 
+# what a model's span may carry after a name or place that is none of its shape: punctuation
+# ("MARIA LOPEZ,"), an age after a name ("priya raghunathan, 38") or a postcode after a town
+# ("leeds ls6 2ab", "Leeds LS6 2AB")
+_TAIL = re.compile(r"(?:[ \t]*[,;:]+|[ \t]*,[ \t]*\d{1,2}|[ \t]+[A-Za-z]{1,2}\d[A-Za-z\d]?[ \t]\d[A-Za-z]{2})+$")
+
+
 def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
-    """Spans that are no lone model guess, or whose text (a hashtag or handle: its words) ``shaped`` accepts."""
-    return [s for s in spans if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS
-            or not alone(s, spans) or shaped(as_words(text, s.start, s.end))]  # type: ignore[operator]
+    """Spans that are no lone model guess, or whose text (a hashtag or handle: its words) ``shaped``
+    accepts; a lone guess that fails only for its tail (:data:`_TAIL`) is kept without it."""
+    out = []
+    for s in spans:
+        if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS or not alone(s, spans) \
+                or shaped(as_words(text, s.start, s.end)):  # type: ignore[operator]
+            out.append(s)
+            continue
+        tail = _TAIL.search(text, s.start, s.end)
+        if tail is not None and tail.start() > s.start and shaped(as_words(text, s.start, tail.start())):  # type: ignore[operator]
+            out.append(Span(s.start, tail.start(), s.label, s.score, s.detector))
+    return out
 
 
 class NameShape(_PartedRule):
@@ -39,7 +54,9 @@ class NameShape(_PartedRule):
     (:func:`~private_vectors.text.vocabulary.place_codes`: "UK", "US", "NY", "SC") that a model
     reported as a place stays: a short message names places that way ("trending in the UK",
     "Linwood, PA"); in a longer text about no one such a guess is an acronym ("CA" for calcium, "OR"
-    for odds ratio) far more often. Rows ``name-shape`` and ``name-shape.place-codes`` of
+    for odds ratio) far more often. Since version 3 a guess that fails the test only for what
+    follows the name (punctuation, "MARIA LOPEZ,"; an age, "priya raghunathan, 38"; a postcode
+    after a town, "leeds ls6 2ab") is kept without it. Rows ``name-shape`` and ``name-shape.place-codes`` of
     ``benchmarks/text_rules.py``.
 
     Args:
@@ -47,7 +64,7 @@ class NameShape(_PartedRule):
     """
 
     name = "name-shape"
-    version = "2"
+    version = "3"
     stage = "detection"
     summary = "a lone model guess not shaped like a name (a gene symbol, an abbreviation) is no name"
     parts = ("place-codes",)
@@ -55,7 +72,7 @@ class NameShape(_PartedRule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         code = place_code_kept(text, "place-codes" not in self.off)
         kept = _guesses_kept(text, spans, looks_like_a_name)
-        return [s for s in spans if s in kept or code(s)]
+        return kept + [s for s in spans if s not in kept and code(s) and not any(k.start == s.start for k in kept)]
 
 
 class MixedCaps(_PartedRule):

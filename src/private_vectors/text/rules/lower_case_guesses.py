@@ -1,0 +1,59 @@
+"""Where the learned tagger reads, a name or place that only capitalising a lower-case word made is no name."""
+
+from __future__ import annotations
+
+from ..recognizers.words import sentence_initial
+from ..shapes import overlaps
+from ..spans import Span
+from ..vocabulary import countries, places
+from ..wordlist import plain_nouns
+from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, RuleContext, _PartedRule, learned
+
+__all__ = ["LowerCaseGuesses"]
+
+
+class LowerCaseGuesses(_PartedRule):
+    """With ``detector="model"``, a name, place, group or organisation written entirely in lower
+    case that a recognizer reading capital letters found (the name and place lists, spaCy's
+    model; they read an all-lower-case text after its known name and place words were
+    capitalised, so "bill", "mark", "rose", "jack", "turkey" and "new jersey" are names and places
+    to them) is dropped unless the learned tagger reports a span overlapping it. The tagger reads
+    no case, so its silence on a lower-case word is the opinion that counts there: in chat and
+    tickets these words are ordinary far more often than names. Part ``sentence-initial``: the
+    same for a name of one word capitalised only because it opens a sentence, when no name or
+    place list knows it (:func:`~private_vectors.text.wordlist.plain_nouns`, not a place or a
+    country: "Email zebulon@...", "Attendance : 3,900"); places are left alone (the place
+    lists lack many real towns, "Chesterfield", "Wigan"). Spans of validated patterns (a name after "my name is", an address) and of
+    the keyed index stay, and so does everything when the tagger does not read the documents.
+    Rows ``lower-case-guesses`` and ``lower-case-guesses.sentence-initial`` of
+    ``benchmarks/text_rules.py``.
+
+    Args:
+        off: parts switched off, of :attr:`parts`.
+    """
+
+    name = "lower-case-guesses"
+    stage = "document"
+    summary = "where the tagger reads, a lower-case name that only capitalising made is no name"
+    parts = ("sentence-initial",)
+
+    def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
+        if not context.settings.tagger:
+            return spans
+        tagged = [s for s in spans if learned(s)]
+        initial = "sentence-initial" not in self.off
+        return [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
+
+
+def _unconfirmed(text: str, s: Span, tagged: list[Span], initial: bool) -> bool:
+    """A case-reading recognizer's guess in lower case (or one plain word opening a sentence) that
+    no tagger span overlaps."""
+    if s.label not in MODEL_LABELS or learned(s) or s.detector in PATTERN_RECOGNIZERS or s.detector == "keyed-index" \
+            or any(overlaps(s, t) for t in tagged):
+        return False
+    value = text[s.start:s.end]
+    if value.islower():
+        return True
+    word = value.casefold()
+    return initial and s.label == "PERSON" and value.isalpha() and value[1:].islower() and word in plain_nouns() \
+        and word not in places() and word not in countries() and sentence_initial(text, s.start)
