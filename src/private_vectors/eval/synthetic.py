@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError
+from ..errors import Described, InvalidParameterError
 
 __all__ = ["CONTACT_CITIES", "CONTACT_FIRST", "CONTACT_LAST", "PEOPLE_TEMPLATES", "PeopleCorpus", "contact_documents", "people_corpus", "shipped_words",
            "synthetic_pii_sentences", "synthetic_plain_sentences"]
@@ -199,7 +199,7 @@ def people_corpus(names_csv: str | Path, n: int = 200) -> PeopleCorpus:
             if len(people) == n:
                 break
     if len(people) < n:
-        raise InvalidParameterError("names_csv", f"at least {n} usable names", str(names_csv),
+        raise InvalidParameterError("names_csv", f"at least {n} usable names", Described(str(names_csv)),
                                     note=f"found {len(people)}")
     texts = [PEOPLE_TEMPLATES[i % len(PEOPLE_TEMPLATES)].format(name=f"{first} {last}")
              for i, (first, last) in enumerate(people)]
