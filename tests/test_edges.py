@@ -67,13 +67,13 @@ def test_native_chroma_duplicate_ids_follow_add_and_upsert_and_are_named(tmp_pat
 
     col = _chroma_collection(tmp_path, "dups")
     add_documents(col, ids=["a"], documents=["first"], store_raw_text=True)
-    with pytest.warns(UserWarning, match="'a'.*keeps the stored"):
+    with pytest.warns(UserWarning, match="at position 0 of the batch.*keeps the stored"):
         add_documents(col, ids=["a"], documents=["second"], store_raw_text=True)
     assert col.get(ids=["a"])["documents"] == ["first"]  # Chroma's add keeps what it holds
-    with pytest.warns(UserWarning, match="'a'.*replaced"):
+    with pytest.warns(UserWarning, match="at position 0 of the batch.*replaced"):
         add_documents(col, ids=["a"], documents=["third"], store_raw_text=True, upsert=True)
     assert col.get(ids=["a"])["documents"] == ["third"]
-    with pytest.raises(InvalidParameterError, match="repeated: 'b'"):
+    with pytest.raises(InvalidParameterError, match=r"1 id\(s\) repeated, at position 1 of the batch"):
         add_documents(col, ids=["b", "b"], documents=["x", "y"], store_raw_text=True)
 
 
@@ -84,28 +84,28 @@ def test_dropin_duplicate_ids_follow_each_store_and_are_named(tmp_path):
     store = Chroma(collection_name="dups", embedding_function=_ef(), persist_directory=str(tmp_path),
                    store_raw_text=True)
     store.add_texts(["first"], ids=["a"])
-    with pytest.warns(UserWarning, match="'a'.*replaced"):
+    with pytest.warns(UserWarning, match="at position 0 of the batch.*replaced"):
         store.add_texts(["second"], ids=["a"])  # langchain_chroma upserts
     assert store.get(ids=["a"])["documents"] == ["second"]
-    with pytest.raises(InvalidParameterError, match="repeated: 'b'"):
+    with pytest.raises(InvalidParameterError, match=r"1 id\(s\) repeated, at position 1 of the batch"):
         store.add_texts(["x", "y"], ids=["b", "b"])
     pytest.importorskip("langchain_community")
     pytest.importorskip("faiss")
     from private_vectors.langchain import FAISS
 
     faiss_store = FAISS.from_texts(["first"], _ef(), ids=["a"], store_raw_text=True)
-    with pytest.raises(InvalidParameterError, match="already held: \\['a'\\]"):
+    with pytest.raises(InvalidParameterError, match=r"1 id\(s\) held, at position 0 of the batch"):
         faiss_store.add_texts(["second"], ids=["a"])
-    with pytest.raises(InvalidParameterError, match="repeated: 'b'"):
+    with pytest.raises(InvalidParameterError, match=r"1 id\(s\) repeated, at position 1 of the batch"):
         faiss_store.add_texts(["x", "y"], ids=["b", "b"])
 
 
-def test_faiss_index_names_the_held_id():
+def test_faiss_index_names_where_the_held_id_is():
     from private_vectors.integrations.faiss import PrivateFaissIndex
 
     index = PrivateFaissIndex(_ef())
     index.add_texts(["first"], ids=["a"])
-    with pytest.raises(InvalidParameterError, match="already held: \\['a'\\]"):
+    with pytest.raises(InvalidParameterError, match=r"1 id\(s\) held, at position 0 of the batch"):
         index.add_texts(["second"], ids=["a"])
 
 

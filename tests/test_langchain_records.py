@@ -39,10 +39,19 @@ def _keys(store) -> list[str]:
     return list(store.yield_keys())
 
 
+def test_a_plain_store_over_the_cache_warns_that_it_keeps_the_raw_text():
+    from langchain_core.vectorstores import InMemoryVectorStore
+
+    cached = CacheBackedEmbeddings.from_bytes_store(_ef(), InMemoryByteStore(), namespace="ns:")
+    with pytest.warns(PrivacyWarning, match="the store keeps the raw text"):
+        InMemoryVectorStore(cached).add_texts(TEXTS)
+
+
 def test_cache_keys_are_keyed_hmacs_of_text_and_configuration():
     store = InMemoryByteStore()
     cached = CacheBackedEmbeddings.from_bytes_store(_ef(), store, namespace="ns:")
-    with pytest.warns(PrivacyWarning, match="the store keeps the raw text"):  # (no store here knows the text)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # no store is involved: the cache keeps no text
         cached.embed_documents(TEXTS)
     keys = _keys(store)
     assert len(keys) == 2 and all(k.startswith("ns:") and len(k) == 3 + 64 for k in keys)

@@ -70,11 +70,14 @@ def test_embedding_adapter_embeds_sanitized_nodes_as_they_are(monkeypatch):
     assert calls == []  # sanitized once, by SanitizeNodes
 
 
-def test_unsanitized_text_is_sanitized_once_with_a_warning():
+def test_unsanitized_text_is_sanitized_once_with_a_warning_where_a_store_keeps_it():
     ef = _ef()
     model = PrivateLlamaEmbedding(embedding=ef)
-    with pytest.warns(PrivacyWarning, match="the store keeps the raw text"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrivacyWarning)  # a direct call: no store keeps the text
         model.get_text_embedding_batch(["Maria Lopez flew to Madrid."])
+    with pytest.warns(PrivacyWarning, match="the store keeps the raw text"):
+        VectorStoreIndex.from_documents(_docs(), embed_model=model)  # the index's docstore keeps the raw text
     nodes = SentenceSplitter()(_docs())
     model(nodes)  # as a transformation: the stored node is the sanitized one
     assert all("Maria" not in n.text for n in nodes) and all(n.embedding for n in nodes)

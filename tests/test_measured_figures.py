@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from _scripts import load_script
-
 from private_vectors._files import measured_figures
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -180,11 +180,20 @@ def test_opening_reaches_chroma_s_reopen_check_in_process(tmp_path, monkeypatch,
         assert store().similarity_search("Maria", k=1)[0].id == "a"
 
 
+def _called_by_chroma(fn, *args):
+    """``fn(*args)`` called from a frame of a module named as chromadb's own (a store's code)."""
+    namespace = {"__name__": "chromadb.api.models.Collection", "fn": fn}
+    exec("def call(*args):\n    return fn(*args)\n", namespace)
+    return namespace["call"](*args)
+
+
 @pytest.mark.parametrize("guard", [True, False])
-def test_the_protected_path_keeps_an_adapter_silent_where_its_store_embeds(guard):
+@pytest.mark.parametrize("by_store", [True, False])
+def test_the_protected_path_keeps_an_adapter_silent_where_its_store_embeds(guard, by_store):
     """An adapter that sanitizes the text itself and then lets its store call the function (as
     Chroma's ``collection.add(documents=...)`` does) runs inside ``protected_path``: the function
-    cannot tell that call from a plain store's, which keeps the raw text, except by the context."""
+    cannot tell that call from a plain store's, which keeps the raw text, except by the context.
+    A call that no store's code makes (a direct call) involves no store and does not warn."""
     from private_vectors.guard import protected_path
 
     ef = PrivateEmbedding(model="fake:16", eps=10, concept="PII")
@@ -192,9 +201,9 @@ def test_the_protected_path_keeps_an_adapter_silent_where_its_store_embeds(guard
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         with protected_path() if guard else contextlib.nullcontext():
-            ef(sanitized)  # the store embeds what the adapter handed it
+            _called_by_chroma(ef, sanitized) if by_store else ef(sanitized)  # the store embeds what it was handed
     raw = [w for w in caught if issubclass(w.category, PrivacyWarning) and "raw text" in str(w.message)]
-    assert (not raw) if guard else raw
+    assert bool(raw) == (by_store and not guard)
 
 
 def test_detection_progress_reaches_the_detection_loop():

@@ -132,6 +132,7 @@ def test_the_native_chroma_quick_start_runs_from_the_installed_wheel(dist, tmp_p
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PRIVATE_VECTORS_KEY")}
     env["HOME"] = str(tmp_path / "home")  # the quick start keeps its key in the home folder
+    (tmp_path / "home").mkdir()
     script = "import private_vectors, sys; print('FROM', private_vectors.__file__)\n" + _readme_block(
         "Quick start: native Chroma")
     run = subprocess.run([str(python), "-c", script], cwd=work, env=env, capture_output=True, text=True, timeout=900)

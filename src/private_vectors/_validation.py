@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import InvalidParameterError, InvalidTypeError
+from .errors import Described, InvalidParameterError, InvalidTypeError
 
 __all__ = [
     "all_finite",
@@ -145,7 +145,7 @@ def check_texts(texts: Any, name: str = "texts", *, allow_empty_batch: bool = Tr
     if isinstance(texts, (str, bytes)) or texts is None:
         raise InvalidTypeError(name, "a list of strings", texts, note="wrap a single text in a list")
     if isinstance(texts, (Mapping, Set)):
-        raise InvalidTypeError(name, "a list of strings", f"<{type(texts).__name__}>",
+        raise InvalidTypeError(name, "a list of strings", Described(f"<{type(texts).__name__}>"),
                                note="pass list(d.values()) explicitly: a mapping or set has no batch order")
     try:
         items = list(texts)
@@ -167,7 +167,7 @@ def check_texts(texts: Any, name: str = "texts", *, allow_empty_batch: bool = Tr
 def _check_unicode_text(text: str, stripped: str, name: str) -> None:
     if all(c.isspace() or unicodedata.category(c) == "Cf" for c in stripped):
         raise InvalidParameterError(name, "a string with visible characters",
-                                    f"<{len(text)} whitespace/zero-width characters>",
+                                    Described(f"<{len(text)} whitespace/zero-width characters>"),
                                     note="zero-width and format characters (U+200B, U+FEFF, ...) do not count")
     bad = None
     try:
@@ -176,7 +176,7 @@ def _check_unicode_text(text: str, stripped: str, name: str) -> None:
         bad = exc.start
     if bad is not None:  # raised outside the except block: the text is not chained into the error
         raise InvalidParameterError(name, "a string that encodes as UTF-8",
-                                    f"<a str with a lone surrogate character at position {bad}>",
+                                    Described(f"<a str with a lone surrogate character at position {bad}>"),
                                     note="decode bytes with errors='replace' or remove the surrogate")
 
 

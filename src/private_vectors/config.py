@@ -21,7 +21,13 @@ import math
 import os
 from typing import Any
 
-from .errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from .errors import (
+    ArtefactError,
+    ConfigMismatchError,
+    Described,
+    InvalidParameterError,
+    InvalidTypeError,
+)
 
 __all__ = [
     "CHROMA_NAME",
@@ -77,13 +83,13 @@ def _key_bytes(key: Any) -> bytes | None:
         return env_bytes(KEY_ENV) or None
     if isinstance(key, str):
         if not key:
-            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
+            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", Described("<empty>"))
         return key.encode("utf-8")
     if isinstance(key, (bytes, bytearray)):
         if not key:
-            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", "<empty>")
+            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", Described("<empty>"))
         return bytes(key)
-    raise InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>")
+    raise InvalidTypeError("key", "None, a str or bytes secret", Described(f"<{type(key).__name__}>"))
 
 
 def _key_id(key: bytes) -> str:

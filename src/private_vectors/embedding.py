@@ -11,6 +11,7 @@ coordinate"): at n = 384 the Laplace noise norm n·unit/ε is ≈ 1.96 at ε = 1
 from __future__ import annotations
 
 import asyncio
+import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -27,8 +28,8 @@ from .config import (
     rebuild_arguments,
     validate_config,
 )
-from .errors import InvalidParameterError, PrivacyWarning
-from .guard import RAW_TEXT_MESSAGE, on_protected_path
+from .errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
+from .guard import RAW_TEXT_MESSAGE, on_protected_path, store_on_stack
 from .keys import MIN_KEY_BYTES, Keying, SecretKey
 from .options import DEFAULT_EPS, EmbeddingOptions, concept_parts
 from .pipeline import Pipeline, build_pipeline
@@ -208,6 +209,9 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         value = input if input is not None else text
         if isinstance(value, str):
             return self.embed_query_array([value])[0].tolist()
+        if not isinstance(value, (list, tuple)):
+            raise InvalidTypeError("text", "one query str (or, as Chroma passes them, a list of query strings)",
+                                   value)
         return list(self.embed_query_array(text_list(value, "input")))
 
     # -- LangChain's Embeddings protocol ----------------------------------------------------------
@@ -216,7 +220,9 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         return self.embed_array(text_list(texts, "texts")).tolist()
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
-        return await asyncio.get_running_loop().run_in_executor(None, self.embed_documents, texts)
+        self._warn_if_raw_text_is_stored()  # (here: the awaiting store is on this thread's stack)
+        items = text_list(texts, "texts")
+        return await asyncio.get_running_loop().run_in_executor(None, lambda: self.embed_array(items).tolist())
 
     async def aembed_query(self, text: str) -> list[float]:
         return await asyncio.get_running_loop().run_in_executor(None, self.embed_query, text)
@@ -256,7 +262,12 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         return privacy_report_text(self, texts)
 
     def _warn_if_raw_text_is_stored(self) -> None:
+        """Warn once when a store's own code (a plain Chroma collection, a LangChain or LlamaIndex
+        store) embeds documents it will keep as written: never on the library's protected paths
+        and never for a direct call, where no store is involved."""
         if self.pipeline.sanitizer is None or self._raw_text_warned or on_protected_path():
+            return
+        if not store_on_stack(sys._getframe(2)):
             return
         self._raw_text_warned = True
         warnings.warn(RAW_TEXT_MESSAGE, PrivacyWarning, stacklevel=3)

@@ -4,9 +4,11 @@ A :class:`~private_vectors.PrivateEmbedding` with a text stage sanitizes what it
 store that was handed the raw documents (``collection.add(documents=...)`` in Chroma,
 ``langchain_chroma.Chroma.add_texts``, ``langchain_community`` FAISS) still writes them to
 disk next to the protected vectors. The library cannot stop those stores from keeping what
-they were given, so it says so: the first time such a function embeds documents outside the
+they were given, so it says so: the first time such a function embeds documents for a store
+(Chroma, LangChain or LlamaIndex code on the call stack, :func:`store_on_stack`) outside the
 library's own store paths it emits one :class:`~private_vectors.errors.PrivacyWarning` per
-instance naming the protected call.
+instance naming the protected call. Embedding documents directly (``embed_documents``, a cache
+that keeps no text) involves no store and does not warn.
 
 The library's own paths (``private_vectors.chroma.add_documents``, the drop-in stores, the
 LlamaIndex components, ``PrivateFaissIndex``) sanitize the text themselves and run inside
@@ -21,10 +23,20 @@ raw text on purpose, or the store keeps no text), use the standard filter::
 from __future__ import annotations
 
 import contextvars
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import FrameType
 
-__all__ = ["RAW_TEXT_MESSAGE", "on_protected_path", "protected_path"]
+__all__ = ["RAW_TEXT_MESSAGE", "on_protected_path", "protected_path", "store_on_stack"]
+
+STORE_PACKAGES = ("chromadb", "langchain", "llama_index")
+"""Packages whose code, up the call stack, means a store will keep what is embedded: ``chromadb``,
+``llama_index`` and every ``langchain*`` distribution (``langchain_chroma``, ``langchain_community``…)."""
+_NOT_STORES = (".embeddings", ".callbacks", ".tracers", "instrumentation")
+"""Their parts that keep no text (embedding wrappers such as LangChain's ``CacheBackedEmbeddings``
+and LlamaIndex's ``BaseEmbedding``, callbacks, tracing): a frame of theirs is looked through."""
+_STACK_DEPTH = 64
 
 _PROTECTED: contextvars.ContextVar[bool] = contextvars.ContextVar("private_vectors_protected_path", default=False)
 # A ContextVar because the function cannot tell a protected adapter's store calling it from a plain
@@ -54,3 +66,20 @@ def protected_path() -> Iterator[None]:
 def on_protected_path() -> bool:
     """Whether the current call runs inside :func:`protected_path`."""
     return _PROTECTED.get()
+
+
+def store_on_stack(frame: FrameType | None = None) -> bool:
+    """Whether a store's code is among the callers of ``frame`` (default: the caller's): a frame
+    of Chroma, LangChain or LlamaIndex (:data:`STORE_PACKAGES`) other than their embedding
+    wrappers. An embedding function cannot see which store calls it otherwise; the nearest
+    :data:`_STACK_DEPTH` frames are read (an async caller's awaiting frames included)."""
+    frame = sys._getframe(1) if frame is None else frame
+    for _ in range(_STACK_DEPTH):
+        if frame is None:
+            return False
+        name = str(frame.f_globals.get("__name__", ""))
+        top = name.partition(".")[0]
+        if (top in STORE_PACKAGES or top.startswith("langchain")) and not any(p in name for p in _NOT_STORES):
+            return True
+        frame = frame.f_back
+    return False

@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from .config import env_bytes
-from .errors import InvalidParameterError, InvalidTypeError
+from .errors import Described, InvalidParameterError, InvalidTypeError
 
 __all__ = [
     "DERIVATIONS",
@@ -141,7 +141,7 @@ class SecretKey:
 
     def __init__(self, secret: bytes, source: str) -> None:
         if not isinstance(secret, bytes):  # pragma: no cover - internal use only
-            raise InvalidTypeError("secret", "bytes", f"<{type(secret).__name__}>")
+            raise InvalidTypeError("secret", "bytes", Described(f"<{type(secret).__name__}>"))
         self._secret = secret
         self.source = source
         self._lock = threading.Lock()
@@ -207,7 +207,7 @@ class SecretKey:
         secret = b""
         where = f"env {env}" if source == "env" else "key"
         raise InvalidParameterError(
-            "key", f"a random secret of at least {min_bytes} bytes", f"{weak[:-1]} from {where}>",
+            "key", f"a random secret of at least {min_bytes} bytes", Described(f"{weak[:-1]} from {where}>"),
             note=f"A short or patterned key can be guessed from the stored vectors; {make_key_hint()}")
 
     # -- protection ----------------------------------------------------------------------------
@@ -257,7 +257,7 @@ class SecretKey:
 
 def _conflict(env: str | None) -> InvalidParameterError:
     return InvalidParameterError(
-        "key", f"one key: the parameter and env {env} name different secrets", "<two different secrets>",
+        "key", f"one key: the parameter and env {env} name different secrets", Described("<two different secrets>"),
         note=f"pass key=... or set {env}, or make both the same")
 
 
@@ -275,12 +275,12 @@ def _coerce(key: Any, source: str, env: str) -> tuple[Exception | None, bytes | 
         encoded = _utf8_or_none(key)
         if encoded is None:
             return InvalidParameterError(
-                "key", "a str that encodes as UTF-8 (or bytes)", "<a str with unencodable characters, e.g. a lone "
-                "surrogate>", note=make_key_hint()), None
+                "key", "a str that encodes as UTF-8 (or bytes)", Described("<a str with unencodable characters, e.g. a lone "
+                "surrogate>"), note=make_key_hint()), None
         return None, encoded
     if isinstance(key, (bytes, bytearray, memoryview)):
         return None, bytes(key)
-    return InvalidTypeError("key", "None, a str or bytes secret", f"<{type(key).__name__}>"), None
+    return InvalidTypeError("key", "None, a str or bytes secret", Described(f"<{type(key).__name__}>")), None
 
 
 def new_salt() -> bytes:
@@ -448,10 +448,10 @@ class Keying:
         if not isinstance(salt, (bytes, bytearray)):
             raise InvalidTypeError("key_salt", f"bytes (at least {SALT_BYTES})", salt)
         if len(salt) < SALT_BYTES:
-            raise InvalidParameterError("key_salt", f"bytes of at least {SALT_BYTES} bytes", f"{len(salt)} bytes")
+            raise InvalidParameterError("key_salt", f"bytes of at least {SALT_BYTES} bytes", Described(f"{len(salt)} bytes"))
         if self.secret is None:
             raise InvalidParameterError("key_salt", "a salt only together with a key (keyed noise)",
-                                        "a salt without a key")
+                                        Described("a salt without a key"))
         with self._lock:
             self.salt = bytes(salt)
 
@@ -465,7 +465,7 @@ class Keying:
             raise InvalidParameterError("key", "a secret for keyed noise", None, note=make_key_hint())
         if self.version == "v2" and len(self.secret) < MIN_KEY_BYTES:
             raise InvalidParameterError("key", f"a secret of at least {MIN_KEY_BYTES} bytes for a new collection",
-                                        f"<a secret of {len(self.secret)} bytes>", note=make_key_hint())
+                                        Described(f"<a secret of {len(self.secret)} bytes>"), note=make_key_hint())
         with self._lock:
             if self.salt is None:
                 self.salt = self.default_salt  # no config recorded yet: reproducible without one

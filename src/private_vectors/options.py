@@ -133,11 +133,12 @@ def check_text_concept(value: Any, parameter: str = "text_concept") -> Any:
     if isinstance(value, str) and _known_text_concept(value):
         return value
     if isinstance(value, (list, tuple)):
-        unknown = [c for c in value if not _known_text_concept(c)]
+        unknown = [n for n, c in enumerate(value) if not _known_text_concept(c)]
         if value and not unknown:
             return tuple(value)
         raise InvalidParameterError(parameter, _text_concept_expected(), list(value),
-                                    note=f"not a text concept: {unknown!r}" if unknown else "the list is empty")
+                                    note=f"not a text concept: the item at position {unknown[0]}" if unknown
+                                    else "the list is empty")
     if _is_text_concept_object(value):
         return value
     if isinstance(value, str):
@@ -191,13 +192,13 @@ def concept_parts(concept: Any, *, mechanism: Any = None, **explicit: Any) -> di
             raise InvalidParameterError(name, f"the same value as concept= or concept= left out "
                                         f"(concept= gives {name}={parts[name]!r})", value)
         parts[name] = value
-    text = parts.get("text_concept")
+    concept_name = parts.get("text_concept")
     if (isinstance(mechanism, str) and mechanism.lower() == "mahalanobis" and "noise_concept" not in parts
-            and isinstance(text, str) and _has_noise_concept(text)):
+            and isinstance(concept_name, str) and _has_noise_concept(concept_name)):
         warnings.warn(f"mechanism='mahalanobis' takes its noise concept from noise_concept=...; "
-                      f"concept={text!r} was read as noise_concept={text!r} too (deprecated)",
+                      f"concept={concept_name!r} was read as noise_concept={concept_name!r} too (deprecated)",
                       DeprecationWarning, stacklevel=3)
-        parts["noise_concept"] = text
+        parts["noise_concept"] = concept_name
     return parts
 
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ._progress import advance, counts_documents
 from ._stages import Stages, build_sanitizer, noise_concept, query_mechanism
 from ._validation import as_float_matrix, check_stage_output, check_texts
 from ._version import __version__
@@ -45,11 +46,10 @@ from .retrieval import (
 )
 from .sealed.datakey import SealBinding
 
-__all__ = ["PROGRESS_MIN_TEXTS", "Pipeline", "Stages", "build_pipeline"]
+__all__ = ["ENCODE_CHUNK", "Pipeline", "Stages", "build_pipeline"]
 
-PROGRESS_MIN_TEXTS = 512
-"""Batches at least this long show a progress bar over detection and encoding (on a terminal)."""
-_PROGRESS_CHUNK = 128
+ENCODE_CHUNK = 64
+"""Documents encoded per encoder call: the step of an add's progress bar (:mod:`._progress`)."""
 
 
 def build_pipeline(options: EmbeddingOptions, keying: Keying, random: Any) -> Pipeline:
@@ -313,12 +313,14 @@ class Pipeline:
         return True
 
     # -- vectors ----------------------------------------------------------------------------------
-    def encode(self, texts: Any, name: str) -> tuple[list[str], np.ndarray]:
-        """Encoder → erasure, with the encoder's output checked (rows, finiteness, non-zero)."""
+    def encode(self, texts: Any, name: str, *, count: bool = False) -> tuple[list[str], np.ndarray]:
+        """Encoder → erasure, with the encoder's output checked (rows, finiteness, non-zero).
+        ``count``: documents of an add, encoded :data:`ENCODE_CHUNK` at a time and counted on its
+        progress bar."""
         items = check_texts(texts, name)
         if not items:
             return items, np.zeros((0, self.dim), dtype=np.float64)
-        mat, _ = as_float_matrix(np.asarray(self.encoder.encode(items)), f"model({name})", dim=self.dim)
+        mat, _ = as_float_matrix(self._encoder_rows(items, count), f"model({name})", dim=self.dim)
         if mat.shape[0] != len(items):
             raise InvalidParameterError(f"model({name})", f"{len(items)} rows", mat)
         zero = np.flatnonzero(~np.any(mat != 0, axis=1))
@@ -329,6 +331,19 @@ class Pipeline:
             mat = np.asarray(self.erasure.erase(mat), dtype=np.float64)
         return items, mat
 
+    def _encoder_rows(self, items: list[str], count: bool) -> np.ndarray:
+        """The encoder's rows for ``items``, in chunks counted on the add's bar when ``count``."""
+        if not count or len(items) <= ENCODE_CHUNK:
+            rows = np.asarray(self.encoder.encode(items))
+            if count:
+                advance(len(items))
+            return rows
+        parts = []
+        for start in range(0, len(items), ENCODE_CHUNK):
+            parts.append(np.atleast_2d(np.asarray(self.encoder.encode(items[start:start + ENCODE_CHUNK]))))
+            advance(len(parts[-1]))
+        return np.vstack(parts)
+
     def embed_sanitized(self, texts: Sequence[str], raw: Sequence[str] | None = None, *, exact: bool = False) -> Any:
         """Perturbed, stored-geometry vectors (float32) of texts that already went through the
         text stage. ``raw``: the texts before it, to tell a re-ingested text from two texts that
@@ -336,7 +351,7 @@ class Pipeline:
         vectors they perturbed, after erasure and before noise: float32 of the encoder's
         dimension, what a sealed record keeps), from the same pass."""
         self.keying.check_for_documents()
-        items, X = self.encode(texts, "texts")
+        items, X = self.encode(texts, "texts", count=True)
         if not items:
             empty = np.zeros((0, self.out_dim), dtype=np.float32)
             return (empty, np.zeros((0, self.dim), dtype=np.float32)) if exact else empty
@@ -357,37 +372,15 @@ class Pipeline:
         stored = np.asarray(stored, dtype=np.float32)
         return (stored, np.asarray(X, dtype=np.float32)) if exact else stored
 
+    @counts_documents("texts")
     def embed_documents(self, texts: Sequence[str], *, exact: bool = False) -> Any:
         """(sanitized texts, stored vectors), and with ``exact=True`` the exact vectors too
-        (:meth:`embed_sanitized`). A batch of :data:`PROGRESS_MIN_TEXTS` or more shows a progress
-        bar over detection (the whole batch first: the second pass needs all of it) and then
-        encoding, in chunks."""
+        (:meth:`embed_sanitized`): one add, with a progress bar when it runs long (detection
+        reads the whole batch first: its second pass needs all of it)."""
         items = check_texts(texts, "texts")
-        if len(items) < PROGRESS_MIN_TEXTS:
-            sanitized = self.sanitize_documents(items)
-            got = self.embed_sanitized(sanitized, raw=items, exact=exact)
-            return (sanitized, *got) if exact else (sanitized, got)
-        from tqdm.auto import tqdm
-
-        n = len(items)
-        with tqdm(total=2 * n, desc="private_vectors: detect + encode", unit="doc", leave=False) as bar:
-            sanitized = self._sanitize_with_progress(items, lambda done: bar.update(round(done * n) - bar.n))
-            bar.update(n - bar.n)
-            parts = []
-            for start in range(0, n, _PROGRESS_CHUNK):
-                parts.append(self.embed_sanitized(sanitized[start:start + _PROGRESS_CHUNK],
-                                                  raw=items[start:start + _PROGRESS_CHUNK], exact=True))
-                bar.update(len(parts[-1][0]))
-        stored = np.vstack([p[0] for p in parts])
-        return (sanitized, stored, np.vstack([p[1] for p in parts])) if exact else (sanitized, stored)
-
-    def _sanitize_with_progress(self, items: list[str], report: Any) -> list[str]:
-        if self.sanitizer is None:
-            return list(items)
-        from .text.sanitizer import detection_progress
-
-        with detection_progress(report):
-            return self.sanitize_documents(items)
+        sanitized = self.sanitize_documents(items)
+        got = self.embed_sanitized(sanitized, raw=items, exact=exact)
+        return (sanitized, *got) if exact else (sanitized, got)
 
     def keyed_noise(self, mechanism: Mechanism, X: np.ndarray, items: list[str], label: bytes) -> np.ndarray:
         """Noise determined by (key, context, text): v2 one batched call, v1 one stream per vector."""

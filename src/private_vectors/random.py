@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .errors import InvalidTypeError
+from .errors import Described, InvalidTypeError
 
 __all__ = ["KeyedStream", "RandomSource", "RandomState", "SecureRandom", "keyed_stream", "resolve_random_state"]
 
@@ -118,7 +118,7 @@ class SecureRandom:
 
         aes_key = secrets.token_bytes(32) if key is None else bytes(key)
         if len(aes_key) != 32:
-            raise InvalidTypeError("key", "32 bytes", f"{len(aes_key)} bytes")
+            raise InvalidTypeError("key", "32 bytes", Described(f"{len(aes_key)} bytes"))
         self._cipher = Cipher(algorithms.AES(aes_key), modes.CTR(bytes(16))).encryptor()
         self._seed = secrets.randbits(128) if key is None else int.from_bytes(self.words(4).tobytes(), "little")
         self._gen: np.random.Generator | None = None

@@ -38,7 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InvalidParameterError, InvalidTypeError, PrivateVectorsError
+from ._progress import counts_documents
+from .errors import Described, InvalidParameterError, InvalidTypeError, PrivateVectorsError
 from .keys import SecretKey, canonical_context, make_key_hint
 
 __all__ = [
@@ -126,7 +127,7 @@ class RestoreData:
             RestoreError: ``text`` is not the text the record was made for.
         """
         if not isinstance(text, str):
-            raise InvalidTypeError("text", "the stored document text (str)", f"<{type(text).__name__}>")
+            raise InvalidTypeError("text", "the stored document text (str)", Described(f"<{type(text).__name__}>"))
         if hashlib.sha256(text.encode("utf-8")).hexdigest() != self.text_sha256:
             raise RestoreError(f"document {self.doc_id!r}: its text is not the text its restore record was made for "
                                "(edited, truncated or another document's); nothing was restored")
@@ -298,7 +299,7 @@ class Restorer:
         items = list(texts)
         ids = list(ids)
         if len(ids) != len(items):
-            raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", f"{len(ids)} ids")
+            raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", Described(f"{len(ids)} ids"))
         out, logs = sanitizer.apply_recorded(items)
         return out, [self.seal(i, o, _record_entries(t, o, log)) for i, t, o, log in zip(ids, items, out, logs,
                                                                                           strict=True)]
@@ -390,7 +391,7 @@ class Restorer:
             RestoreError: as :meth:`restore_documents` for any document carrying a record.
         """
         if not isinstance(answer, str):
-            raise InvalidTypeError("answer", "the model's answer (str)", f"<{type(answer).__name__}>")
+            raise InvalidTypeError("answer", "the model's answer (str)", Described(f"<{type(answer).__name__}>"))
         forms = _answer_forms(self.open_documents(documents))
         if not forms:
             return answer
@@ -508,7 +509,7 @@ def _parts(doc: Any) -> tuple[str | None, str, Any]:
         doc_id, text = doc.id, doc.text
     else:
         raise InvalidTypeError("documents[i]", "a LangChain Document, a LlamaIndex node, a StoredDocument or an "
-                               "(id, text, record) tuple", f"<{type(doc).__name__}>")
+                               "(id, text, record) tuple", Described(f"<{type(doc).__name__}>"))
     return (None if doc_id is None else _doc_id(doc_id)), text, meta.get(RESTORE_KEY)
 
 
@@ -561,12 +562,13 @@ def seal_records(embedding: Any, ids: Sequence[Any], texts: Sequence[str], sanit
         return None
     ids, items = list(ids), list(texts)
     if len(ids) != len(items):
-        raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", f"{len(ids)} ids")
+        raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", Described(f"{len(ids)} ids"))
     restorer = Restorer.for_embedding(embedding)
     return [restorer.seal(i, o, _record_entries(t, o, log))
             for i, t, o, log in zip(ids, items, sanitized, logs, strict=True)]
 
 
+@counts_documents("texts")
 def prepare_with_restore(embedding: Any, texts: Sequence[str], ids: Sequence[Any], *,
                          store_raw_text: bool = False) -> tuple[list[str] | None, Any, list[str] | None]:
     """``embedding.prepare_documents`` plus each document's restore record.
@@ -583,7 +585,7 @@ def prepare_with_restore(embedding: Any, texts: Sequence[str], ids: Sequence[Any
 
     items, ids = check_texts(texts, "texts"), list(ids)
     if len(ids) != len(items):
-        raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", f"{len(ids)} ids")
+        raise InvalidParameterError("ids", f"{len(items)} ids (one per document)", Described(f"{len(ids)} ids"))
     if not wants_restore(embedding, store_raw_text=store_raw_text):
         stored, vectors = embedding.prepare_documents(items, store_raw_text=store_raw_text)
         return stored, vectors, None

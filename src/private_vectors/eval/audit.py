@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from ..errors import Described, InvalidParameterError
 from .audit_attack import TRAIN_SHARE, tokens_and_names
 from .audit_inputs import RawSource, load_qrels, load_queries, load_raw
 from .audit_measure import AuditedDocuments, StoreMeasure
@@ -221,7 +221,7 @@ def _coverage(snap: Any, raw_docs: Mapping[str, str], max_docs: int, seed: int) 
                 "raw_not_in_store": len(raw_docs) - len(covered), "store_not_in_raw": len(stored_ids) - len(covered)}
     if len(covered) < 10:
         raise InvalidParameterError("raw", "raw documents for at least 10 of the store's ids",
-                                    f"{len(covered)} matching ids (of {len(raw_docs)} raw, {len(snap.ids)} stored)")
+                                    Described(f"{len(covered)} matching ids (of {len(raw_docs)} raw, {len(snap.ids)} stored)"))
     if len(covered) > max_docs:
         keep = set(np.random.default_rng(seed).choice(len(covered), size=max_docs, replace=False).tolist())
         covered = [d for j, d in enumerate(covered) if j in keep]

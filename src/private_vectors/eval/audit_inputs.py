@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = ["load_qrels", "load_queries", "load_raw"]
 
@@ -35,7 +35,7 @@ def load_raw(source: RawSource, ids: Sequence[str], *, id_field: str = "id",
         got = list(source(list(ids)))
         if len(got) != len(ids):
             raise InvalidParameterError("raw", f"a callable returning {len(ids)} texts (one per id, None if absent)",
-                                        f"{len(got)} items")
+                                        Described(f"{len(got)} items"))
         return {i: t for i, t in zip(ids, got, strict=True) if isinstance(t, str) and t}
     if isinstance(source, Mapping):
         return {str(k): v for k, v in source.items() if isinstance(v, str) and v}
@@ -47,7 +47,7 @@ def load_raw(source: RawSource, ids: Sequence[str], *, id_field: str = "id",
 
 def _rows(path: Path, id_field: str, text_field: str) -> list[dict[str, Any]]:
     if not path.is_file():
-        raise InvalidParameterError("raw", "an existing JSONL, CSV or Parquet file", str(path))
+        raise InvalidParameterError("raw", "an existing JSONL, CSV or Parquet file", Described(str(path)))
     suffix = path.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
         rows = _jsonl(path, "raw")
@@ -61,11 +61,11 @@ def _rows(path: Path, id_field: str, text_field: str) -> list[dict[str, Any]]:
             raise ModelNotAvailableError("reading Parquet needs pyarrow (pip install pyarrow)") from exc
         rows = pq.read_table(path, columns=[id_field, text_field]).to_pylist()
     else:
-        raise InvalidParameterError("raw", "a file ending in .jsonl, .csv, .tsv or .parquet", str(path))
+        raise InvalidParameterError("raw", "a file ending in .jsonl, .csv, .tsv or .parquet", Described(str(path)))
     for n, r in enumerate(rows):
         if id_field not in r or text_field not in r:
             raise InvalidParameterError("raw", f"rows with the fields {id_field!r} and {text_field!r}",
-                                        f"row {n} with fields {sorted(r)}")
+                                        Described(f"row {n} with fields {sorted(r)}"))
     return rows
 
 
@@ -78,9 +78,9 @@ def _jsonl(path: Path, name: str) -> list[dict[str, Any]]:
             try:
                 row = json.loads(line)
             except ValueError:
-                raise InvalidParameterError(name, "one JSON object per line", f"line {n + 1} of {path}") from None
+                raise InvalidParameterError(name, "one JSON object per line", Described(f"line {n + 1} of {path}")) from None
             if not isinstance(row, dict):
-                raise InvalidParameterError(name, "one JSON object per line", f"line {n + 1} of {path}")
+                raise InvalidParameterError(name, "one JSON object per line", Described(f"line {n + 1} of {path}"))
             rows.append(row)
     return rows
 
@@ -104,7 +104,7 @@ def load_qrels(source: str | Path | Mapping[str, Mapping[str, int]]) -> dict[str
         return {str(q): {str(d): int(g) for d, g in rel.items()} for q, rel in source.items()}
     path = Path(source)
     if not path.is_file():
-        raise InvalidParameterError("qrels", "an existing TSV file (query-id, corpus-id, score)", str(path))
+        raise InvalidParameterError("qrels", "an existing TSV file (query-id, corpus-id, score)", Described(str(path)))
     out: dict[str, dict[str, int]] = {}
     with path.open(encoding="utf-8") as fh:
         for n, line in enumerate(fh):

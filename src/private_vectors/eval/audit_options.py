@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError
+from ..errors import Described, InvalidParameterError
 
 __all__ = ["AuditOptions", "audit_options"]
 
@@ -68,5 +68,5 @@ def audit_options(store: str | Path, *, attackers: Mapping[str, Any] | None = No
     store_path = Path(store).resolve()
     if cache_dir is not None and (Path(cache_dir).resolve() == store_path or
                                   store_path in Path(cache_dir).resolve().parents):
-        raise InvalidParameterError("cache_dir", "a folder outside the audited store", str(cache_dir))
+        raise InvalidParameterError("cache_dir", "a folder outside the audited store", Described(str(cache_dir)))
     return AuditOptions(attackers=spec, quick=quick, cache_dir=cache_dir, settings=settings, **given)

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError
+from ..errors import ArtefactError, ConfigMismatchError, Described, InvalidParameterError
 
 __all__ = ["REMOTE_PROVIDERS", "STORE_KINDS", "StoreSnapshot", "detect_kind", "embedding_for", "read_store"]
 
@@ -143,7 +143,7 @@ def read_store(path: str | Path, *, kind: str = "auto", collection: str | None =
         del key
     folder = Path(path)
     if not folder.is_dir():
-        raise InvalidParameterError("store", "an existing store folder", str(path))
+        raise InvalidParameterError("store", "an existing store folder", Described(str(path)))
     if kind == "auto":
         kind = detect_kind(folder)
     if kind not in STORE_KINDS:

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidParameterError
+from ..errors import Described, InvalidParameterError
 
 __all__ = ["CONTACT_CITIES", "CONTACT_FIRST", "CONTACT_LAST", "FIRST_HOUR_TEMPLATES", "PEOPLE_TEMPLATES", "PeopleCorpus",
            "PlantedCorpus", "contact_documents", "first_hour_corpus", "people_corpus", "shipped_words",
@@ -193,7 +193,7 @@ def _usable_names(names_csv: str | Path, n: int, templates: Sequence[str]) -> li
             if len(people) == n:
                 break
     if len(people) < n:
-        raise InvalidParameterError("names_csv", f"at least {n} usable names", str(names_csv),
+        raise InvalidParameterError("names_csv", f"at least {n} usable names", Described(str(names_csv)),
                                     note=f"found {len(people)}")
     return people
 

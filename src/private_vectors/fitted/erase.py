@@ -20,7 +20,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError
+from ..errors import Described, InvalidParameterError, InvalidTypeError
 
 __all__ = ["ErasureSpec", "check_erase", "resolve_erase"]
 
@@ -64,7 +64,7 @@ class ErasureSpec:
         if self.attribute in BUILTIN_ATTRIBUTES and self.method not in BUILTIN_METHODS:
             raise InvalidParameterError(
                 "erase.method", f"a method shipped for the built-in {self.attribute!r}: "
-                + ", ".join(repr(m) for m in BUILTIN_METHODS), self.method,
+                + ", ".join(repr(m) for m in BUILTIN_METHODS), Described(repr(self.method)),
                 note=f"fit another method on your own labelled texts with fit_attribute(..., method={self.method!r})")
 
 

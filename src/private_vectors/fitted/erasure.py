@@ -47,7 +47,7 @@ from .._validation import (
     check_non_negative_finite,
     check_positive_finite,
 )
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = [
     "ERASURE_METHODS",
@@ -152,7 +152,7 @@ class Erasure:
             raise InvalidParameterError("task_labels", f"a task label per vector for method {self.method!r}", None)
         if not self.needs_task_labels and y is not None:
             raise InvalidParameterError("task_labels", f"None for method {self.method!r} (it uses no task label; "
-                                        "'region-leace' and 'task-projection' do)", "task labels")
+                                        "'region-leace' and 'task-projection' do)", Described("task labels"))
         self.n_features_in_ = mat.shape[1]
         if self.needs_task_labels:
             task, _ = encode_labels(y, mat.shape[0], "task_labels")

@@ -19,7 +19,7 @@ import hashlib
 import hmac
 from typing import Any
 
-from ..errors import InvalidParameterError
+from ..errors import Described, InvalidParameterError
 from ..keys import hkdf_sha256, make_key_hint
 
 __all__ = ["RecordHasher", "record_hasher"]
@@ -71,6 +71,6 @@ def record_hasher(embedding: Any, purpose: str, *, required: str | None = None) 
             raise InvalidParameterError(
                 required, "a PrivateEmbedding with a key: these records are keyed by an HMAC of each document "
                 "under it (without one the only stable key is an unkeyed hash of the raw text, which a "
-                "dictionary of guesses reverses)", "a PrivateEmbedding without a key", note=make_key_hint())
+                "dictionary of guesses reverses)", Described("a PrivateEmbedding without a key"), note=make_key_hint())
         return None
     return RecordHasher(secret, purpose)

@@ -20,11 +20,11 @@ from typing import Any
 
 from ..config import check_config_compatible, comparable_config
 from ..embedding import PrivateEmbedding, rebuild
-from ..errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
+from ..errors import Described, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from ..keys import SecretKey, key_scope
 
 __all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "check_unique_ids",
-           "sanitize_metadatas", "sanitize_values", "stored_embedding", "warn_existing_ids"]
+           "positions", "sanitize_metadatas", "sanitize_values", "stored_embedding", "warn_existing_ids"]
 
 METADATA_TEXT = ("sanitize", "keep")
 """``metadata_text`` choices: string values through the text stage, or kept as given (for
@@ -96,29 +96,36 @@ def _joined_words(embedding: Any, values: list[str]) -> list[str]:
     return out
 
 
+def positions(indexes: Sequence[int], what: str) -> str:
+    """'2 ids held, at positions 0 and 3 of the batch': ids named by where they are, never by
+    their value (an id can be a name or an e-mail address)."""
+    shown = [str(i) for i in indexes[:5]] + ([f"{len(indexes) - 5} more"] if len(indexes) > 5 else [])
+    where = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return f"{len(indexes)} id(s) {what}, at position{'s' if len(indexes) > 1 else ''} {where} of the batch"
+
+
 def check_unique_ids(ids: Sequence[Any], store: str) -> None:
-    """Refuse a batch that repeats an id, naming it (``store`` refuses such a batch too).
+    """Refuse a batch that repeats an id, naming where (``store`` refuses such a batch too).
 
     Raises:
         InvalidParameterError: an id occurs twice in ``ids``.
     """
-    counts: dict[Any, int] = {}
-    for i in ids:
-        counts[i] = counts.get(i, 0) + 1
-    repeated = [i for i, n in counts.items() if n > 1]
+    first: dict[Any, int] = {}
+    repeated = [n for n, i in enumerate(ids) if first.setdefault(i, n) != n]
     if repeated:
-        shown = ", ".join(repr(i) for i in repeated[:5])
         raise InvalidParameterError("ids", f"ids that occur once in the batch ({store} refuses a repeated id)",
-                                    f"repeated: {shown}")
+                                    Described(positions(repeated, "repeated")))
 
 
-def warn_existing_ids(existing: Sequence[Any], store: str, outcome: str) -> None:
-    """Say which ids were already in the store and what the store did with them (UserWarning)."""
+def warn_existing_ids(existing: Sequence[Any], store: str, outcome: str, batch: Sequence[Any] = ()) -> None:
+    """Say how many ids of ``batch`` were already in the store, where, and what the store did
+    with them (UserWarning; positions, never the ids themselves)."""
     if not existing:
         return
-    shown = ", ".join(repr(i) for i in list(existing)[:5]) + (f" and {len(existing) - 5} more" if len(existing) > 5
-                                                               else "")
-    warnings.warn(f"{len(existing)} id(s) already in the {store}: {shown}; {outcome}", UserWarning, stacklevel=3)
+    held = set(existing)
+    where = positions([n for n, i in enumerate(batch) if i in held], "already in the " + store) if batch else (
+        f"{len(existing)} id(s) already in the {store}")
+    warnings.warn(f"{where}; {outcome}", UserWarning, stacklevel=3)
 
 
 def check_metadata_text(value: Any) -> str:
@@ -136,10 +143,10 @@ def check_metadatas(metadatas: Sequence[Any] | None, count: int) -> list[Any]:
         InvalidParameterError: more entries than documents.
     """
     if isinstance(metadatas, dict):
-        raise InvalidTypeError("metadatas", "a list with one dict (or None) per document", "<a single dict>")
+        raise InvalidTypeError("metadatas", "a list with one dict (or None) per document", Described("<a single dict>"))
     metas = list(metadatas or [])
     if len(metas) > count:
-        raise InvalidParameterError("metadatas", f"at most {count} entries (one per document)", f"{len(metas)} entries")
+        raise InvalidParameterError("metadatas", f"at most {count} entries (one per document)", Described(f"{len(metas)} entries"))
     for m in metas:
         if m is not None and not isinstance(m, dict):
             raise InvalidTypeError("metadatas", "a dict (or None) per document", m)
@@ -212,7 +219,7 @@ def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key:
         with key_scope(secret):
             return rebuild(stored, where, use_cache=False)
     if key is not None:
-        raise InvalidParameterError("key", f"no key together with {parameter} (the function has its own)", "<a key>")
+        raise InvalidParameterError("key", f"no key together with {parameter} (the function has its own)", Described("<a key>"))
     if not isinstance(given, PrivateEmbedding):
         raise InvalidTypeError(parameter, "the PrivateEmbedding the store was written with (or None)", given)
     check_config_compatible(comparable_config(stored, given), given.get_config())

@@ -53,6 +53,7 @@ from ..embedding import PrivateEmbedding
 from ..errors import (
     ArtefactError,
     ConfigMismatchError,
+    Described,
     InvalidParameterError,
     InvalidTypeError,
     PrivacyWarning,
@@ -253,7 +254,7 @@ def _renamed_embedding(embedding: Any, embedding_function: Any, where: str) -> A
                   "uses)", DeprecationWarning, stacklevel=3)
     if embedding is not _UNSET and embedding is not None:
         raise InvalidParameterError("embedding_function", "the same function given once (embedding= or the "
-                                    "deprecated embedding_function=)", "both")
+                                    "deprecated embedding_function=)", Described("both"))
     return embedding_function
 
 
@@ -331,7 +332,7 @@ def open_collection(client: Any, name: str, embedding: Any = None, *, key: Any =
                     "pass embedding= explicitly")
             embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
     elif key is not None:
-        raise InvalidParameterError("key", "no key together with embedding (the function has its own)", "<a key>")
+        raise InvalidParameterError("key", "no key together with embedding (the function has its own)", Described("<a key>"))
     col = client.get_collection(name, embedding_function=embedding_function)
     check_collection(col, embedding_function)
     load_query_index(col, embedding_function)
@@ -385,16 +386,19 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     check_collection(collection, ef)
     ids = list(ids)
     if isinstance(documents, str):
-        raise InvalidTypeError("documents", "a list of strings", "<str>", note="wrap a single text in a list")
+        raise InvalidTypeError("documents", "a list of strings", Described("<str>"), note="wrap a single text in a list")
     if len(ids) != len(documents):
-        raise InvalidParameterError("ids", f"{len(documents)} ids (one per document)", f"{len(ids)} ids")
+        raise InvalidParameterError("ids", f"{len(documents)} ids (one per document)", Described(f"{len(ids)} ids"))
     metas = _metadatas(metadatas, len(ids))
     if not ids:  # nothing to add (Chroma itself refuses an empty batch)
         return [] if store_raw_text or ef.sanitizer is not None else None
+    bad = next((n for n, i in enumerate(ids) if not isinstance(i, str) or not i), None)
+    if bad is not None:  # (before Chroma sees them: its own error would show the id)
+        raise InvalidTypeError(f"ids[{bad}]", "a non-empty str (Chroma's ids are strings)", ids[bad])
     check_unique_ids(ids, "Chroma")
     warn_existing_ids(collection.get(ids=ids, include=[])["ids"], f"collection {collection.name!r}",
                       "replaced (upsert=True)" if upsert else "Chroma's add keeps the stored documents "
-                      "(upsert=True replaces them)")
+                      "(upsert=True replaces them)", ids)
     with protected_path():  # documents first: the text stage then knows their names in a lone metadata value
         stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
         if metas is not None:
@@ -486,10 +490,10 @@ def _metadatas(metadatas: Any, n: int) -> list[dict[str, Any] | None] | None:
     if metadatas is None:
         return None
     if isinstance(metadatas, Mapping):
-        raise InvalidTypeError("metadatas", "a list with one mapping (or None) per document", "<a single mapping>")
+        raise InvalidTypeError("metadatas", "a list with one mapping (or None) per document", Described("<a single mapping>"))
     metas = [None if m is None else dict(m) for m in metadatas]
     if len(metas) != n:
-        raise InvalidParameterError("metadatas", f"{n} entries (one per document)", f"{len(metas)} entries")
+        raise InvalidParameterError("metadatas", f"{n} entries (one per document)", Described(f"{len(metas)} entries"))
     return metas
 
 

@@ -38,15 +38,23 @@ from typing import Any
 import numpy as np
 
 from .._files import fsync_path as _fsync
+from .._progress import counts_documents
 from .._validation import check_int, check_texts
 from ..embedding import PrivateEmbedding
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import (
+    ArtefactError,
+    Described,
+    InvalidParameterError,
+    InvalidTypeError,
+    ModelNotAvailableError,
+)
 from ..guard import protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
 from ._stored import (
     check_metadata_text,
     check_metadatas,
     check_unique_ids,
+    positions,
     sanitize_metadatas,
     stored_embedding,
 )
@@ -198,6 +206,7 @@ class PrivateFaissIndex:
         return X
 
     # -- verbs --------------------------------------------------------------------------------
+    @counts_documents("texts")
     def add_texts(self, texts: Sequence[str], ids: Sequence[int] | Sequence[str] | None = None,
                   metadatas: Sequence[dict[str, Any] | None] | None = None) -> list[Any]:
         """Embed (perturb) and add ``texts``; returns their ids. A failed batch adds nothing.
@@ -250,22 +259,24 @@ class PrivateFaissIndex:
             raise InvalidTypeError("ids", f"{count} ids (a list)", ids, note="wrap a single id in a list")
         items = list(ids)
         if len(items) != count:
-            raise InvalidParameterError("ids", f"{count} ids (one per text)", f"{len(items)} ids")
+            raise InvalidParameterError("ids", f"{count} ids (one per text)", Described(f"{len(items)} ids"))
         if not items:
             return None
         if all(isinstance(i, str) for i in items):
             if any(not i for i in items):
-                raise InvalidParameterError("ids", "non-empty ids", items[:5])
+                raise InvalidParameterError("ids", "non-empty ids", Described(f"an empty id at position {items.index('')}"))
             check_unique_ids(items, "the index")
-            _refuse_held([i for i in items if i in self._by_key])
+            _refuse_held([n for n, i in enumerate(items) if i in self._by_key])
             return items
         if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
-            raise InvalidTypeError("ids", f"{count} integer ids or {count} string ids", items[:5])
+            raise InvalidTypeError("ids", f"{count} integer ids or {count} string ids",
+                                   Described(f"ids of types {sorted({type(i).__name__ for i in items})}"))
         ints = [int(i) for i in items]
         if self._keys:
-            raise InvalidParameterError("ids", "string ids (this index already uses string ids)", ints[:5])
+            raise InvalidParameterError("ids", "string ids (this index already uses string ids)",
+                                        Described(f"{len(ints)} integer ids"))
         check_unique_ids(ints, "the index")
-        _refuse_held([i for i in ints if i in self.texts])
+        _refuse_held([n for n, i in enumerate(ints) if i in self.texts])
         return ints
 
     def _public_id(self, internal: int) -> Any:
@@ -464,8 +475,9 @@ def build_index(texts: Sequence[str], embedding: PrivateEmbedding, *, kind: str 
     return index
 
 
-def _refuse_held(held: list[Any]) -> None:
-    """An id the index holds is refused, named (a FAISS id map would keep both vectors under it)."""
+def _refuse_held(held: list[int]) -> None:
+    """An id the index holds is refused, by its position in the batch (a FAISS id map would keep
+    both vectors under it)."""
     if held:
         raise InvalidParameterError("ids", "ids not already in the index (delete them first)",
-                                    f"already held: {held[:5]}")
+                                    Described(positions(held, "held")))

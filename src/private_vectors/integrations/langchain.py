@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..embedding import CHROMA_NAME, PrivateEmbedding, rebuild
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, with_records
@@ -115,7 +115,7 @@ def stored_texts(embedding: Any, texts: Sequence[str], *, store_raw_text: bool =
     out = list(out)
     if len(out) != len(items) or not all(isinstance(t, str) for t in out):
         raise InvalidParameterError("embedding_function.texts_to_store", f"{len(items)} strings",
-                                    f"{len(out)} items of types {sorted({type(t).__name__ for t in out})}")
+                                    Described(f"{len(out)} items of types {sorted({type(t).__name__ for t in out})}"))
     return out
 
 
@@ -174,7 +174,7 @@ class Chroma(_Base):
             raise InvalidTypeError("store_raw_text", "True or False", store_raw_text)
         if key is not None and embedding_function is not None:
             raise InvalidParameterError("key", "no key together with embedding_function (the function has its own)",
-                                        "<a key>")
+                                        Described("<a key>"))
         self._store_raw_text = store_raw_text
         self._metadata_text = check_metadata_text(metadata_text)
         embedding_function, self._vector_cache = unwrap_cache(embedding_function)
@@ -266,7 +266,7 @@ class Chroma(_Base):
             return []
         check_unique_ids(ids, "Chroma")
         warn_existing_ids(self._collection.get(ids=ids, include=[])["ids"], f"collection {self._collection.name!r}",
-                          "replaced (langchain_chroma's add_texts upserts)")
+                          "replaced (langchain_chroma's add_texts upserts)", ids)
         ef = self._embedding_function
         if ef is None and not self._store_raw_text:
             raise InvalidParameterError(

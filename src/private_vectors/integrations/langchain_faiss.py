@@ -41,7 +41,13 @@ import numpy as np
 from .._files import fsync_path
 from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import (
+    ArtefactError,
+    Described,
+    InvalidParameterError,
+    InvalidTypeError,
+    ModelNotAvailableError,
+)
 from ..guard import protected_path
 from ..restore import with_records
 from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
@@ -49,6 +55,7 @@ from ._stored import (
     check_metadata_text,
     check_metadatas,
     check_unique_ids,
+    positions,
     sanitize_metadatas,
     stored_embedding,
 )
@@ -149,7 +156,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                         **kwargs: Any) -> FAISS:
         """Refused: vectors embedded elsewhere did not go through the PrivateEmbedding."""
         raise InvalidParameterError("text_embeddings", "texts, embedded by the store's PrivateEmbedding "
-                                    "(FAISS.from_texts)", "precomputed embeddings",
+                                    "(FAISS.from_texts)", Described("precomputed embeddings"),
                                     note="vectors computed elsewhere carry no noise and their texts no sanitizing")
 
     # -- adding -----------------------------------------------------------------------------------
@@ -179,10 +186,10 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             return []
         check_unique_ids(ids, "langchain_community's FAISS")
         held = set(self.index_to_docstore_id.values())
-        existing = [i for i in ids if i in held]
+        existing = [n for n, i in enumerate(ids) if i in held]
         if existing:  # langchain_community's FAISS refuses them too
             raise InvalidParameterError("ids", "ids not already in the store (langchain_community's FAISS refuses "
-                                        "one it holds; delete it first)", f"already held: {existing[:5]}")
+                                        "one it holds; delete it first)", Described(positions(existing, "held")))
         check_metadatas(metadatas, len(items))  # (refused before any work)
         with protected_path():  # the library's own store path: the raw-text guard stays silent
             kept, vectors, records = prepare_cached(ef, self._vector_cache, items, ids,
@@ -204,7 +211,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         """Refused unless ``store_raw_text=True``: vectors embedded elsewhere skipped the noise."""
         if not self.store_raw_text:
             raise InvalidParameterError("text_embeddings", "texts added with add_texts (embedded by the store's "
-                                        "PrivateEmbedding)", "precomputed embeddings",
+                                        "PrivateEmbedding)", Described("precomputed embeddings"),
                                         note="vectors computed elsewhere carry no noise and their texts no sanitizing")
         return super().add_embeddings(text_embeddings, metadatas=metadatas, ids=ids, **kwargs)
 
@@ -222,7 +229,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             check_config_compatible(mine.get_config(), theirs.get_config())
         if target.store_raw_text and not self.store_raw_text:
             raise InvalidParameterError("target", "a store without raw text (store_raw_text=False)",
-                                        "a store with store_raw_text=True")
+                                        Described("a store with store_raw_text=True"))
         super().merge_from(target)
 
     # -- scores -----------------------------------------------------------------------------------
@@ -274,7 +281,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             sidecar = json.dumps(self._sidecar(), ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError("metadata", "JSON values (str, number, bool, None, lists, dicts)",
-                                        type(exc).__name__, note=str(exc)) from None
+                                        Described(type(exc).__name__), note=str(exc)) from None
         index_file, json_file = path / f"{index_name}.faiss", path / f"{index_name}.json"
         index_tmp, json_tmp = path / f"{index_name}.faiss.tmp", path / f"{index_name}.json.tmp"
         faiss.write_index(self.index, str(index_tmp))
@@ -339,13 +346,13 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
 
     def serialize_to_bytes(self) -> bytes:
         """Refused: LangChain's byte form is a pickle. Use :meth:`save_local`."""
-        raise InvalidParameterError("serialize_to_bytes", "save_local(folder) (JSON + FAISS index)", "a pickle",
+        raise InvalidParameterError("serialize_to_bytes", "save_local(folder) (JSON + FAISS index)", Described("a pickle"),
                                     note="the byte form of langchain_community's FAISS is a pickle")
 
     @classmethod
     def deserialize_from_bytes(cls, serialized: bytes, embeddings: Any, **kwargs: Any) -> FAISS:
         """Refused: LangChain's byte form is a pickle (loading it runs code). Use :meth:`load_local`."""
-        raise InvalidParameterError("serialized", "a folder written by save_local (load_local)", "pickled bytes",
+        raise InvalidParameterError("serialized", "a folder written by save_local (load_local)", Described("pickled bytes"),
                                     note="unpickling runs code from the data")
 
 

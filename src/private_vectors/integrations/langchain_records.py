@@ -37,8 +37,9 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import advance, counts_documents
 from ..embedding import PrivateEmbedding
-from ..errors import InvalidParameterError, ModelNotAvailableError, PrivacyWarning
+from ..errors import Described, InvalidParameterError, ModelNotAvailableError, PrivacyWarning
 from ..guard import protected_path
 from ..restore import prepare_with_restore, sanitize_recorded, seal_records, with_records
 from ._hashing import record_hasher
@@ -73,6 +74,7 @@ def unwrap(embedding: Any) -> tuple[Any, Any]:
     return embedding, None
 
 
+@counts_documents("texts")
 def prepare_cached(embedding: PrivateEmbedding, cache: Any, texts: list[str], ids: Sequence[Any], *,
                    store_raw_text: bool = False) -> tuple[list[str] | None, np.ndarray, list[str] | None]:
     """:func:`~private_vectors.restore.prepare_with_restore` through a vector cache: each text is
@@ -83,6 +85,7 @@ def prepare_cached(embedding: PrivateEmbedding, cache: Any, texts: list[str], id
     sanitized, logs = sanitize_recorded(embedding, texts, store_raw_text=store_raw_text)
     found = list(cache.mget(texts))
     missing = [i for i, v in enumerate(found) if v is None]
+    advance(len(found) - len(missing))  # (read from the cache: done)
     if missing:
         fresh = embedding.pipeline.embed_sanitized([sanitized[i] for i in missing], raw=[texts[i] for i in missing])
         cache.mset([(texts[i], [float(x) for x in v]) for i, v in zip(missing, fresh, strict=True)])
@@ -168,7 +171,7 @@ def _store_embedding(vector_store: Any, embedding: Any) -> PrivateEmbedding:
     ef, _ = unwrap(ef)
     if not isinstance(ef, PrivateEmbedding):
         raise InvalidParameterError("vector_store", "a vector store whose embeddings is a PrivateEmbedding "
-                                    "(or pass embedding=)", type(vector_store).__name__)
+                                    "(or pass embedding=)", Described(type(vector_store).__name__))
     return ef
 
 
@@ -181,7 +184,7 @@ def _document_key(embedding: PrivateEmbedding) -> Callable[[Any], str]:
             body = json.dumps([doc.page_content, doc.metadata or {}], sort_keys=True, ensure_ascii=False)
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError("docs_source", "documents whose metadata JSON can hold (str, number, bool, "
-                                        "None, lists, dicts)", type(exc).__name__) from None
+                                        "None, lists, dicts)", Described(type(exc).__name__)) from None
         return hasher(body)
 
     return key
@@ -199,7 +202,7 @@ def _source_key(embedding: PrivateEmbedding, source_id_key: Any) -> Any:
         def read(doc: Any) -> Any:
             if name not in (doc.metadata or {}):
                 raise InvalidParameterError("source_id_key", f"a metadata value {name!r} in every document",
-                                            "a document without it")
+                                            Described("a document without it"))
             return doc.metadata[name]
     elif callable(source_id_key):
         read = source_id_key

@@ -72,7 +72,7 @@ from ..errors import (
     ModelNotAvailableError,
     PrivacyWarning,
 )
-from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path
+from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path, store_on_stack
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
 from ._hashing import record_hasher
 from ._stored import check_metadata_text, sanitize_metadatas, stored_embedding
@@ -244,7 +244,7 @@ class PrivateLlamaEmbedding(BaseEmbedding):
         registry = _registry(ef)
         fresh = [i for i, t in enumerate(items) if _digest(t) not in registry]
         if fresh:
-            if ef.sanitizer is not None and not self._warned and not on_protected_path():
+            if ef.sanitizer is not None and not self._warned and not on_protected_path() and store_on_stack():
                 self._warned = True
                 warnings.warn(f"{RAW_TEXT_MESSAGE} {_LLAMA_ADVICE}", PrivacyWarning, stacklevel=3)
             with protected_path():

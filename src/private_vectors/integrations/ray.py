@@ -64,7 +64,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 
 __all__ = ["ChromaDatasink", "DetectDocuments", "FaissShardDatasink", "FaissShards", "ParquetDatasink",
            "ProtectDocuments", "SecretRef", "job_index_changes", "merge_index_changes", "protect_dataset"]
@@ -113,7 +113,7 @@ class SecretRef:
         if self.file is not None and self.env == "PRIVATE_VECTORS_KEY":
             object.__setattr__(self, "env", None)  # a file given: the default variable is not meant
         if (self.env is None) == (self.file is None):
-            raise InvalidParameterError("secret", "exactly one of env= and file=", f"env={self.env!r}, file={self.file!r}")
+            raise InvalidParameterError("secret", "exactly one of env= and file=", Described(f"env={self.env!r}, file={self.file!r}"))
         if self.env is not None and (not isinstance(self.env, str) or not self.env):
             raise InvalidTypeError("env", "a variable name", self.env)
 
@@ -127,7 +127,7 @@ class SecretRef:
         try:
             raw = path.read_bytes().strip()
         except OSError as exc:
-            raise InvalidParameterError("secret", "a readable key file", str(path), note=type(exc).__name__) from None
+            raise InvalidParameterError("secret", "a readable key file", Described(str(path)), note=type(exc).__name__) from None
         try:
             return SecretKey.resolve(raw, env=None)
         finally:
@@ -186,7 +186,7 @@ class _Worker:
             raise InvalidTypeError("config", "a PrivateEmbedding.get_config() dict", config)
         ref = secret if secret is not None else SecretRef()
         if not isinstance(ref, SecretRef):
-            raise InvalidTypeError("secret", "a SecretRef (an environment variable name or a file path)", "<other>")
+            raise InvalidTypeError("secret", "a SecretRef (an environment variable name or a file path)", Described("<other>"))
         key = ref.read()
         try:
             with key_scope(key):
@@ -536,7 +536,7 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
         san = _sanitizer_of(col._embedding_function)
         if san is None:
             raise InvalidParameterError("rows", "no keyed index entries for a collection without a keyed text stage",
-                                        f"{len(changes)} entries")
+                                        Described(f"{len(changes)} entries"))
         write_query_index(col, san, changes)
 
 
@@ -712,7 +712,7 @@ class FaissShards:
 
         faiss = _faiss()
         if not self.shards:
-            raise InvalidParameterError("path", "a folder with shards", str(self.path))
+            raise InvalidParameterError("path", "a folder with shards", Described(str(self.path)))
         d = self.shards[0][0].d
         out = faiss.IndexFlatIP(d) if self.metric == "ip" else faiss.IndexFlatL2(d)
         ids: list[str] = []

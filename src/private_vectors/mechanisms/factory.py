@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError
+from ..errors import ArtefactError, Described, InvalidParameterError, InvalidTypeError
 from .base import Mechanism
 from .cape import CapeEncoder
 from .gaussian import GaussianMechanism
@@ -91,7 +91,7 @@ def packaged_learned(name: str, model_id: str | None) -> Path:
         shipped = sorted({p.parent.name for p in _packaged_folders(name)})
         raise InvalidParameterError(
             "mechanism", f"{name!r} with an encoder it ships for ({', '.join(shipped) or 'none'})",
-            f"{name!r} with encoder {model_id!r}",
+            Described(f"{name!r} with encoder {model_id!r}"),
             note=f"train one ({LEARNED_TYPES[name].__name__}(...).fit(...).save(folder)) and pass "
                  "mechanism=<folder>") from None
 

@@ -31,7 +31,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError, SealedStoreError
+from ..errors import (
+    ConfigMismatchError,
+    Described,
+    InvalidParameterError,
+    InvalidTypeError,
+    SealedStoreError,
+)
 from ..keys import KEY_ENV, SecretBytes, SecretKey, hkdf_sha256, make_key_hint
 from .options import KEYRING_NOT_GIVEN, Sealing
 
@@ -51,7 +57,7 @@ class DataKey:
     def __init__(self, key: bytes, store_id: bytes) -> None:
         if len(key) != DATA_KEY_BYTES or len(store_id) != STORE_ID_BYTES:
             raise InvalidParameterError("data_key", f"{DATA_KEY_BYTES} key bytes and a {STORE_ID_BYTES}-byte store id",
-                                        f"<{len(key)} and {len(store_id)} bytes>")
+                                        Described(f"<{len(key)} and {len(store_id)} bytes>"))
         self._key = SecretBytes(key)
         self.store_id = bytes(store_id)
 
@@ -144,7 +150,7 @@ class LocalKeyWrapper:
             scrypt = {k: int(ctx["key_scrypt"][k]) for k in ("n", "r", "p")}
         except (ValueError, KeyError, TypeError):
             raise InvalidParameterError("context", "a data-key context with the key salt (wrap_context)",
-                                        f"<{len(context)} bytes>") from None
+                                        Described(f"<{len(context)} bytes>")) from None
         return AESGCMSIV(bytes(self._secret.schedule("v2", salt, scrypt).wrap))
 
     def wrap(self, data_key: bytes, context: bytes) -> str:
@@ -182,7 +188,7 @@ class KeyringFile:
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         if not isinstance(path, (str, os.PathLike)):
-            raise InvalidTypeError("keyring", "a path (str or PathLike)", f"<{type(path).__name__}>")
+            raise InvalidTypeError("keyring", "a path (str or PathLike)", Described(f"<{type(path).__name__}>"))
         self.path = Path(path)
         self._lock = threading.RLock()
         self._entries: dict[str, str] | None = None
@@ -439,7 +445,7 @@ def _initial(binding: SealBinding) -> Sealing | None:
 def _describe(wrapper: Any) -> dict[str, Any]:
     info = wrapper.describe()
     if not isinstance(info, dict):
-        raise InvalidTypeError("wrapper.describe()", "a JSON-safe dict", f"<{type(info).__name__}>")
+        raise InvalidTypeError("wrapper.describe()", "a JSON-safe dict", Described(f"<{type(info).__name__}>"))
     return json.loads(json.dumps(info, sort_keys=True))
 
 

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError
+from ..errors import Described, InvalidParameterError, InvalidTypeError
 
 __all__ = ["Sealing", "resolve_sealing"]
 
@@ -77,11 +77,11 @@ class Sealing:
                 self.keyring, (str, os.PathLike)) and not all(
                 callable(getattr(self.keyring, m, None)) for m in ("get", "put", "destroy")):
             raise InvalidTypeError("keyring", "None, a path or a KeyStore (get, put, destroy)",
-                                   f"<{type(self.keyring).__name__}>")
+                                   Described(f"<{type(self.keyring).__name__}>"))
         if self.wrapper is not None and not all(callable(getattr(self.wrapper, m, None))
                                                 for m in ("wrap", "unwrap", "describe")):
             raise InvalidTypeError("wrapper", "None or a KeyWrapper (wrap, unwrap, describe)",
-                                   f"<{type(self.wrapper).__name__}>")
+                                   Described(f"<{type(self.wrapper).__name__}>"))
 
     def __repr__(self) -> str:
         keyring = None if self.keyring is None else f"<{type(self.keyring).__name__}>"
@@ -107,7 +107,7 @@ class Sealing:
         version = stored.get("v", SEAL_VERSION)
         if version != SEAL_VERSION:
             raise InvalidParameterError("seal", f"a sealing of format {SEAL_VERSION} (upgrade private_vectors)",
-                                        f"format {version!r}")
+                                        Described(f"format {version!r}"))
         if keyring is None and stored.get("keyring"):
             keyring = KEYRING_NOT_GIVEN  # recorded: reads and writes ask for it
         return cls(readable_metadata=tuple(stored.get("readable_metadata") or ()), ids=stored.get("ids", "given"),
@@ -130,15 +130,15 @@ def _choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
 
 def _metadata_keys(keys: Any) -> tuple[str, ...]:
     if isinstance(keys, str):
-        raise InvalidTypeError("readable_metadata", "a list of metadata keys", "<str>",
+        raise InvalidTypeError("readable_metadata", "a list of metadata keys", Described("<str>"),
                                note="wrap a single key in a list")
     try:
         items = tuple(keys)
     except TypeError:
-        raise InvalidTypeError("readable_metadata", "a list of metadata keys", f"<{type(keys).__name__}>") from None
+        raise InvalidTypeError("readable_metadata", "a list of metadata keys", Described(f"<{type(keys).__name__}>")) from None
     bad = [i for i, k in enumerate(items) if not isinstance(k, str) or not k]
     if bad:
-        raise InvalidParameterError("readable_metadata", "non-empty str keys", f"<a list with bad entries at {bad[:5]}>")
+        raise InvalidParameterError("readable_metadata", "non-empty str keys", Described(f"<a list with bad entries at {bad[:5]}>"))
     return tuple(dict.fromkeys(items))
 
 
@@ -150,9 +150,9 @@ def check_seal(seal: Any) -> Any:
         unknown = sorted(set(seal) - {f.name for f in fields(Sealing)})
         if unknown:
             raise InvalidParameterError("seal", f"a dict with keys among {[f.name for f in fields(Sealing)]}",
-                                        f"<a dict with unknown keys {unknown}>")
+                                        Described(f"<a dict with unknown keys {unknown}>"))
         return Sealing(**seal)
-    raise InvalidTypeError("seal", "None, True, False, a Sealing or a dict of its fields", f"<{type(seal).__name__}>")
+    raise InvalidTypeError("seal", "None, True, False, a Sealing or a dict of its fields", Described(f"<{type(seal).__name__}>"))
 
 
 def resolve_sealing(seal: Any, *, keyed: bool) -> Sealing | None:

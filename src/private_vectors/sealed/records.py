@@ -32,7 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidTypeError, SealedRecordError, SealedStoreError
+from ..errors import (
+    Described,
+    InvalidParameterError,
+    InvalidTypeError,
+    SealedRecordError,
+    SealedStoreError,
+)
 from .datakey import DataKey, keyed_name
 from .options import Sealing
 
@@ -79,7 +85,7 @@ def _b32(digest: bytes) -> str:
 
 def _doc_id(doc_id: Any, name: str = "doc_id") -> str:
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or doc_id == "":
-        raise InvalidTypeError(name, "a document id (a non-empty str or an int)", f"<{type(doc_id).__name__}>")
+        raise InvalidTypeError(name, "a document id (a non-empty str or an int)", Described(f"<{type(doc_id).__name__}>"))
     return str(doc_id)
 
 
@@ -118,12 +124,12 @@ def _check_metadata(metadata: Any) -> dict[str, Any]:
         return {}
     if not isinstance(metadata, Mapping):
         raise InvalidTypeError("metadata", "a mapping of str keys to str, int, float, bool or None",
-                               f"<{type(metadata).__name__}>")
+                               Described(f"<{type(metadata).__name__}>"))
     bad = [i for i, (k, v) in enumerate(metadata.items())
            if not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool)))]
     if bad:
         raise InvalidTypeError("metadata", "str keys with str, int, float, bool or None values",
-                               f"<a mapping with unsupported entries at positions {bad[:5]}>")
+                               Described(f"<a mapping with unsupported entries at positions {bad[:5]}>"))
     return dict(metadata)
 
 
@@ -147,7 +153,7 @@ class Sealer:
 
     def __init__(self, data_key: DataKey, sealing: Sealing, *, keystore: Any = None) -> None:
         if not isinstance(data_key, DataKey):
-            raise InvalidTypeError("data_key", "a DataKey", f"<{type(data_key).__name__}>")
+            raise InvalidTypeError("data_key", "a DataKey", Described(f"<{type(data_key).__name__}>"))
         if sealing.has_keyring and keystore is None:
             raise SealedStoreError("keyring: this store keeps per-document keys in a keyring; pass "
                                    "seal=Sealing(keyring=...) with its path or KeyStore")
@@ -180,7 +186,7 @@ class Sealer:
         binding = getattr(pipeline, "seal", None)
         if pipeline is None or binding is None or not binding.sealed:
             raise InvalidParameterError("embedding", "a PrivateEmbedding of a sealed store (a key, seal=None or "
-                                        "seal=True)", f"<{type(embedding).__name__} that does not seal>")
+                                        "seal=True)", Described(f"<{type(embedding).__name__} that does not seal>"))
         return binding.sealer(pipeline.keying, lambda dk, sealing, keystore: cls(dk, sealing, keystore=keystore))
 
     # -- names ---------------------------------------------------------------------------------
@@ -262,9 +268,9 @@ class Sealer:
     # -- sealing -------------------------------------------------------------------------------
     def _plaintext(self, doc_id: str, text: Any, metadata: Any, vector: Any, restore: Any, refs: Any) -> bytes:
         if text is not None and not isinstance(text, str):
-            raise InvalidTypeError("text", "a str or None", f"<{type(text).__name__}>")
+            raise InvalidTypeError("text", "a str or None", Described(f"<{type(text).__name__}>"))
         if restore is not None and not isinstance(restore, str):
-            raise InvalidTypeError("restore", "a restore record string or None", f"<{type(restore).__name__}>")
+            raise InvalidTypeError("restore", "a restore record string or None", Described(f"<{type(restore).__name__}>"))
         refs = [str(r) for r in (refs or ())]
         body = json.dumps({"id": doc_id, "text": text, "meta": _check_metadata(metadata), "restore": restore,
                            "refs": refs}, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
@@ -296,7 +302,7 @@ class Sealer:
         for name, seq in (("texts", texts), ("metadatas", metas), ("vectors", vecs), ("restores", rest),
                           ("index_refs", refs)):
             if len(seq) != n:
-                raise InvalidParameterError(name, f"{n} entries (one per document)", f"{len(seq)} entries")
+                raise InvalidParameterError(name, f"{n} entries (one per document)", Described(f"{len(seq)} entries"))
         stored = [self.stored_id(d) for d in ids]
         keys = self._doc_keys(stored, create=True)
         out = []
@@ -321,7 +327,7 @@ class Sealer:
         """:meth:`open` for each (id, record) pair; one keyring read per document."""
         ids = [_doc_id(s, "stored_id") for s in stored_ids]
         if len(records) != len(ids):
-            raise InvalidParameterError("records", f"{len(ids)} records (one per id)", f"{len(records)} records")
+            raise InvalidParameterError("records", f"{len(ids)} records (one per id)", Described(f"{len(records)} records"))
         keys = self._doc_keys(ids, create=False)
         return [self._open_one(i, sid, rec, key) for i, (sid, rec, key) in enumerate(zip(ids, records, keys, strict=True))]
 

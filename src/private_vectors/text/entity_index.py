@@ -50,7 +50,7 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from ..errors import ConfigMismatchError, InvalidParameterError
+from ..errors import ConfigMismatchError, Described, InvalidParameterError
 from .job_index import (
     WEAK,
     JobFacts,
@@ -377,7 +377,7 @@ class EntityIndex:
     def check_state(self, state: Mapping[str, Any]) -> None:
         """Refuse a saved index header made under another key."""
         if not isinstance(state, Mapping) or state.get("type") != INDEX_STATE_TYPE:
-            raise InvalidParameterError("state", "a dict from Sanitizer.get_state()", "<not a query index>")
+            raise InvalidParameterError("state", "a dict from Sanitizer.get_state()", Described("<not a query index>"))
         if not self._check(state):
             raise ConfigMismatchError("load_state: the query index was made under a different key (or without "
                                       "a key, whose random per-instance key cannot be restored)")
@@ -387,7 +387,7 @@ class EntityIndex:
         self.check_state(state)
         entries = state.get("entries") or {}
         if not isinstance(entries, Mapping):
-            raise InvalidParameterError("state['entries']", "a mapping HMAC -> label", "<not a mapping>")
+            raise InvalidParameterError("state['entries']", "a mapping HMAC -> label", Described("<not a mapping>"))
         with self._lock:
             self._entries.update({str(k): str(v) for k, v in entries.items()})
 

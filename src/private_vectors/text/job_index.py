@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidParameterError
+from ..errors import Described, InvalidParameterError
 
 if TYPE_CHECKING:
     from .entity_index import EntityIndex
@@ -119,7 +119,7 @@ class JobFacts:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JobFacts:
         if not isinstance(data, Mapping):
-            raise InvalidParameterError("facts", "a JobFacts.to_json() dict", type(data).__name__)
+            raise InvalidParameterError("facts", "a JobFacts.to_json() dict", Described(type(data).__name__))
         return cls({str(k): {str(v): int(n) for v, n in votes.items()} for k, votes in (data.get("votes") or {}).items()},
                    {str(k): [str(x) for x in v] for k, v in (data.get("guards") or {}).items()},
                    {str(k): int(v) for k, v in (data.get("lower") or {}).items()},
@@ -161,7 +161,7 @@ class JobIndex:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> JobIndex:
         if not isinstance(data, Mapping) or "entries" not in data:
-            raise InvalidParameterError("job", "a JobIndex.to_json() dict", type(data).__name__)
+            raise InvalidParameterError("job", "a JobIndex.to_json() dict", Described(type(data).__name__))
         return cls({str(k): str(v) for k, v in data["entries"].items()}, frozenset(map(str, data.get("ordinary", ()))),
                    tuple(map(str, data.get("removed", ()))), tuple(map(str, data.get("marked", ()))))
 

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..errors import ConfigMismatchError, Described, InvalidParameterError, InvalidTypeError
 from .recognizers import BUILTIN_KINDS, builtin_kind
 from .recognizers.user import (
     REGISTERED,
@@ -122,7 +122,8 @@ class Registry:
             raise InvalidTypeError("rule", "a Rule subclass with its own name", rule)
         with self._lock:
             if rule.name in self._rules and not replace and self._rules[rule.name] is not rule:
-                raise InvalidParameterError("rule", "a rule name not registered yet (or replace=True)", rule.name)
+                raise InvalidParameterError("rule", "a rule name not registered yet (or replace=True)",
+                                            Described(repr(rule.name)))
             self._rules[rule.name] = rule
         return rule.name
 

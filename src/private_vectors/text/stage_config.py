@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .._version import __version__
-from ..errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ..errors import ConfigMismatchError, Described, InvalidParameterError, InvalidTypeError
 from .concepts import TextConcept, concept_detectors
 from .config_secrets import has_hidden, is_hidden, listed
 from .precedence import PRECEDENCE
@@ -105,7 +105,7 @@ def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
     labels = [lab for lab in MODEL_LABELS if lab in wanted]
     if not labels:
         raise InvalidParameterError("detector", "'rules' for a concept without names, places, organisations or "
-                                    "dates (the model finds only those)", "model")
+                                    "dates (the model finds only those)", Described("model"))
     thresholds = {lab: t for lab, t in MODEL_THRESHOLDS.items() if lab in labels}
     return TaggerRecognizer(labels, device=device, thresholds=thresholds or None)
 
@@ -192,7 +192,7 @@ def _rules_off(config: Mapping[str, Any]) -> list[str] | None:
 def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Sequence[Detector] | None) -> Any:
     """A Sanitizer rebuilt from :func:`get_config` (see the module docstring)."""
     if not isinstance(config, Mapping) or config.get("type") != "sanitizer":
-        raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", "<not a sanitizer config>")
+        raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", Described("<not a sanitizer config>"))
     if config.get("keyed") and secret is None:
         raise InvalidParameterError("key", "the secret this keyed sanitizer was made with", None)
     version = config.get("version", 1)
@@ -210,7 +210,7 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
     if hidden:
         raise InvalidParameterError(
             "config", "a text stage whose token lists, patterns and allow list can be rebuilt",
-            f"<{', '.join(hidden)} stored only as keyed HMACs>",
+            Described(f"<{', '.join(hidden)} stored only as keyed HMACs>"),
             note="reopen the store with the same PrivateEmbedding (or Sanitizer) instead of rebuilding it")
     concept = config.get("concept")
     if isinstance(concept, Mapping):

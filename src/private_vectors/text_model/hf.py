@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..text.spans import Span, validate_texts
 from .windows import Window, decode, plan_windows, read_whole, word_groups
 
@@ -85,7 +85,8 @@ class HFTagger:
             raise ModelNotAvailableError(f"no token-classification model {self.model!r} in a local folder or the "
                                          f"local Hugging Face cache ({exc})") from exc
         if not getattr(self._tokenizer, "is_fast", False):
-            raise InvalidParameterError("model", "a model with a fast tokenizer (character offsets)", self.model)
+            raise InvalidParameterError("model", "a model with a fast tokenizer (character offsets)",
+                                        Described(repr(str(self.model))))
         self._net.eval().to(device)
         self.tags = bio_tags(self._net.config.id2label, self.label_map)
         if all(t == "O" for t in self.tags):
@@ -109,7 +110,7 @@ class HFTagger:
             if full[i:i + len(plain)] == plain:
                 return list(full[:i]), list(full[i + len(plain):])
         raise InvalidParameterError("model", "a tokenizer that keeps a text's tokens between its special tokens",
-                                    self.model)
+                                    Described(repr(str(self.model))))
 
     def __repr__(self) -> str:
         return f"HFTagger({self.model!r}, name={self.name!r}, device={self.device!r})"

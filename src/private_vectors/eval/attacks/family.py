@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..._validation import as_float_matrix
-from ...errors import InvalidParameterError
+from ...errors import Described, InvalidParameterError
 from .attribute import wilson_interval
 
 __all__ = ["ATTACKER_FAMILY", "attack_family", "identity_split", "strongest"]
@@ -186,7 +186,7 @@ def attack_family(X: Any, z: Any, groups: Any, train: np.ndarray, test: np.ndarr
     if len(labels) != len(mat) or len(grp) != len(mat):
         raise InvalidParameterError("z", f"{len(mat)} labels and groups", (len(labels), len(grp)))
     if set(grp[train].tolist()) & set(grp[test].tolist()):
-        raise InvalidParameterError("test", "rows of identities not in train", "overlapping identities")
+        raise InvalidParameterError("test", "rows of identities not in train", Described("overlapping identities"))
     val_rows, fit_rows = identity_split(grp[train], validation_share, seed)
     fit, val = train[fit_rows], train[val_rows]
     out = {}

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ...errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
+from ...errors import ConfigMismatchError, Described, InvalidParameterError, InvalidTypeError
 from ..rules.base import learned
 from ..spans import Span
 from .base import Recognizer
@@ -76,7 +76,7 @@ class TaggerRecognizer(Recognizer):
         path = Path(str(self.model)) if self.model is not None else None
         if path is not None and (path.is_absolute() or str(self.model).startswith((".", "~"))) and not path.exists():
             raise InvalidParameterError("model", "an existing tagger or Hugging Face model folder (or a model name "
-                                        "in the local cache)", self.model)
+                                        "in the local cache)", Described(repr(str(self.model))))
         if self.label_map is not None:
             return tuple(dict.fromkeys(self.label_map.values()))
         if self.model is None or ((Path(self.model) / "config.json").is_file() and self._is_tagger_folder()):

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...errors import InvalidParameterError, InvalidTypeError
+from ...errors import Described, InvalidParameterError, InvalidTypeError
 from ..spans import Detector, Span, validate_texts
 
 __all__ = ["REGISTERED", "PresidioRecognizer", "RegisteredRecognizer", "is_presidio_recognizer",
@@ -116,13 +116,13 @@ def presidio_yaml_recognizers(path: str | Path, language: str = "en") -> list[Pr
     from presidio_analyzer import RecognizerRegistry
 
     if not isinstance(path, (str, Path)) or not Path(path).is_file():
-        raise InvalidParameterError("path", "a presidio YAML recognizer file", str(path))
+        raise InvalidParameterError("path", "a presidio YAML recognizer file", Described(str(path)))
     loaded = RecognizerRegistry(recognizers=[])
     loaded.add_recognizers_from_yaml(path)
     found = [PresidioRecognizer(r) for r in loaded.recognizers if getattr(r, "supported_language", language) == language]
     if not found:
         raise InvalidParameterError("path", f"a YAML file with at least one recognizer for language {language!r}",
-                                    str(path))
+                                    Described(str(path)))
     return found
 
 
