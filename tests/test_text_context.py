@@ -247,3 +247,21 @@ def test_an_address_block_keeps_its_lines_and_is_personal_context():
     assert _context_free(study, spans) == spans[:1]  # a one-word place stays; a country goes
     found = {block[s.start:s.end] for s in Sanitizer("PII").spans([block])[0]}
     assert {"ALFRICK", "United Kingdom"} <= found
+
+
+def test_the_taggers_probability_is_no_cue_in_a_long_text_about_no_one():
+    text = "Combination therapy with aliskiren lowered pressure." + _FOLLOW_UP
+    drug = _span(text, "aliskiren", "PERSON", "tagger", 0.97)
+    assert _context_free(text, [drug]) == []
+    assert _context_free(text, [drug], off=("tagger-scores",)) == [drug]
+    post = "Pope says atheists pick and choose"
+    pope = _span(post, "Pope", "PERSON", "tagger", 0.97)
+    assert _context_free(post, [pope]) == [pope]  # a short post keeps it
+
+
+def test_the_genus_initial_alone_is_no_person():
+    text = "apoptosis in C. elegans and in P. falciparum"
+    c, p = _span(text, "C", "PERSON", "tagger"), _span(text, "P", "PERSON", "tagger")
+    assert _rule("mixed-caps", text, [c, p]) == []
+    named = "a note from C. Elliott"
+    assert _rule("mixed-caps", named, [_span(named, "C", "PERSON", "tagger")]) == [_span(named, "C", "PERSON", "tagger")]

@@ -157,3 +157,21 @@ def test_a_llamaindex_pipeline_run_twice_emits_nothing_the_second_time(key, tmp_
     again = pipeline()
     again.load(str(tmp_path))
     assert again.run(documents=documents()) == []  # a new process reading what the first one stored
+
+
+@pytest.mark.parametrize("text, value, extent", [
+    ("the view from the Empire State Building tonight", "Empire State", "Empire State Building"),
+    ("Saturday 8pm Hotel Elegante with Steve", "Elegante", "Hotel Elegante"),
+    ("Potbelly in Chicago , IL http://bit.ly/x", "Chicago", "Chicago , IL"),
+    ("funds secured by Belgrade airport , Tanjug said", "Belgrade", "Belgrade"),  # a lower-case type: no name part
+    ("in Paris, OK, we met", "Paris", "Paris, OK")])
+def test_a_place_takes_its_type_word_and_state_code(text, value, extent):
+    out = _rule("place-extent", text, [_span(text, value, "LOCATION")])
+    assert [text[s.start:s.end] for s in out] == [extent]
+
+
+def test_a_venue_before_a_time_is_a_place():
+    for text, venue in (("Betta be at Elements tonight BOGO drinks", "Elements"),
+                        ("We will be @ Glover Park on Saturday", "Glover Park")):
+        assert venue in _locations(text)
+    assert _locations("arrived at 5 tonight, at Monday tomorrow") == []

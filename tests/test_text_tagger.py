@@ -170,7 +170,7 @@ def test_a_place_the_tagger_is_unsure_of_stays_in_a_short_post_only() -> None:
     personal = "My sister works in the Hlabisa subdistrict." + " The samples were stored and measured again." * 15
     kept = Span(23, 42, "LOCATION", 0.45, "tagger")
     assert rule.apply(personal, [kept], read) == [kept]  # personal context: kept
-    assert ContextFree().get_config()["version"] == "5"
+    assert ContextFree().get_config()["version"] == "6"
 
 
 def test_a_stage_with_the_tagger_says_so_to_its_rules() -> None:

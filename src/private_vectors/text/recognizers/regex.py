@@ -55,6 +55,12 @@ _COMPOUND_STREET = re.compile(rf"\b(?:[{UPPER_LETTERS}][\w'’-]*?(?:straße|str
 # a street whose type word comes first, in lower case, with its house number ("106 rúa olmos 44", "calle mayor 3")
 _TYPE_FIRST_LOWER = re.compile(r"\b(?:rue|rua|rúa|calle|avenida|avda\.|carrer|strada|piazza|ulica|ul\.)[ \t]+"
                                r"(?:[^\W\d_A-Z][\w'’.-]*[ \t]+){1,3}\d{1,4}[a-z]?\b")
+_WEEKDAY = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+# a venue after "at" or "@" and before a time ("at The Echo tonight", "@ Glover Park on Saturday"):
+# where someone will be
+_VENUE = re.compile(rf"(?:\b[Aa]t|@)[ \t]+(?P<v>(?:[Tt]he[ \t]+)?(?!{MONTH}\b)(?!{_WEEKDAY}\b)[{UPPER_LETTERS}][\w'’&-]*"
+                    rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’&-]*){{0,3}})(?=[ \t]+(?:tonight|tonite|today|tomorrow|this[ \t]+"
+                    rf"(?:weekend|evening|morning|afternoon)|on[ \t]+{_WEEKDAY})\b)")
 _MEASURES = frozenset(["mile", "miles", "km", "kilometres", "kilometers", "metres", "meters", "yards", "feet", "blocks",
                        "block", "minutes", "minute", "hours", "hour", "times", "lanes", "streets", "roads", "doors",
                        "houses", "steps", "stops", "exits", "best", "worst", "new", "old", "long", "wrong", "right",
@@ -268,6 +274,8 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
             if _lower_street_ok(m):
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", 0.75, name))
+        for m in _VENUE.finditer(text):
+            found.append(Span(m.start("v"), m.end("v"), "LOCATION", 0.6, name))
         for m in _CORNER.finditer(text):
             found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
         for m in _ON_STREET.finditer(text):

@@ -6,7 +6,8 @@ is leaving it out of the list (``Sanitizer(rules_off=["context-free"])``); a rul
 switch off the same way (``"context-free.ages"``).
 
     detection   name-shape, person-title              (on the text the recognizers read)
-    document    mixed-caps, lower-case-guesses, model-phones, house-numbers (on the original text)
+    document    mixed-caps, lower-case-guesses, model-phones, house-numbers, place-extent
+                                                  (on the original text)
     selection   escaped-placeholders, score-threshold, name-age, entities, ordinary-words,
                 index-label, context-free               (then overlapping spans merge)
     merged      allow-list
@@ -26,19 +27,22 @@ from .name_age import NameAge
 from .name_shape import MixedCaps, NameShape
 from .ordinary_words import OrdinaryWords, lower_case_words
 from .person_title import PersonTitle
+from .place_extent import PlaceExtent
 from .thresholds import Entities, ScoreThreshold
 
 __all__ = ["BUILTIN_RULES", "DEFAULT_RULESET", "MODEL_LABELS", "RULESETS", "STAGES", "Decision", "Rule", "RuleContext",
            "RulePipeline", "StageSettings", "escape", "lower_case_words"]
 
 BUILTIN_RULES: dict[str, type[Rule]] = {r.name: r for r in (
-    NameShape, PersonTitle, MixedCaps, LowerCaseGuesses, ModelPhones, HouseNumbers, EscapedPlaceholders, ScoreThreshold, NameAge,
+    NameShape, PersonTitle, MixedCaps, LowerCaseGuesses, ModelPhones, HouseNumbers, PlaceExtent,
+    EscapedPlaceholders, ScoreThreshold, NameAge,
     Entities, OrdinaryWords, IndexLabel, ContextFree, AllowList)}
 """The built-in rules by name."""
 
 DEFAULT_RULESET = "0.2"
 RULESETS: dict[str, tuple[str, ...]] = {
-    "0.2": ("name-shape", "person-title", "mixed-caps", "lower-case-guesses", "model-phones", "house-numbers", "escaped-placeholders",
+    "0.2": ("name-shape", "person-title", "mixed-caps", "lower-case-guesses", "model-phones", "house-numbers",
+            "place-extent", "escaped-placeholders",
             "score-threshold", "name-age", "entities", "ordinary-words", "index-label", "context-free", "allow-list"),
 }
 """Ruleset name -> the ordered rule names it runs (within a stage, in this order)."""

@@ -98,7 +98,10 @@ class ContextFree(_PartedRule):
     its lone guesses cost news places 1.8 points). Part ``unsure-places``: the tagger reports a
     place from a mean tag probability of 0.4 (:data:`~private_vectors.text.stage_config.MODEL_THRESHOLDS`,
     for short posts); in a text of 100 words or more about no one a place it scored under 0.5 is
-    dropped ("Hlabisa subdistrict" in an abstract). Evidence, part by part: rows
+    dropped ("Hlabisa subdistrict" in an abstract). Part ``tagger-scores`` (version 6): the
+    tagger's probability is no cue's boost for a one-word name either, so in a text of 100 words
+    or more about no one a one-word name the tagger alone reports is dropped however sure it is
+    ("aliskiren", "Olmesartan" in an abstract; a short post keeps it: "Pope says ..."). Evidence, part by part: rows
     ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
     ``context-free.town-lines`` of the current table of ``benchmarks/text_rules.py``
     (``town-lines`` changes nothing on its five corpora: a candidate to go, read there),
@@ -111,8 +114,8 @@ class ContextFree(_PartedRule):
 
     name = "context-free"
     summary = "in a document about no one, what identifies no one alone is kept"
-    version = "5"
-    parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places", "unsure-places")
+    version = "6"
+    parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places", "unsure-places", "tagger-scores")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         why = personal_context(text, spans, "town-lines" not in self.off)
@@ -137,6 +140,7 @@ class ContextFree(_PartedRule):
         known = countries() if "countries" not in self.off and long else frozenset()
         places = tagger and "one-word-places" not in self.off and long
         unsure = tagger and "unsure-places" not in self.off and long
+        sure_is_no_cue = "tagger-scores" not in self.off and long
 
         def lone(s: Span) -> bool:
             if unsure and s.label == "LOCATION" and learned(s) and s.score < _SURE:
@@ -147,7 +151,7 @@ class ContextFree(_PartedRule):
             place = places and _unconfirmed_place(text, s, spans)
             if (country or place) and learned(s):  # the tagger's probability is no cue's boost
                 return True
-            if s.score >= _CUED:
+            if s.score >= _CUED and not (learned(s) and sure_is_no_cue):
                 return False
             if country or place:
                 return True

@@ -13,6 +13,8 @@ from .context_free import place_code_kept
 __all__ = ["MixedCaps", "NameShape", "species_shaped"]
 
 _SPECIES = re.compile(r"[A-Z]\.[ \t]?[a-z]{3,}(?:[ \t][a-z][\w-]*)*")
+_GENUS_INITIAL = re.compile(r"[A-Z]\.?")
+_SPECIES_AFTER = re.compile(r"\.?[ \t]?[a-z]{3,}\b")
 
 
 def species_shaped(value: str) -> bool:
@@ -81,7 +83,8 @@ class MixedCaps(_PartedRule):
     heading or an acronym beside a word, not a name (:func:`~private_vectors.text.shapes.mixed_caps`);
     part ``species``: nor is a capital initial before words in lower case, the abbreviated genus
     of a species name (:func:`species_shaped`; the learned tagger reads no case and takes
-    "C. elegans" for a person in abstracts). Row ``mixed-caps`` of
+    "C. elegans" for a person in abstracts; since version 3 also its span of the initial alone,
+    "C" of "C. elegans"). Row ``mixed-caps`` of
     ``benchmarks/text_rules.py``.
 
     Args:
@@ -89,12 +92,16 @@ class MixedCaps(_PartedRule):
     """
 
     name = "mixed-caps"
-    version = "2"
+    version = "3"
     stage = "document"
     summary = "a lone model guess mixing words in capitals with other words is a heading, not a name"
     parts = ("species",)
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         species = "species" not in self.off
+        if species:  # the tagger's span of the genus initial alone ("C" of "C. elegans")
+            spans = [s for s in spans if not (s.label in MODEL_LABELS and s.detector not in PATTERN_RECOGNIZERS
+                                              and _GENUS_INITIAL.fullmatch(text, s.start, s.end)
+                                              and _SPECIES_AFTER.match(text, s.end))]
         return _guesses_kept(text, spans, lambda value: not mixed_caps(value)
                              and not (species and species_shaped(value)))
