@@ -70,11 +70,12 @@ def measure(cmd: list[str], runs: int) -> list[dict[str, Any]]:
     return [time_process(cmd) for _ in range(runs)]
 
 
-def interleaved(base_src: str, runs: int) -> dict[str, list[dict[str, Any]]]:
-    """The default line of ``base_src`` and of this tree, alternating (one warm-up each)."""
+def interleaved(base_src: str, runs: int, child: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """``child`` run with ``base_src`` and with this tree's ``src`` on ``PYTHONPATH``, alternating
+    (one warm-up each)."""
     here = str(Path(__file__).resolve().parents[1] / "src")
     sides = {"base": base_src, "this tree": here}
-    cmd = {name: ["env", f"PYTHONPATH={src}", *EMBED] for name, src in sides.items()}
+    cmd = {name: ["env", f"PYTHONPATH={src}", *child] for name, src in sides.items()}
     for name in sides:
         time_process(cmd[name])
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
@@ -84,15 +85,17 @@ def interleaved(base_src: str, runs: int) -> dict[str, list[dict[str, Any]]]:
     return rows
 
 
-def ab_report(rows: dict[str, list[dict[str, Any]]], base_src: str) -> str:
-    """The A/B table: median CPU and wall per side, and this tree's CPU over the base's."""
-    lines = [f"Interleaved against `{base_src}` ({len(rows['base'])} processes each, alternating):", "",
-             "| side | median CPU (s) | median wall (s) | first call (s, median) |", "|---|---|---|---|"]
-    for name, side in rows.items():
-        lines.append(f"| {name} | {_median(side, 'cpu'):.2f} | {_median(side, 'wall'):.2f} | "
-                     f"{_phase_median(side, 'embed'):.2f} |")
-    ratio = _median(rows["this tree"], "cpu") / _median(rows["base"], "cpu")
-    return "\n".join([*lines, "", f"CPU of this tree over the base: {ratio:.2f}x.", ""])
+def ab_report(tables: dict[str, dict[str, list[dict[str, Any]]]], base_src: str) -> str:
+    """One A/B table per measurement: median CPU and wall per side, this tree's CPU over the base's."""
+    n = len(next(iter(tables.values()))["base"])
+    lines = [f"Interleaved against `{base_src}` ({n} processes each, alternating):", "",
+             "| measurement | side | median CPU (s) | median wall (s) | CPU over the base |", "|---|---|---|---|---|"]
+    for what, rows in tables.items():
+        base = _median(rows["base"], "cpu")
+        for name, side in rows.items():
+            lines.append(f"| {what} | {name} | {_median(side, 'cpu'):.2f} | {_median(side, 'wall'):.2f} | "
+                         f"{_median(side, 'cpu') / base:.2f}x |")
+    return "\n".join([*lines, ""])
 
 
 def _median(rows: list[dict[str, Any]], key: str) -> float:
@@ -144,7 +147,8 @@ def main() -> None:
     before = tuple(round(x, 2) for x in os.getloadavg())
     help_rows = measure(HELP, args.runs)
     embed_rows = measure(EMBED, args.runs)
-    ab = interleaved(args.base, args.runs) if args.base else None
+    ab = ({"`--help`": interleaved(args.base, args.runs, HELP),
+           "default line + one document": interleaved(args.base, args.runs, EMBED)} if args.base else None)
     after = tuple(round(x, 2) for x in os.getloadavg())
     command = "nice -n 10 .venv/bin/python benchmarks/startup.py " + " ".join(sys.argv[1:])
     text = report(help_rows, embed_rows, (before, after), command)

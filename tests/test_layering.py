@@ -1,6 +1,6 @@
 """The evaluation harness sits beside the library: the core never imports it, the benchmark
 scripts reach both through the installed package (and one helper module), and the old import
-paths of the moved harness still work, with a DeprecationWarning."""
+paths of the moved harness are gone (no shim, no import hook)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ EVAL = "private_vectors.eval"
 MOVED = {"private_vectors.bench": EVAL, "private_vectors.attacks": f"{EVAL}.attacks",
          "private_vectors.datasets": f"{EVAL}.datasets", "private_vectors.metrics": f"{EVAL}.metrics",
          "private_vectors.synthetic": f"{EVAL}.synthetic", "private_vectors.concepts": "private_vectors.fitted"}
-"""Old path → where the module lives now (the old path works until 0.3.0)."""
+"""Old path → where the module lives now (the old paths were removed)."""
 APPLICATION = ("private_vectors.cli",)
 """The command line sits above library and harness: it registers ``bench`` and ``audit``."""
 
@@ -85,56 +85,25 @@ def _run(code: str) -> object:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def test_moved_names_work_with_a_deprecation_warning() -> None:
-    got = _run("""
-        import json, warnings
-        warnings.simplefilter("always")
-        with warnings.catch_warnings(record=True) as caught:
-            import private_vectors.bench.runner as old_runner
-            from private_vectors.bench import run_benchmark
-            from private_vectors.attacks import MLCAttacker
-            from private_vectors.attacks.generative.attacker import GenerativeInversion
-            from private_vectors.datasets import load_beir
-            from private_vectors.metrics import ndcg_at_k
-            from private_vectors.synthetic import synthetic_pii_sentences
-            from private_vectors.concepts import load_concept
-            import private_vectors.concepts.text as old_removal
-        import private_vectors.eval.runner as runner
-        import private_vectors.fitted as fitted, private_vectors.fitted.removal as removal
-        import private_vectors.eval.attacks as attacks
-        import private_vectors.eval.attacks.generative.attacker as attacker
-        import private_vectors.eval.metrics as metrics
-        print(json.dumps({
-            "same": [old_runner is runner, run_benchmark is runner.run_benchmark, MLCAttacker is attacks.MLCAttacker,
-                     GenerativeInversion is attacker.GenerativeInversion, ndcg_at_k is metrics.ndcg_at_k,
-                     load_concept is fitted.load_concept, old_removal is removal],
-            "spec": runner.__spec__.name,
-            "warned": sorted({str(w.message).split()[0] for w in caught if w.category is DeprecationWarning}),
-            "where": sorted({w.filename for w in caught if w.category is DeprecationWarning}),
-        }))
+def test_the_old_paths_of_moved_modules_are_gone() -> None:
+    """No shim keeps a moved module's old path alive, and importing the package installs no
+    import hook that could serve one."""
+    got = _run(f"""
+        import importlib, json, sys
+        finders = list(sys.meta_path)
+        import private_vectors
+        gone = []
+        for old in {sorted(MOVED)!r}:
+            try:
+                importlib.import_module(old)
+            except ModuleNotFoundError as exc:
+                gone.append(exc.name == old)
+        print(json.dumps([gone, sys.meta_path == finders]))
     """)
-    assert got["same"] == [True] * 7
-    assert got["spec"] == "private_vectors.eval.runner"  # the module keeps its own spec
-    assert got["warned"] == sorted(MOVED)
-    assert got["where"] == ["<string>"]  # the warning points at the importing line
-
-
-def test_an_old_module_path_still_runs_as_a_script(tmp_path: Path) -> None:
-    res = subprocess.run([sys.executable, "-W", "ignore::DeprecationWarning", "-m", "private_vectors.bench.report"],
-                         capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert "usage: python -m private_vectors.eval.report" in res.stderr + res.stdout
-
-
-def test_an_unknown_old_name_is_still_an_import_error() -> None:
-    got = _run("""
-        import json, warnings
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            import private_vectors.bench.no_such_module
-        except ModuleNotFoundError as exc:
-            print(json.dumps(exc.name))
-    """)
-    assert got == "private_vectors.bench.no_such_module"
+    assert got == [[True] * len(MOVED), True]
+    for new in MOVED.values():  # where they live now (a package or a module)
+        path = ROOT / "src" / Path(*new.split("."))
+        assert path.is_dir() or path.with_suffix(".py").is_file(), new
 
 
 OPTIONAL_PACKAGES = ("chromadb", "faiss", "llama_index", "langchain_chroma", "langchain_community", "sklearn",

@@ -1,7 +1,10 @@
 """A snapshot of the public API (names and signatures), so that a move or a rename is deliberate.
 
-Every public module (no path part starting with ``_``, not an old path kept for one release)
-lists its ``__all__``; each function is written with its signature, each class with its public
+The public API is what the documentation names: the targets of the API reference pages
+(``docs/api/*.md``: ``::: module`` for its ``__all__``, ``::: module.Object`` for one object,
+``members: [...]`` for those members), every module the README and the guides import from, and
+the package itself. Every other module is internal and may change without notice
+(docs/architecture.md). Each function is written with its signature, each class with its public
 methods and properties. ``tests/data/public_api.txt`` holds the committed snapshot. After a
 deliberate change of the API, rewrite it and commit it with the change::
 
@@ -11,32 +14,56 @@ deliberate change of the API, rewrite it and commit it with the change::
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import inspect
+import re
 import sys
 import warnings
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOT = Path(__file__).resolve().parent / "data" / "public_api.txt"
-DEPRECATED = ("private_vectors.bench", "private_vectors.attacks", "private_vectors.datasets",
-              "private_vectors.metrics", "private_vectors.synthetic", "private_vectors.concepts")
-"""Old paths kept for one release (tests/test_layering.py checks them)."""
+_DIRECTIVE = re.compile(r"^::: ([\w.]+)\s*$")
+_MEMBERS = re.compile(r"^\s+members:\s*\[([^\]]*)\]")
+_IMPORT = re.compile(r"^\s*(?:from (private_vectors[\w.]*) import|import (private_vectors[\w.]*))", re.M)
 
 
-def public_modules() -> list[str]:
-    """Every public module, from the package's files (importing the old paths would alias them)."""
-    import private_vectors
+def _is_module(target: str) -> bool:
+    try:
+        return importlib.util.find_spec(target) is not None
+    except ModuleNotFoundError:
+        return False
 
-    root = Path(private_vectors.__file__).parent
-    names = []
-    for path in sorted(root.rglob("*.py")):
-        parts = ["private_vectors", *path.relative_to(root).with_suffix("").parts]
-        if parts[-1] == "__init__":
-            parts.pop()
-        name = ".".join(parts)
-        if any(p.startswith("_") for p in parts) or name.startswith(DEPRECATED):
-            continue
-        names.append(name)
-    return sorted(names)
+
+def _add(out: dict[str, set[str] | None], module: str, names: set[str] | None) -> None:
+    if names is None or out.get(module, set()) is None:
+        out[module] = None
+    else:
+        out.setdefault(module, set()).update(names)  # type: ignore[union-attr]
+
+
+def documented() -> dict[str, set[str] | None]:
+    """Module → the names the docs name (None: its whole ``__all__``)."""
+    out: dict[str, set[str] | None] = {"private_vectors": None}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for page in sorted((ROOT / "docs" / "api").glob("*.md")):
+            lines = page.read_text(encoding="utf-8").splitlines()
+            for i, line in enumerate(lines):
+                if not (m := _DIRECTIVE.match(line)):
+                    continue
+                target = m.group(1)
+                members = next((mm for ln in lines[i + 1:i + 6] if (mm := _MEMBERS.match(ln))), None)
+                if _is_module(target):
+                    _add(out, target, None if members is None else
+                         {n.strip() for n in members.group(1).split(",") if n.strip()})
+                else:
+                    module, name = target.rsplit(".", 1)
+                    _add(out, module, {name})
+        for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+            for m in _IMPORT.finditer(page.read_text(encoding="utf-8")):
+                _add(out, m.group(1) or m.group(2), None)
+    return dict(sorted(out.items()))
 
 
 def _signature(obj: object) -> str:
@@ -60,13 +87,13 @@ def _describe_class(name: str, cls: type) -> list[str]:
     return lines
 
 
-def describe(module_name: str) -> list[str]:
-    """The module's public names, one line each (classes with their members)."""
+def describe(module_name: str, names: set[str] | None = None) -> list[str]:
+    """The module's documented names (default: its ``__all__``), one line each (classes with their members)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         module = importlib.import_module(module_name)
         lines = [f"[{module_name}]"]
-        for name in sorted(getattr(module, "__all__", ())):
+        for name in sorted(getattr(module, "__all__", ()) if names is None else names):
             obj = getattr(module, name)
             if inspect.isclass(obj):
                 lines += _describe_class(name, obj)
@@ -81,9 +108,9 @@ def snapshot() -> tuple[str, list[str]]:
     """(the snapshot text, the public modules that could not be imported here)."""
     lines: list[str] = []
     missing = []
-    for name in public_modules():
+    for name, names in documented().items():
         try:
-            lines += describe(name)
+            lines += describe(name, names)
         except ImportError:  # an optional dependency that is not installed
             missing.append(name)
     return "\n".join(lines) + "\n", missing
