@@ -18,7 +18,7 @@ from private_vectors import PrivateEmbedding
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError
 from private_vectors.eval.audit import DEFAULT_ATTACKERS, audit
 from private_vectors.eval.audit_attack import name_parts, name_scorer
-from private_vectors.eval.audit_residual import presidio_findings
+from private_vectors.eval.audit_detect import AuditDetector
 
 chromadb = pytest.importorskip("chromadb")
 pytest.importorskip("presidio_analyzer")
@@ -137,15 +137,12 @@ def test_unprotected_text_trips_the_name_headline(reports: dict[str, dict[str, A
 @needs_pii
 def test_redacted_residual_pii_matches_a_direct_count(reports: dict[str, dict[str, Any]], stores: dict[str, Path]
                                                       ) -> None:
-    from private_vectors.eval.text_rows import PresidioAnchor
-
     client = chromadb.PersistentClient(path=str(stores["redact"]))
     from chromadb.api.models.Collection import Collection
 
     model = client._server.get_collection("docs", tenant=client.tenant, database=client.database)
     texts = Collection(client=client._server, model=model, embedding_function=None).get(include=["documents"])
-    analyzer, _ = PresidioAnchor()._engines()
-    direct = Counter(r.entity_type for t in texts["documents"] for r in analyzer.analyze(text=t, language="en"))
+    direct = Counter(f.type for fs in AuditDetector().find(texts["documents"]) for f in fs)
     res = reports["redact"]["residual_pii"]
     assert res["findings_by_type"] == dict(sorted(direct.items()))
     assert res["findings"] == sum(direct.values())
@@ -156,10 +153,11 @@ def test_redacted_residual_pii_matches_a_direct_count(reports: dict[str, dict[st
 @needs_pii
 def test_raw_values_left_are_counted(reports: dict[str, dict[str, Any]], corpus: Any) -> None:
     raw = list(_raw(corpus).values())
-    found = presidio_findings(raw)
-    names = {v for f in found for e, v in f if e == "PERSON"}
+    found = AuditDetector().find(raw)
+    names = {f.value for fs in found for f in fs if f.type == "PERSON"}
     red = reports["redact"]["residual_pii"]
-    assert red["raw_values"] == sum(len(dict.fromkeys((e, v) for e, v in f if len(v.strip()) >= 2)) for f in found)
+    detected = sum(len({f.value for f in fs if len(f.value.strip()) >= 2}) for fs in found)
+    assert red["raw_values"] == detected + red["raw_values_from_difference"]
     assert red["raw_values_left"] < red["raw_values"] / 2  # the text stage removed most of them
     assert red.get("raw_values_left_by_type", {}).get("PERSON", 0) < len(names)
 

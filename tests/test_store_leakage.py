@@ -143,3 +143,62 @@ def test_store_leakage_is_the_strongest_reader_of_what_the_store_keeps() -> None
     md = store_kinds_markdown(lines)
     assert "| redact+laplace | sealed | 10 | 60.00 | 0.00 | 2.50 (mlc) | – | **2.50** | 20.00 | 0.12× |" in md
     assert "redact+laplace (sealed)" in table_markdown(lines) and "redact+laplace (sealed)" in ablation_markdown(lines)
+
+
+# --------------------------------------------------------------------------- the sealed store kind
+KEY = "store-leakage test key, not a secret"
+
+
+def _keyed(seal: bool, eps: float = 10.0):
+    from private_vectors import PrivateEmbedding
+
+    return PrivateEmbedding(model=FakeEncoder(dim=32), mechanism="laplace", eps=eps, random_state=0,
+                            query_transform="none", sanitize="redact", key=KEY, key_salt=b"store-leak-salt!",
+                            seal=seal)
+
+
+def test_a_sealed_store_keeps_the_clear_stores_vectors_and_nothing_readable() -> None:
+    from private_vectors.eval.sealed_store import SealedStore
+    from private_vectors.eval.store import VectorStore
+    from private_vectors.sealed import SEALED_KEY
+
+    texts = [t for t, _ in SENTENCES]
+    ids = [f"d{i}" for i in range(len(texts))]
+    clear, sealed = VectorStore(_keyed(False)), SealedStore(_keyed(True))
+    clear.add(ids, texts)
+    sealed.add(ids, texts)
+    np.testing.assert_array_equal(clear.vectors(ids), sealed.vectors(ids))  # same key, same keyed noise
+    readable = sealed.stored_texts(ids)
+    assert all(r.startswith("pv-sealed:") for r in readable)
+    assert not any(w in r for r in readable for w in ("meeting", "invoice", "Friday"))
+    got = sealed._col.get(ids=ids[:1], include=["metadatas"])["metadatas"][0]
+    assert set(got) == {SEALED_KEY} and got[SEALED_KEY].startswith("pvs1.")
+    hits = sealed.search(["The meeting is in a city."], 3)[0]
+    assert len(hits) == 3 and sealed.candidates == len(texts)  # K = min(n, max(10 k, 200)) here
+    exact = sealed.embedding.pipeline.embed_sanitized(sealed.embedding.sanitize_documents(texts), exact=True)[1]
+    _, clean = sealed.embedding.pipeline.embed_queries(["The meeting is in a city."], exact=True)
+    cos = exact @ clean[0] / (np.linalg.norm(exact, axis=1) * np.linalg.norm(clean[0]))
+    assert list(hits) == [ids[j] for j in np.argsort(-cos)[:3]]  # the key holder ranks by the exact vectors
+    sealed.close()
+    clear.close()
+
+
+def test_the_grid_writes_both_store_kinds_and_reuses_the_attacks(tmp_path: Any) -> None:
+    from private_vectors.eval.runner import _GridRun, build_attackers
+    from private_vectors.eval.store_report import store_kinds
+
+    task = _task()
+    task.meta.update({"concept": "PII", "token_source": "spans", "leak_set": "handmade"})
+    enc = FakeEncoder(dim=32)
+    cfg = {"attackers": {"nn": {"k": 3}, "prior": {}}}
+    run = _GridRun(cfg, enc, build_attackers(cfg, enc), {"config": "t"}, 200)
+    lines = [run.cell(task, "redact+laplace", 10.0, 0, "chroma", kind) for kind in ("clear", "sealed")]
+    clear, sealed = lines
+    assert clear["store"] == "clear" and sealed["store"] == "sealed" and sealed["attacks_from"] == "clear"
+    assert sealed["leak_vectors_sha256"] == clear["leak_vectors_sha256"]
+    assert sealed["leakage_nn"] == clear["leakage_nn"] and sealed["leakage_text"] == 0.0 < clear["leakage_text"]
+    assert sealed["candidates"] == 20 and 0 <= sealed["utility"] <= 1
+    assert run.cell(task, "laplace", 10.0, 0, "chroma", "sealed") is None and "laplace/PII/sealed" in run.skipped
+    rows = {r["store_kind"]: r for r in store_kinds(lines)}
+    assert rows["sealed"]["store"] == pytest.approx(clear["leakage_nn"])  # the vectors are all it gives away
+    assert rows["clear"]["store"] == pytest.approx(max(clear["leakage_text"], clear["leakage_nn"]))

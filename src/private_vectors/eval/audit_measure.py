@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .audit_attack import attack_block, attack_summary, audit_attackers
+from .audit_detect import AuditDetector
 from .audit_options import AuditOptions
 from .audit_residual import residual_pii
 from .audit_retrieval import retrieval_kept, retrieval_plain
@@ -38,6 +39,8 @@ class StoreMeasure:
 
     def __init__(self, docs: AuditedDocuments, opts: AuditOptions) -> None:
         self.docs, self.opts = docs, opts
+        self.detector = AuditDetector(tuple(opts.concept) if isinstance(opts.concept, list) else opts.concept)
+        """One detector for the store and its copy: each raw document is read once."""
 
     def __call__(self, snap: Any, encoder: Any, *, clean_baseline: bool) -> dict[str, Any]:
         """``residual_pii``, ``attack``, ``attack_raw``, ``retrieval`` and ``seconds`` of ``snap``."""
@@ -93,7 +96,8 @@ class StoreMeasure:
     def _residual(self, snap: Any, rows: list[int]) -> dict[str, Any]:
         idx = _sample(len(self.docs.ids), self.opts.settings["presidio_docs"], self.opts.seed + 7)
         kept = [_kept_text(snap, rows[i]) for i in idx]
-        return residual_pii(kept, [self.docs.texts[i] for i in idx], show_values=self.opts.show_values)
+        return residual_pii(kept, [self.docs.texts[i] for i in idx], show_values=self.opts.show_values,
+                            detector=self.detector)
 
     def _retrieval(self, snap: Any, enc: Any, rows: list[int], sub: list[int], C: np.ndarray | None) -> dict[str, Any]:
         if enc is None:

@@ -74,7 +74,9 @@ def headline(report: Mapping[str, Any]) -> str:
     if "comparison" in report:
         return _headline_compared(report, order)
     a = report["attack"]
-    if a["names_scored"] in (0, None) or math.isnan(a["name_recovery"]):
+    if a["strongest"] is None:
+        first = ""  # only the prior ran: nothing was attacked
+    elif a["names_scored"] in (0, None) or math.isnan(a["name_recovery"]):
         first = "No person names were found in the audited raw documents, so name recovery was not measured."
     elif a["names_recoverable"]:
         first = (f"Names can be read from the stored vectors: the {a['strongest']} attacker recovers "
@@ -84,17 +86,51 @@ def headline(report: Mapping[str, Any]) -> str:
         first = (f"Names cannot be read from the stored vectors beyond guessing: the strongest attacker "
                  f"({a['strongest']}) recovers {_pct(a['name_recovery'])} of first and last names, guessing "
                  f"{_pct(a['name_recovery_prior'])}.")
+    parts = [first, _text_sentence(report, order), _retrieval_sentence(report.get("retrieval") or {}),
+             _ids_sentence(report.get("ids"))]
+    return " ".join(p for p in parts if p)
+
+
+def _text_sentence(report: Mapping[str, Any], order: Sequence[str]) -> str:
+    """What the stored text keeps: identifier values in full and in part, then places, ages and dates."""
     r = report["residual_pii"]
     total, types = identifier_counts(r)
+    if report.get("sealed"):
+        return _sealed_sentence(report)
     if not r["documents_with_text"]:
-        second = "The store keeps no document text."
-    elif r.get("raw_values") is not None:
-        second = (f"The stored text keeps {total} of the {r['raw_identifiers']} identifier values (names, "
-                  f"contact details, ID and account numbers) in your {r['documents']} raw documents: "
-                  f"{_types_text(types, order)}.")
-    else:
-        second = f"The stored text holds {total} identifier values: {_types_text(types, order)}."
-    return f"{first} {second}"
+        return "The store keeps no document text."
+    if r.get("raw_values") is None:
+        return f"The stored text holds {total} identifier values: {_types_text(types, order)}."
+    part = r.get("raw_identifiers_left_in_part") or 0
+    quasi, quasi_left = r["raw_values"] - r["raw_identifiers"], r["raw_values_left"] - r["raw_identifiers_left"]
+    return (f"The stored text keeps {total} of the {r['raw_identifiers']} identifier values (names, contact details, "
+            f"ID and account numbers) in your {r['documents']} raw documents in full ({_types_text(types, order)})"
+            f"{f' and {part} more in part (a first or last name)' if part else ''}, and {quasi_left} of the {quasi} "
+            "places, ages, dates and other values that describe a person.")
+
+
+def _sealed_sentence(report: Mapping[str, Any]) -> str:
+    s = report["sealed"]
+    return (f"Without the key the store keeps no document text: {s['records']} of its {s['documents']} documents are "
+            f"sealed records, readable are their noisy vectors, ids, {s['readable_metadata_keys']} readable metadata "
+            f"keys and the configuration; the readable text holds {report['residual_pii']['identifiers']} identifier values.")
+
+
+def _retrieval_sentence(q: Mapping[str, Any]) -> str:
+    if q.get("mode") is None:
+        return ""
+    if "ndcg@10_clean" not in q:
+        return f"Retrieval ({q['mode']}): NDCG@10 {q['ndcg@10']:.3f} through the store."
+    return (f"Retrieval kept ({q['mode']}): NDCG@10 {q['ndcg@10']:.3f} through the store against "
+            f"{q['ndcg@10_clean']:.3f} unprotected ({_pct(q['ndcg@10_kept'])}).")
+
+
+def _ids_sentence(ids: Mapping[str, Any] | None) -> str:
+    if not ids or not ids.get("personal"):
+        return ""
+    kinds = ", ".join(f"{t} {n}" for t, n in ids["by_type"].items())
+    return (f"{ids['personal']} of the {ids['ids']} ids look personal ({kinds}): ids are stored as given; "
+            "keyed ids (seal=Sealing(ids='hmac')) or your own opaque ids keep them out of the store.")
 
 
 def _headline_compared(report: Mapping[str, Any], order: Sequence[str]) -> str:
@@ -114,7 +150,11 @@ def _headline_compared(report: Mapping[str, Any], order: Sequence[str]) -> str:
                   f"{_cell(names['before'], 'share')} of the first and last names in the others ({b_att} attacker; "
                   f"guessing the most frequent names gives {_cell(guess['before'], 'share')}); through "
                   f"private_vectors, {_cell(names['after'], 'share')} ({a_att} attacker).")
-    return f"{first} {second}"
+    ret = rows.get(next((m for m in rows if m.startswith("retrieval")), ""), {})
+    third = "" if ret.get("before") is None or ret.get("after") is None else (
+        f"Retrieval ({ret['measure'].split('(')[-1].rstrip(')')}): NDCG@10 {ret['before']:.3f} in your store, "
+        f"{ret['after']:.3f} through private_vectors.")
+    return " ".join(p for p in (first, second, third, _ids_sentence(report.get("ids"))) if p)
 
 
 def summary_text(report: Mapping[str, Any]) -> str:
@@ -164,7 +204,8 @@ def summary_text(report: Mapping[str, Any]) -> str:
     if not store.get("protected"):
         lines.append("The clean-vector columns are not run for this store: its vectors carry no protection, so they "
                      "are the clean vectors.")
-    lines += ["", "## What retrieval keeps", "", _retrieval_line(q), "", *_index_files_text(report), "## Not tested", ""]
+    lines += ["", "## What retrieval keeps", "", _retrieval_line(q), "", *_ids_lines(report.get("ids")),
+              *_index_files_text(report), "## Not tested", ""]
     lines += [f"- {x}" for x in report["not_tested"]] + ["", report["threat_model"], ""]
     return "\n".join(lines)
 
@@ -172,14 +213,20 @@ def summary_text(report: Mapping[str, Any]) -> str:
 def _residual_lines(r: Mapping[str, Any], concept: Any) -> list[str]:
     if not r["documents_with_text"]:
         return ["The store keeps no document text."]
-    lines = [f"presidio's default recognizers over the text the store keeps (document text and string metadata) of "
+    detectors = "; ".join(r.get("detectors") or ["presidio's default recognizers"])
+    lines = [f"Counted by {detectors}, over the text the store keeps (document text and string metadata) of "
              f"{r['documents']} documents; identifier types first by what the {concept} preset replaces. Surrogate "
              "names look like names by design and are counted.", ""]
     if r.get("raw_values") is not None:
         present, left = r.get("raw_values_by_type") or {}, r.get("raw_values_left_by_type") or {}
-        lines += ["| type | identifier | in your documents | kept in the store |", "|---|---|---|---|"]
+        part = r.get("raw_values_left_in_part_by_type") or {}
+        lines += ["A value is kept in full when it appears as written in what the store keeps of its document, in "
+                  "part when one of its words does. Values are those found in your documents, and those the store "
+                  f"replaced in one document and left in another ({r.get('raw_values_from_difference', 0)}).", "",
+                  "| type | identifier | in your documents | kept in full | kept in part |", "|---|---|---|---|---|"]
         for t in type_order(present, concept):
-            lines.append(f"| {t} | {'yes' if is_identifier(t) else 'no'} | {present[t]} | {left.get(t, 0)} |")
+            lines.append(f"| {t} | {'yes' if is_identifier(t) else 'no'} | {present[t]} | {left.get(t, 0)} | "
+                         f"{part.get(t, 0)} |")
     else:
         found = r.get("findings_by_type") or {}
         lines += ["| type | identifier | found in the store |", "|---|---|---|"]
@@ -203,6 +250,14 @@ def _retrieval_line(q: Mapping[str, Any]) -> str:
     return (f"{q['mode']} over {q['queries']} queries: NDCG@10 {q['ndcg@10']:.3f} through the store, "
             f"{q['ndcg@10_clean']:.3f} on an unprotected index of the same documents ({_pct(q['ndcg@10_kept'])} "
             f"kept); the top 10 results agree with the unprotected ones on {_pct(q['top10_overlap'])}.")
+
+def _ids_lines(ids: Mapping[str, Any] | None) -> list[str]:
+    if not ids:
+        return []
+    kinds = ", ".join(f"{t} {n}" for t, n in ids["by_type"].items()) or "none"
+    return ["## Ids", "", f"Of {ids['ids']} ids read, {ids['personal']} look personal (an e-mail address, a phone-like "
+            f"number of seven digits or more, or a name): {kinds}. Ids are stored as given.", ""]
+
 
 def _index_files_text(report: Mapping[str, Any]) -> list[str]:
     """The summary's lines on heap bytes in a Chroma folder's HNSW files (none for other stores)."""
@@ -232,22 +287,24 @@ def write_report(report: Mapping[str, Any], out: str | Path) -> dict[str, Path]:
 
 
 def plot(report: Mapping[str, Any], path: str | Path) -> Path:
-    """Bars per attacker: name and sensitive-token recovery on the stored vs clean vectors."""
+    """Bars per attacker: name and sensitive-token recovery on the stored vectors, and, where the
+    report has them, on clean vectors and on the copy written through private_vectors. Only the
+    series with a measured value are drawn and named in the legend."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    per = report["attack"]["attackers"]
-    names = list(per)
+    series = _plot_series(report)
+    names = list(dict.fromkeys(n for _, rows in series for n in rows))
     x = np.arange(len(names))
+    width = 0.8 / max(len(series), 1)
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
     for ax, metric, title in ((axes[0], "name_recovery", "first and last names"),
                               (axes[1], "token_recovery", "sensitive tokens")):
-        stored = [_nan(per[n][metric]) for n in names]
-        clean = [_nan((per[n].get("clean") or {}).get(metric)) for n in names]
-        ax.bar(x - 0.2, stored, 0.4, label="stored vectors")
-        ax.bar(x + 0.2, clean, 0.4, label="clean vectors (no protection)")
+        for k, (label, rows) in enumerate(series):
+            values = [_nan((rows.get(n) or {}).get(metric)) for n in names]
+            ax.bar(x - 0.4 + width * (k + 0.5), values, width, label=label)
         ax.set_xticks(x, names)
         ax.set_title(f"recovered: {title}")
         ax.set_ylim(0, 1)
@@ -257,6 +314,17 @@ def plot(report: Mapping[str, Any], path: str | Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return Path(path)
+
+
+def _plot_series(report: Mapping[str, Any]) -> list[tuple[str, dict[str, dict[str, Any]]]]:
+    """(legend label, {attacker: figures}) of every series with at least one measured figure."""
+    per = report["attack"]["attackers"]
+    out = [("stored vectors", dict(per)), ("clean vectors (no protection)", {n: r.get("clean") or {} for n, r in per.items()})]
+    if "after" in report:
+        out.append(("through private_vectors", dict(report["after"]["attack"]["attackers"])))
+    measured = [(label, rows) for label, rows in out if any(
+        not math.isnan(_nan(r.get(m))) for r in rows.values() for m in ("name_recovery", "token_recovery"))]
+    return measured or out[:1]
 
 
 def _nan(v: Any) -> float:

@@ -1,32 +1,30 @@
 """Identifiers left in what a store keeps readable: counted by type, values only on request.
 
-presidio's default recognizers on spaCy (:class:`~private_vectors.eval.text_rows.PresidioAnchor`'s
-analyzer, independent of the library's text stage) over every stored text: findings per entity
-type; and the *raw values left*: presidio's findings in the raw documents that appear verbatim in
-the text the store keeps for the same document.
+Counted with :class:`~private_vectors.eval.audit_detect.AuditDetector` (the library's recognizers
+and learned tagger before their keep rules, and presidio with validated national IDs):
+
+* **findings** in every stored text (document text and string metadata values): what someone
+  reading the store finds (keyed surrogates look like names by design and are counted);
+* with the raw documents, the **raw values left**: each distinct value found in a raw document
+  that appears verbatim in what the store keeps of the same document (kept in full), or of which
+  a word of three letters or more does (kept in part: "Ottoline" of "Ottoline Vanderpump");
+  the values are those the detector finds in the raw document and those the store itself
+  replaced in *another* document (the raw-versus-stored difference: a word run the store
+  replaced by a placeholder, or by a surrogate the detector typed, somewhere) that occur in it.
 """
 
 from __future__ import annotations
 
-import functools
+import difflib
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["presidio_findings", "residual_pii"]
+from .audit_detect import AuditDetector, Finding, is_identifier
+from .datasets import NON_IDENTIFYING
 
-NOT_IDENTIFIERS = frozenset({"DATE_TIME", "LOCATION", "NRP", "URL", "ORGANIZATION", "AGE", "QUANTITY", "MONEY",
-                             "DEMOGRAPHIC"})
-"""presidio types that describe a person rather than point at one ("last weekend", "Madrid", "Dutch"):
-counted and listed, but not in the headline's identifier count. Every other type (names, e-mail
-addresses, phone numbers, card, account, passport and licence numbers, IP addresses, …) is an
-identifier."""
-
-
-def is_identifier(entity_type: str) -> bool:
-    """Whether presidio's ``entity_type`` points at one person or account (see :data:`NOT_IDENTIFIERS`)."""
-    return entity_type not in NOT_IDENTIFIERS
-
+__all__ = ["replaced_values", "residual_pii"]
 
 def type_order(types: Any, concept: Any = "PII") -> list[str]:
     """``types`` with those ``concept``'s preset replaces first (in the preset's order), then the rest."""
@@ -41,77 +39,117 @@ def type_order(types: Any, concept: Any = "PII") -> list[str]:
     return [t for t in first if t in present] + sorted(t for t in present if t not in first)
 
 
-# --------------------------------------------------------------------------- residual PII
-@functools.lru_cache(maxsize=1)
-def _analyzer() -> Any:
-    """presidio's batch analyzer on spaCy's small model, built once per process."""
-    from presidio_analyzer import BatchAnalyzerEngine
-
-    from .text_rows import PresidioAnchor
-
-    analyzer, _ = PresidioAnchor()._engines()
-    return BatchAnalyzerEngine(analyzer_engine=analyzer)
+# --------------------------------------------------------------------------- the raw-versus-stored difference
+_TOKEN = re.compile(r"<[A-Z][A-Z0-9_]*>|\w+|[^\w\s]")
+_PLACEHOLDER = re.compile(r"<([A-Z][A-Z0-9_]*)>")
+_LETTER = re.compile(r"[^\W\d_]")
 
 
-def presidio_findings(texts: Sequence[str], engine: Any = None) -> list[list[tuple[str, str]]]:
-    """presidio's default findings per text as (entity type, value)."""
-    engine = engine or _analyzer()
-    texts = list(texts)
-    results = engine.analyze_iterator(texts, language="en", batch_size=32)
-    return [[(r.entity_type, t[r.start:r.end]) for r in res] for t, res in zip(texts, results, strict=True)]
+def _tokens(text: str) -> list[tuple[str, int, int]]:
+    return [(m.group(0), m.start(), m.end()) for m in _TOKEN.finditer(text)]
 
 
-def residual_pii(stored: Sequence[str | None], raw: Sequence[str] | None, *, show_values: bool = False
-                 ) -> dict[str, Any]:
-    """Residual-PII figures (see the module docstring) over ``stored`` texts (None = no text).
+def _type_of(raw: str, start: int, end: int, stored_part: str, found: Sequence[Finding]) -> str | None:
+    """The type of a replaced raw run: its placeholder's label, else the one type the detector gave it."""
+    labels = _PLACEHOLDER.findall(stored_part)
+    if len(labels) == 1 and stored_part.strip() == f"<{labels[0]}>":
+        return labels[0]
+    types = {f.type for f in found if f.start < end and start < f.end}
+    return types.pop() if len(types) == 1 else None
 
-    Identifier counts (``identifiers``, ``raw_identifiers``, ``raw_identifiers_left``) take only
-    the types :func:`is_identifier` accepts; the ``*_by_type`` counts take every type. With
-    ``show_values``, the values found (``finding_values``) and the raw values left
-    (``values_left_by_type``), at most 20 per type.
+
+def replaced_values(raw: Sequence[str], stored: Sequence[str | None], found: Sequence[Sequence[Finding]]
+                    ) -> dict[str, str]:
+    """{raw value: type} of every word run the store replaced (difflib's ``replace`` opcodes between the
+    raw and the stored text of each document, on word tokens; placeholders one token each), for
+    values with a letter and three characters or more (a number replaced once says nothing of another)."""
+    out: dict[str, str] = {}
+    for r, s, f in zip(raw, stored, found, strict=True):
+        if not s:
+            continue
+        rt, st = _tokens(r), _tokens(s)
+        ops = difflib.SequenceMatcher(None, [t for t, _, _ in rt], [t for t, _, _ in st], autojunk=False).get_opcodes()
+        for tag, i1, i2, j1, j2 in ops:
+            if tag != "replace":
+                continue
+            a, b = rt[i1][1], rt[i2 - 1][2]
+            kind = _type_of(r, a, b, s[st[j1][1]:st[j2 - 1][2]], f)
+            value = r[a:b].strip(" ,.;:")
+            if kind and len(value) >= 3 and _LETTER.search(value):
+                out.setdefault(value, kind)
+    return out
+
+
+def _occurs(text: str, value: str) -> bool:
+    return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", text) is not None
+
+
+def _part_kept(value: str, stored: str) -> bool:
+    """A word of ``value`` (3 characters or more, not a word that identifies nobody) is a word of ``stored``."""
+    words = [w for w in re.findall(r"\w+", value) if len(w) >= 3 and w.lower() not in NON_IDENTIFYING]
+    return len(words) > 1 and any(_occurs(stored, w) for w in words)
+
+
+# --------------------------------------------------------------------------- the counts
+def residual_pii(stored: Sequence[str | None], raw: Sequence[str] | None, *, show_values: bool = False,
+                 detector: AuditDetector | None = None) -> dict[str, Any]:
+    """Residual-identifier figures (see the module docstring) over ``stored`` texts (None = no text).
+
+    Identifier counts (``identifiers``, ``raw_identifiers``, ``raw_identifiers_left``,
+    ``raw_identifiers_left_in_part``) take only the types :func:`is_identifier` accepts; the
+    ``*_by_type`` counts take every type. With ``show_values``, the values found
+    (``finding_values``) and the raw values left (``values_left_by_type``), at most 20 per type.
     """
+    detector = detector or AuditDetector()
     kept = [i for i, t in enumerate(stored) if t]
-    out: dict[str, Any] = {"documents": len(stored), "documents_with_text": len(kept)}
-    if not kept:
-        out.update({"findings": 0, "findings_by_type": {}, "documents_with_findings": 0, "identifiers": 0})
-        if raw is not None:
-            out.update({"raw_values": None, "raw_values_left": 0, "raw_values_left_by_type": {},
-                        "raw_identifiers": None, "raw_identifiers_left": 0, "raw_values_by_type": {}})
-        return out
-    engine = _analyzer()
-    found = presidio_findings([stored[i] for i in kept], engine)
-    by_type = Counter(e for f in found for e, _ in f)
+    out: dict[str, Any] = {"documents": len(stored), "documents_with_text": len(kept), "detectors": detector.describe()}
+    found = detector.find([stored[i] for i in kept]) if kept else []
+    by_type = Counter(f.type for fs in found for f in fs)
     out.update({"findings": sum(by_type.values()), "findings_by_type": dict(sorted(by_type.items())),
-                "documents_with_findings": sum(1 for f in found if f),
+                "documents_with_findings": sum(1 for fs in found if fs),
                 "identifiers": sum(n for t, n in by_type.items() if is_identifier(t))})
     if show_values:
-        out["finding_values"] = sorted({v for f in found for _, v in f})[:50]
+        out["finding_values"] = sorted({f.value for fs in found for f in fs})[:50]
     if raw is not None:
-        raw_found = presidio_findings([raw[i] for i in kept], engine)
-        present: Counter[str] = Counter()
-        left: Counter[str] = Counter()
-        values_left: dict[str, set[str]] = {}
-        for i, f in zip(kept, raw_found, strict=True):
-            for etype, value in dict.fromkeys(f):
-                if len(value.strip()) < 2:
-                    continue
-                present[etype] += 1
-                if value in (stored[i] or ""):
-                    left[etype] += 1
-                    values_left.setdefault(etype, set()).add(value)
-        out.update({"raw_values": sum(present.values()), "raw_values_left": sum(left.values()),
-                    "raw_values_by_type": dict(sorted(present.items())),
-                    "raw_values_left_by_type": dict(sorted(left.items())),
-                    "raw_identifiers": sum(n for t, n in present.items() if is_identifier(t)),
-                    "raw_identifiers_left": sum(n for t, n in left.items() if is_identifier(t))})
-        if show_values:
-            out["values_left_by_type"] = {t: sorted(v)[:20] for t, v in sorted(values_left.items())}
+        out.update(_raw_left([stored[i] or "" for i in kept], [raw[i] for i in kept], detector, show_values))
+    return out
+
+
+def _raw_left(stored: list[str], raw: list[str], detector: AuditDetector, show_values: bool) -> dict[str, Any]:
+    """The raw values left (see the module docstring) over documents that keep text."""
+    raw_found = detector.find(raw) if raw else []
+    replaced = replaced_values(raw, stored, raw_found) if raw else {}
+    present: Counter[str] = Counter()
+    left: Counter[str] = Counter()
+    part: Counter[str] = Counter()
+    values_left: dict[str, set[str]] = {}
+    from_diff = 0
+    for s, r, fs in zip(stored, raw, raw_found, strict=True):
+        values = {f.value: f.type for f in fs if len(f.value.strip()) >= 2}
+        for v, t in replaced.items():
+            if not any(v in known for known in values) and _occurs(r, v):
+                values[v], from_diff = t, from_diff + 1
+        for value, kind in values.items():
+            present[kind] += 1
+            if value in s:
+                left[kind] += 1
+                values_left.setdefault(kind, set()).add(value)
+            elif _part_kept(value, s):
+                part[kind] += 1
+    out = {"raw_values": sum(present.values()), "raw_values_left": sum(left.values()),
+           "raw_values_by_type": dict(sorted(present.items())), "raw_values_left_by_type": dict(sorted(left.items())),
+           "raw_values_left_in_part_by_type": dict(sorted(part.items())), "raw_values_from_difference": from_diff,
+           "raw_identifiers": sum(n for t, n in present.items() if is_identifier(t)),
+           "raw_identifiers_left": sum(n for t, n in left.items() if is_identifier(t)),
+           "raw_identifiers_left_in_part": sum(n for t, n in part.items() if is_identifier(t))}
+    if show_values:
+        out["values_left_by_type"] = {t: sorted(v)[:20] for t, v in sorted(values_left.items())}
     return out
 
 
 def identifier_counts(residual: Mapping[str, Any]) -> tuple[int | None, dict[str, int]]:
     """(identifier values kept in the stored text, per identifier type): the raw values left when
-    raw documents were compared, else presidio's findings in the stored text."""
+    raw documents were compared, else the findings in the stored text."""
     if residual.get("raw_values") is not None:
         by_type = residual.get("raw_values_left_by_type") or {}
         total = residual.get("raw_identifiers_left")

@@ -7,11 +7,9 @@ and timings. :mod:`private_vectors.eval.report` turns the lines into tables and 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import platform
-import random
 import subprocess
 import time
 from collections.abc import Callable
@@ -25,95 +23,12 @@ from ..encoders import load_encoder
 from .attacks import MLCAttacker, NearestNeighbourAttacker, PriorAttacker
 from .cache import CachingEncoder
 from .cells import eps_value
-from .datasets import (
-    RetrievalDataset,
-    SensitiveDataset,
-    load_beir,
-    load_ddxplus,
-    load_presidio_pii,
-    load_sts,
-    sensitive_tokens,
-)
-from .tasks import DEFAULT_EF_SEARCH, LeakageSet, Task, pair_groups
+from .grid_data import ENTITY_DEFAULTS, _entity_task, _leak_from_texts, build_tasks, insert_pii  # noqa: F401 (names of the runner)
+from .rows import MECHANISM_SPECS, bench_key, bench_salt, make_embedding, row_stages, sealable
+from .tasks import DEFAULT_EF_SEARCH, STORE_KINDS, Task
 
-__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_attackers", "build_tasks", "cell_record", "doc_transform",
-           "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
-
-
-MECHANISM_SPECS: dict[str, dict[str, Any]] = {
-    "none": {"mechanism": "none"},
-    "laplace": {"mechanism": "laplace"},
-    "purkayastha": {"mechanism": "purkayastha"},
-    "gaussian": {"mechanism": "gaussian"},
-    "sparse-diagonal": {"estimator": "mask", "mechanism": "mahalanobis"},
-    "concept-subspace": {"estimator": "subspace", "mechanism": "mahalanobis"},
-    "concept-subspace+qt": {"estimator": "subspace", "mechanism": "mahalanobis", "query_transform": "auto"},
-    "cape": {"learned": "cape"},
-    "textcrafter": {"learned": "textcrafter"},
-    "presidio": {"mechanism": "none", "text": "presidio"},
-    "presidio+laplace": {"mechanism": "laplace", "text": "presidio"},
-    # the project's own text stage, inside PrivateEmbedding (keyed with a per-seed bench key)
-    "redact": {"mechanism": "none", "sanitize": "redact"},
-    "redact+laplace": {"mechanism": "laplace", "sanitize": "redact"},
-    "redact+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "redact"},
-    "surrogate": {"mechanism": "none", "sanitize": "surrogate"},
-    "surrogate+laplace": {"mechanism": "laplace", "sanitize": "surrogate"},
-    "surrogate+concept": {"estimator": "subspace", "mechanism": "mahalanobis", "sanitize": "surrogate"},
-    # the same text stage with the learned tagger beside the recognizers (detector="model")
-    "redact-model": {"mechanism": "none", "sanitize": "redact", "detector": "model"},
-    "redact-model+laplace": {"mechanism": "laplace", "sanitize": "redact", "detector": "model"},
-}
-"""Grid rows. Concept rows fit the data set's concept with the given estimator
-(``private_vectors.fitted.fit_concept``); only ``+qt`` uses the noise-aware query transform.
-``cape``/``textcrafter`` load the packaged learned artefacts (``mechanisms.load_learned``) with
-ε overridden (CAPE: its Laplace budget ε; TextCrafter: radius = ε/√n, the project's unit).
-A ``"text"`` entry names a text stage (:data:`private_vectors.eval.text_rows.TEXT_STAGES`) that
-rewrites every stored text before it is encoded: ``presidio`` is the practitioner's anchor
-(presidio's default recognizers, typed placeholders). A row whose ``mechanism`` is ``"none"``
-runs only at ε = ∞ (no noise).
-
-A ``"sanitize"`` entry is the **project's** text stage: the row's PrivateEmbedding is built with
-``sanitize=<policy>`` and an explicit per-seed benchmark key (:func:`bench_key`), so documents
-are sanitized once on their way into the store (``prepare_documents``: the sanitized text is
-embedded and stored) and queries go through the same Sanitizer (``apply_queries``, same key) as
-in real use. ``redact+concept`` / ``surrogate+concept`` add the concept-subspace Mahalanobis
-noise (no query transform, like ``concept-subspace``). A ``"detector"`` entry (``redact-model``
-rows) builds that Sanitizer with ``detector=...`` and no time limit (the rows measure what is
-found, not how fast)."""
-
-
-def _check_role(role: str) -> None:
-    if role not in ("victim", "aux"):
-        raise ValueError(f"role: expected 'victim' or 'aux', received {role!r}")
-
-
-def bench_key(seed: int, role: str = "victim") -> str:
-    """The explicit key of a keyed grid row: fixed per seed and role (``"victim"``: the store's
-    owner; ``"aux"``: the key-less attacker's own key, a different one). Benchmark keys only —
-    public strings, never written to results (the PrivateEmbedding redacts them anyway)."""
-    _check_role(role)
-    return f"private-vectors bench key, {role}, seed {int(seed)} (benchmark only, not a secret)"
-
-
-def bench_salt(seed: int, role: str = "victim") -> bytes:
-    """The scrypt salt of a keyed grid row: public, derived from the seed and role like
-    :func:`bench_key`, so a keyed row's noise is the same in every process for the same seed
-    (a library user's salt stays random per collection: ``PrivateEmbedding(key_salt=None)``)."""
-    _check_role(role)
-    return hashlib.sha256(f"private-vectors bench salt, {role}, seed {int(seed)}".encode()).digest()[:16]
-
-
-def row_stages(mechanism: str) -> dict[str, Any]:
-    """The stages a grid row switches on, for the ablation table: text stage, concept
-    (erasure) stage, noise mechanism, query transform. Unknown rows: noise = their name."""
-    spec = MECHANISM_SPECS.get(mechanism, {"mechanism": mechanism})
-    noise = spec.get("learned") or spec.get("mechanism", mechanism)
-    if spec.get("estimator"):
-        noise = f"{noise} ({spec['estimator']})"
-    detector = f", detector={spec['detector']}" if spec.get("detector") else ""
-    text = spec.get("text") or (f"{spec['sanitize']} (project, keyed{detector})" if spec.get("sanitize") else None)
-    return {"text": text, "erasure": spec.get("erasure"), "noise": None if noise == "none" else noise,
-            "query_transform": spec.get("query_transform")}
+__all__ = ["ENTITY_DEFAULTS", "MECHANISM_SPECS", "bench_key", "bench_salt", "build_attackers", "build_tasks", "cell_record",
+           "doc_transform", "insert_pii", "make_embedding", "noise_norm", "row_stages", "run_benchmark", "sts_transform"]
 
 
 # --------------------------------------------------------------------------- environment
@@ -133,224 +48,6 @@ def package_versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[pkg] = "absent"
     return out
-
-
-# --------------------------------------------------------------------------- data
-def _leak_from_texts(name: str, texts: list[str], ids: list[str], method: str = "spacy"
-                     ) -> tuple[LeakageSet, list[str]]:
-    toks, used = sensitive_tokens(texts, method=method)
-    return LeakageSet(name, SensitiveDataset(name, texts, toks, used)), ids
-
-
-def insert_pii(ds: RetrievalDataset, pii: SensitiveDataset, *, n_leak: int | None = None, seed: int = 0
-               ) -> tuple[RetrievalDataset, LeakageSet, list[str]]:
-    """A topic task whose relevant documents themselves carry PII.
-
-    Every document judged relevant (relevance > 0) to one of ``ds``'s queries, then random other
-    documents up to ``n_leak`` in all (default: as many as there are PII sentences), gets one
-    presidio PII sentence of ``pii`` *prepended* — all-MiniLM-L6-v2 reads only the first 256
-    word pieces, and many SciFact abstracts are longer, so an appended sentence could never reach
-    the encoder. Each carrier gets a different sentence (seeded order).
-
-    Returns:
-        The retrieval set with the carriers' texts replaced (queries and qrels unchanged), the
-        leakage set (the carriers' full texts; tokens = their sentence's sensitive tokens) and
-        the carriers' document ids, in the leakage set's order.
-    """
-    rng = random.Random(seed)
-    relevant = sorted({d for rel in ds.qrels.values() for d, r in rel.items() if r > 0 and d in ds.corpus})
-    n = len(pii) if n_leak is None else int(n_leak)
-    if not len(relevant) <= n <= min(len(pii), len(ds.corpus)):
-        raise ValueError(f"n_leak: expected between the {len(relevant)} relevant documents and "
-                         f"min(PII sentences, documents) = {min(len(pii), len(ds.corpus))}, received {n}")
-    others = sorted(set(ds.corpus) - set(relevant))
-    carriers = relevant + sorted(rng.sample(others, n - len(relevant)))
-    order = rng.sample(range(len(pii)), n)
-    corpus = dict(ds.corpus)
-    texts, tokens = [], []
-    for doc, j in zip(carriers, order, strict=True):
-        corpus[doc] = f"{pii.texts[j]} {ds.corpus[doc]}"
-        texts.append(corpus[doc])
-        tokens.append(list(pii.tokens[j]))
-    leak = LeakageSet("presidio-pii-in-docs", SensitiveDataset("presidio-pii-in-docs", texts, tokens, pii.token_source))
-    return RetrievalDataset(ds.name, corpus, ds.queries, ds.qrels), leak, carriers
-
-
-LEAKAGE_MODES = ("pii", "pii-in-docs", "self")
-"""A retrieval data set's ``"leakage"``: ``pii`` = the presidio sentences as extra documents of
-the same store (distractors); ``pii-in-docs`` = the sentences inserted into the relevant
-documents and others (:func:`insert_pii`); ``self`` = the documents' own NER entities."""
-
-
-def build_tasks(cfg: dict[str, Any]) -> list[Task]:
-    """Load and subsample the configured data sets (paths under ``cfg["data_root"]``).
-
-    A data set entry may carry its own ``"epsilons"`` (e.g. a denser grid where the target
-    utility sits at the edge); its cells are then that list only (ε = 10, the reference, should
-    be in it). It may also carry ``"mechanisms"``, a subset of the config's rows it runs, and
-    ``"row_epsilons"`` ({row: [ε, ...]}): those rows run exactly their own list there, the others
-    the data set's (or the config's) list. Each task records its leakage set's name (``meta["leak_set"]``; ``leak_set`` in
-    the results line, since ``leakage_<name>`` keys name attackers): data sets that share one
-    (SciFact + PII and NFCorpus + PII) count as one data set.
-    """
-    root = Path(cfg["data_root"])
-    seed = int(cfg.get("data_seed", 0))
-    ner = cfg.get("token_method", "spacy")  # real NER; "fallback" only when a config says so
-    pii_cfg = cfg.get("pii", {})
-    pii = load_presidio_pii(root / pii_cfg.get("path", "pii/synth_dataset_v2.json")).subset(pii_cfg.get("n"), seed)
-    tasks = []
-    for d in cfg["datasets"]:
-        kind, name = d["kind"], d["name"]
-        concept = d.get("concept", "PII")
-        if kind == "retrieval":
-            ds = load_beir(root / d["path"], name=name).subset(n_queries=d.get("n_queries"),
-                                                                n_docs=d.get("n_docs"), seed=seed)
-            mode = d.get("leakage", "pii")
-            if mode not in LEAKAGE_MODES:
-                raise ValueError(f"datasets[{name}].leakage: expected one of {list(LEAKAGE_MODES)}, received {mode!r}")
-            if mode == "pii":
-                t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=LeakageSet("presidio-pii", pii))
-            elif mode == "pii-in-docs":
-                ds, leak, lids = insert_pii(ds, pii, n_leak=d.get("n_leak"), seed=seed)
-                t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=leak, leakage_in_store=False,
-                         meta={"leak_ids": lids})
-            else:  # the documents themselves, tokens from spaCy or the fallback
-                ids = list(ds.corpus)[: d.get("n_leak", 1000)]
-                leak, lids = _leak_from_texts(name, [ds.corpus[i] for i in ids], ids, ner)
-                t = Task(name, kind, "ndcg@10", retrieval=ds, leakage=leak, leakage_in_store=False,
-                         meta={"leak_ids": lids})
-        elif kind == "sts":
-            ds_sts = load_sts(name, root / "sts").subset(d.get("n_pairs"), seed)
-            uniq = list(dict.fromkeys(ds_sts.sentences1 + ds_sts.sentences2))
-            leak, _ = _leak_from_texts(name, uniq, [], ner)
-            # paraphrase partners stay on one side of the attacker/victim split
-            leak.groups = pair_groups(ds_sts.sentences1, ds_sts.sentences2, uniq)
-            t = Task(name, kind, "pearson", sts=ds_sts, leakage=leak, leakage_in_store=False)
-        elif kind == "ddxplus":
-            # texts deduplicated before subsetting: no vignette on both sides of the split
-            data = load_ddxplus(root / d.get("path", "medical/pri-ddxplus/test.json")).deduplicate() \
-                .subset(d.get("n"), seed)
-            t = Task(name, kind, "ndcg@10 (masked→full)", leakage=LeakageSet(name, data), leakage_in_store=False)
-            concept = d.get("concept", "medical")
-        elif kind == "entity":
-            t = _entity_task(root, d, seed)
-        else:
-            raise ValueError(f"dataset kind {kind!r}: expected retrieval, sts, ddxplus or entity")
-        t.meta["concept"] = concept
-        t.meta["token_source"] = t.leakage.data.token_source if t.leakage else None
-        # presidio sentences (as distractors or inside documents) are one leakage set whatever the task
-        t.meta["leak_set"] = "presidio-pii" if t.leakage and t.leakage.name.startswith("presidio-pii") \
-            else (t.leakage.name if t.leakage else None)
-        if "epsilons" in d:
-            if not isinstance(d["epsilons"], list) or not d["epsilons"]:
-                raise ValueError(f"datasets[{name}].epsilons: expected a non-empty list, received {d['epsilons']!r}")
-            t.meta["epsilons"] = {eps_value(e) for e in d["epsilons"]}
-        if "mechanisms" in d:  # rows this data set runs (a costly row can be left to a separate command)
-            rows = d["mechanisms"]
-            if not isinstance(rows, list) or not rows or not set(rows) <= set(cfg["mechanisms"]):
-                raise ValueError(f"datasets[{name}].mechanisms: expected a non-empty list of the config's "
-                                 f"mechanisms {cfg['mechanisms']}, received {rows!r}")
-            t.meta["mechanisms"] = set(rows)
-        if "row_epsilons" in d:  # a row's own ε list on this data set (e.g. a learned row's wide grid)
-            per_row = d["row_epsilons"]
-            if not isinstance(per_row, dict) or not set(per_row) <= set(cfg["mechanisms"]) or \
-                    not all(isinstance(v, list) and v for v in per_row.values()):
-                raise ValueError(f"datasets[{name}].row_epsilons: expected a mapping from the config's "
-                                 f"mechanisms {cfg['mechanisms']} to non-empty ε lists, received {per_row!r}")
-            t.meta["row_epsilons"] = {row: {eps_value(e) for e in v} for row, v in per_row.items()}
-        tasks.append(t)
-    return tasks
-
-
-ENTITY_DEFAULTS: dict[str, Any] = {"path": "pii", "n_identities": 150, "n_docs": 500, "zipf_s": 1.0,
-                                   "attribute_share": 0.7, "n_person_queries": 120, "n_city_queries": 20,
-                                   "attacker_share": 0.5, "keyless": True, "document_split": True,
-                                   "linking": {}, "linking_variants": {}}
-"""An ``"entity"`` data set's parameters (any may be set in its config entry): the corpus
-(:func:`private_vectors.eval.entity.make_entity_corpus`, seeded with ``data_seed``), the share
-of documents on the attacker's side of the identity split, whether the key-less attacker and the
-known-plaintext attacker on a document split (``document_split``) run,
-and the :class:`~private_vectors.eval.linking.LinkingAttacker`'s parameters (None: no linking)."""
-
-
-def _entity_task(root: Path, d: dict[str, Any], seed: int) -> Task:
-    """The entity-retrieval task: documents about Zipf-frequent people, person and city queries;
-    leakage set = the documents with their own sensitive values, split by identity."""
-    from .entity import make_entity_corpus
-
-    p = {**ENTITY_DEFAULTS, **d}
-    corpus = make_entity_corpus(root / p["path"], n_identities=p["n_identities"], n_docs=p["n_docs"],
-                                zipf_s=p["zipf_s"], attribute_share=p["attribute_share"],
-                                n_person_queries=p["n_person_queries"], n_city_queries=p["n_city_queries"],
-                                seed=seed)
-    leak = LeakageSet(d["name"], corpus.sensitive(), train_share=float(p["attacker_share"]),
-                      groups=[doc.identity for doc in corpus.documents])
-    return Task(d["name"], "entity", "person-query ndcg@10", retrieval=corpus.retrieval(d["name"]), leakage=leak,
-                leakage_in_store=False,
-                meta={"leak_ids": [doc.id for doc in corpus.documents], "entity": corpus,
-                      "keyless": bool(p["keyless"]), "document_split": bool(p["document_split"]),
-                      "linking": p["linking"], "linking_variants": p["linking_variants"]})
-
-
-# --------------------------------------------------------------------------- embeddings
-_CONCEPTS: dict[tuple[str, str, str], Any] = {}
-
-
-def fitted_concept(concept: str, estimator: str, encoder: Any, cfg: dict[str, Any]) -> Any:
-    """Fit (once per process) ``concept`` with ``estimator`` for ``encoder``."""
-    key = (concept, estimator, encoder.model_id)
-    if key not in _CONCEPTS:
-        from ..fitted import fit_concept
-
-        kwargs = dict(cfg.get("concept_fit", {}).get(estimator, {}))
-        kwargs.setdefault("show_progress", False)
-        _CONCEPTS[key] = fit_concept(concept, encoder, estimator=estimator, **kwargs)
-    return _CONCEPTS[key]
-
-
-def make_embedding(mechanism: str, eps: float, seed: int, encoder: Any, concept: str,
-                   cfg: dict[str, Any], *, key_role: str = "victim") -> Any:
-    """The PrivateEmbedding of one grid cell (seeded: benchmark only).
-
-    Rows with a ``"sanitize"`` entry are keyed with :func:`bench_key` under the public salt
-    :func:`bench_salt` (so their keyed noise reproduces across processes; ``key_role`` "aux" builds
-    the same configuration under another key, for the key-less attacker); their noise is then
-    keyed per text, as in real use with a key. Other rows ignore ``key_role`` except through
-    the seed: ``"aux"`` draws their noise from another seed.
-
-    ``store_geometry="none"``: the harness stores the mechanism's own output (its store uses the
-    embedding's space), so a ``+qt`` row stores exactly its base row's vectors and the committed
-    results stay comparable; benchmarks/space_invariance.py measures the geometries."""
-    from ..embedding import PrivateEmbedding
-
-    spec = dict(MECHANISM_SPECS[mechanism])
-    state = seed if key_role == "victim" else seed + 7919  # "aux": an independent noise stream
-    if "learned" in spec:
-        from ..mechanisms import load_learned
-
-        kind = spec["learned"]
-        over = {"epsilon": eps} if kind == "cape" else {"radius": eps / math.sqrt(encoder.dim)}
-        # a config may point a row at other artefacts (e.g. trained on disjoint data)
-        folder = cfg.get("learned_artefacts", {}).get(kind)
-        mech = load_learned(Path(folder).expanduser() if folder else kind, random_state=state, **over)
-        return PrivateEmbedding(eps=eps, model=encoder, mechanism=mech, query_transform="none", random_state=state,
-                                store_geometry="none")
-    spec.pop("text", None)  # the text stage is applied by the task (doc_transform), not here
-    detector = spec.pop("detector", None)
-    est = spec.pop("estimator", None)
-    fitted = fitted_concept(concept, est, encoder, cfg) if est else None
-    kw: dict[str, Any] = {"sanitize": None}
-    if spec.get("sanitize"):
-        key = bench_key(seed, key_role)
-        kw = {"sanitize": spec["sanitize"], "key": key, "key_salt": bench_salt(seed, key_role)}
-        if concept != "PII" or detector:  # the task's own span concept (the string path sanitizes "PII")
-            from ..text import Sanitizer
-
-            extra: dict[str, Any] = {"detector": detector, "timeout": None} if detector else {}
-            kw["sanitize"] = Sanitizer(concept, policy=spec["sanitize"], key=key, **extra)
-    return PrivateEmbedding(noise_concept=fitted, eps=eps if math.isfinite(eps) else 1.0, model=encoder,
-                            mechanism=spec["mechanism"], query_transform=spec.get("query_transform", "none"),
-                            random_state=state, store_geometry="none", **kw)
 
 
 ATTACKERS = ("mlc", "mlc-enc", "nn", "prior", "generative")
@@ -502,7 +199,7 @@ def noise_norm(embedding: Any) -> float | None:
 def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, seed: int, backend: str,
                 metrics: dict[str, Any], seconds: float, embedding: Any = None) -> dict[str, Any]:
     """One results line: the run's ``meta``, the cell's coordinates, its stages, the expected
-    noise norm (when ``embedding`` is given), its metrics and time."""
+    noise norm and the text stage's detector (when ``embedding`` is given), its metrics and time."""
     rec = {**meta, "dataset": task.name, "kind": task.kind, "utility_metric": task.utility_metric,
            "token_source": task.meta["token_source"], "leak_set": task.meta.get("leak_set"),
            "concept": task.meta["concept"],
@@ -510,6 +207,9 @@ def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, se
            "backend": backend, "stages": row_stages(mechanism)}
     if embedding is not None:
         rec["noise_norm"] = noise_norm(embedding)
+        options = getattr(getattr(embedding, "sanitizer", None), "options", None)
+        if options is not None:
+            rec["text_detector"] = getattr(options, "detector", None)
     return {**rec, **metrics, "seconds": round(seconds, 2)}
 
 
@@ -517,6 +217,11 @@ def cell_record(meta: dict[str, Any], task: Task, mechanism: str, eps: float, se
 def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = True,
                   encoder: Any = None) -> Path:
     """Run the grid of ``cfg`` and write ``results.jsonl`` (+ the report) under ``out_dir``.
+
+    A config's ``"stores"`` (default ``["clear"]``) lists the store kinds each cell writes
+    (:data:`~private_vectors.eval.tasks.STORE_KINDS`); a ``"sealed"`` cell runs for rows with the
+    project's text stage on retrieval and Pri-DDXPlus tasks (Chroma), and reuses the clear cell's
+    attacks when its stored vectors are the same (``attacks_from`` in its line).
 
     Args:
         cfg: the configuration (see ``benchmarks/configs/*.json``).
@@ -533,6 +238,10 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     ef_search = cfg.get("ef_search", DEFAULT_EF_SEARCH)
     if isinstance(ef_search, bool) or not isinstance(ef_search, int) or ef_search < 10:
         raise ValueError(f"ef_search: expected an int >= 10 (Chroma's HNSW search breadth), received {ef_search!r}")
+    stores = list(cfg.get("stores", ["clear"]))
+    if not stores or not set(stores) <= set(STORE_KINDS) or len(set(stores)) != len(stores):
+        raise ValueError(f"stores: expected a list of distinct store kinds among {list(STORE_KINDS)}, received {stores!r}")
+    stores.sort(key=STORE_KINDS.index)  # clear first: a sealed cell reuses its attacks
     if cfg.get("torch_threads"):
         torch.set_num_threads(int(cfg["torch_threads"]))
     out = Path(out_dir)
@@ -545,71 +254,34 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     for t in tqdm(tasks, desc="encode corpora", disable=not progress):
         enc.warm(t.texts())
     encode_s = time.time() - t0
-    attackers = build_attackers(cfg, enc)
-    # a "+qt" row stores exactly what its base row stores (same noise: only queries differ), so
-    # its attack metrics are the base row's: computed once, reused (`attacks_from` in the line)
-    attack_memo: dict[tuple[str, str, str, float, int], dict[str, float]] = {}
-    cells = grid(cfg)
-    cfg_eps = {eps_value(e) for e in cfg["epsilons"]}
-    seeds = [int(s) for s in cfg.get("seeds", [0])]
-    backends = cfg.get("backends", ["chroma"])
     based = prior_based(cfg)
     if any(t.kind == "entity" and t.meta.get("keyless") for t in tasks):
         based += [f"{a}{suffix}" for suffix in ("-keyless", "-docsplit") for a in based]
     meta = {"config": cfg.get("name", "custom"), "git_sha": git_sha(), "versions": package_versions(),
             "model": enc.model_id, "dim": enc.dim, "prior_based": based, "ef_search": ef_search}
-    skipped: dict[str, str] = {}
-    n_done = 0
+    run = _GridRun(cfg, enc, build_attackers(cfg, enc), meta, ef_search)
+    cells = grid(cfg)
+    cfg_eps = {eps_value(e) for e in cfg["epsilons"]}
+    seeds = [int(s) for s in cfg.get("seeds", [0])]
+    backends = cfg.get("backends", ["chroma"])
     with lines_path.open("w", encoding="utf-8") as fh:
         n_cells = sum(_task_runs(t, e, cfg_eps, m) for m, e in cells for t in tasks)
-        bar = tqdm(total=n_cells * len(seeds) * len(backends), desc="grid", disable=not progress)
+        bar = tqdm(total=n_cells * len(seeds) * len(backends) * len(stores), desc="grid", disable=not progress)
         # seeds outermost and ε = 10 first: a run cut short still has every mechanism at the
         # reference ε, then the other ε values, for complete seeds
         order = sorted(cells, key=lambda c: (c[1] != 10.0, math.isinf(c[1]), c[1]))
         for seed in seeds:
             for mech, eps in order:
-                for task in tasks:
-                    if not _task_runs(task, eps, cfg_eps, mech):
-                        continue
+                for task in (t for t in tasks if _task_runs(t, eps, cfg_eps, mech)):
                     for backend in backends:
-                        bar.update(1)
-                        key = f"{mech}/{task.meta['concept']}"
-                        if key in skipped:
-                            continue
-                        t1 = time.time()
-                        try:
-                            ef = make_embedding(mech, eps, seed, enc, task.meta["concept"], cfg)
-                        except Exception as exc:  # concept package or artefact missing: say so
-                            skipped[key] = f"{type(exc).__name__}: {exc}"
-                            continue
-                        sts_tf = sts_transform(mech, task, ef)
-                        cell_att = {n: f for n, (f, w) in attackers.items() if _runs_on(w, mech, eps)}
-                        memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
-                        reused = mech.endswith("+qt") and memo_key in attack_memo
-                        aux = None
-                        if task.kind == "entity" and task.meta.get("keyless") and cell_att:
-                            aux = make_embedding(mech, eps, seed, enc, task.meta["concept"], cfg, key_role="aux")
-                        metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
-                                           sts_transform=sts_tf,
-                                           attack_transforms=None if reused else adaptive_transforms(ef, cfg),
-                                           doc_transform=doc_transform(mech, cfg), aux_embedding=aux,
-                                           ef_search=ef_search)
-                        attack_part = {k: v for k, v in metrics.items()
-                                       if k.startswith(("leakage_", "confidence_", "epochs_", "view_"))
-                                       or k == "attack_variants"}
-                        if reused:
-                            metrics.update({k: v for k, v in attack_memo[memo_key].items()
-                                            if k == "attack_variants" or k.split("_", 1)[1] in cell_att})
-                        elif not mech.endswith("+qt"):
-                            attack_memo[memo_key] = attack_part
-                        rec = cell_record(meta, task, mech, eps, seed, backend, metrics, time.time() - t1, ef)
-                        if reused:
-                            rec["attacks_from"] = mech.removesuffix("+qt")
-                        fh.write(json.dumps(rec) + "\n")
-                        fh.flush()
-                        n_done += 1
+                        for store_kind in stores:
+                            bar.update(1)
+                            rec = run.cell(task, mech, eps, seed, backend, store_kind)
+                            if rec is not None:
+                                fh.write(json.dumps(rec) + "\n")
+                                fh.flush()
         bar.close()
-    summary = {**meta, "cells_run": n_done, "skipped": skipped, "encode_seconds": round(encode_s, 1),
+    summary = {**meta, "cells_run": run.done, "skipped": run.skipped, "encode_seconds": round(encode_s, 1),
                "texts_encoded": enc.encoded, "total_seconds": round(time.time() - t_start, 1),
                "config_full": cfg}
     (out / "run.json").write_text(json.dumps(summary, indent=2, default=str))
@@ -619,3 +291,65 @@ def run_benchmark(cfg: dict[str, Any], out_dir: str | Path, *, progress: bool = 
     write_report(lines_path, out)
     write_entity_report(lines_path, out)
     return lines_path
+
+
+_ATTACK_KEYS = ("leakage_", "confidence_", "epochs_", "view_")
+
+
+class _GridRun:
+    """The cells of one grid run, with what one cell hands the next: a ``+qt`` row stores exactly
+    what its base row stores (same noise: only queries differ), so its attack metrics are the base
+    row's; a sealed cell stores the clear cell's vectors (same key, same keyed noise), so it reuses
+    its attacks when the vectors' digests agree. Both are marked ``attacks_from`` in the line."""
+
+    def __init__(self, cfg: dict[str, Any], enc: Any, attackers: dict[str, Any], meta: dict[str, Any],
+                 ef_search: int) -> None:
+        self.cfg, self.enc, self.attackers, self.meta, self.ef_search = cfg, enc, attackers, meta, ef_search
+        self.attack_memo: dict[tuple[str, str, str, float, int], dict[str, Any]] = {}
+        self.vector_memo: dict[tuple[str, str, str, float, int], tuple[str, dict[str, Any]]] = {}
+        self.skipped: dict[str, str] = {}
+        self.done = 0
+
+    def cell(self, task: Task, mech: str, eps: float, seed: int, backend: str, store_kind: str) -> dict[str, Any] | None:
+        """One results line, or None (skipped: the reason is in ``skipped``)."""
+        key = f"{mech}/{task.meta['concept']}" + ("" if store_kind == "clear" else f"/{store_kind}")
+        if key in self.skipped:
+            return None
+        if store_kind == "sealed" and not (sealable(mech) and backend == "chroma" and task.kind in ("retrieval", "ddxplus")):
+            self.skipped[key] = "a sealed store needs a row with the project's text stage, Chroma and a search task"
+            return None
+        t1 = time.time()
+        try:
+            ef = make_embedding(mech, eps, seed, self.enc, task.meta["concept"], self.cfg, seal=store_kind == "sealed")
+        except Exception as exc:  # concept package or artefact missing: say so
+            self.skipped[key] = f"{type(exc).__name__}: {exc}"
+            return None
+        cell_att = {n: f for n, (f, w) in self.attackers.items() if _runs_on(w, mech, eps)}
+        memo_key = (task.name, backend, mech.removesuffix("+qt"), eps, seed)
+        reused = mech.endswith("+qt") and memo_key in self.attack_memo
+        aux = None
+        if task.kind == "entity" and task.meta.get("keyless") and cell_att:
+            aux = make_embedding(mech, eps, seed, self.enc, task.meta["concept"], self.cfg, key_role="aux")
+        reuse = self.vector_memo.get(memo_key) if store_kind == "sealed" and not mech.endswith("+qt") else None
+        metrics = task.run(ef, {} if reused else cell_att, seed=seed, backend=backend,
+                           sts_transform=sts_transform(mech, task, ef),
+                           attack_transforms=None if reused else adaptive_transforms(ef, self.cfg),
+                           doc_transform=doc_transform(mech, self.cfg), aux_embedding=aux, ef_search=self.ef_search,
+                           store_kind=store_kind, reuse_attacks=reuse)
+        attack_part = {k: v for k, v in metrics.items()
+                       if (k.startswith(_ATTACK_KEYS) or k == "attack_variants") and k != "leakage_text"}
+        if reused:
+            metrics.update({k: v for k, v in self.attack_memo[memo_key].items()
+                            if k == "attack_variants" or k.split("_", 1)[1] in cell_att})
+        elif not mech.endswith("+qt") and store_kind == "clear":
+            self.attack_memo[memo_key] = attack_part
+            if "leak_vectors_sha256" in metrics:
+                self.vector_memo[memo_key] = (metrics["leak_vectors_sha256"], attack_part)
+        rec = cell_record(self.meta, task, mech, eps, seed, backend, metrics, time.time() - t1, ef)
+        rec["store"] = store_kind
+        if reused:
+            rec["attacks_from"] = mech.removesuffix("+qt")
+        elif reuse is not None and metrics.get("leak_vectors_sha256") == reuse[0]:
+            rec["attacks_from"] = "clear"
+        self.done += 1
+        return rec

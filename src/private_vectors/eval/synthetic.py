@@ -7,7 +7,10 @@
   small fixed lists (restore records: ``benchmarks/restore.py`` and the restore tests);
 * :func:`people_corpus`: one document per person from a FakeNameGenerator identity file, with
   names outside every vocabulary the package ships, so a name found in a store is a name the
-  text stage missed (the every-path leak test and ``benchmarks/text_rules.py``).
+  text stage missed (the every-path leak test and ``benchmarks/text_rules.py``);
+* :func:`first_hour_corpus`: short notes a new user tries first (names in normal and lower case,
+  ages, cities, street addresses, e-mails, phones, the name as metadata), with what was planted
+  in each (the audit's count-what-is-on-disk test).
 """
 
 from __future__ import annotations
@@ -26,7 +29,8 @@ from typing import Any
 
 from ..errors import Described, InvalidParameterError
 
-__all__ = ["CONTACT_CITIES", "CONTACT_FIRST", "CONTACT_LAST", "PEOPLE_TEMPLATES", "PeopleCorpus", "contact_documents", "people_corpus", "shipped_words",
+__all__ = ["CONTACT_CITIES", "CONTACT_FIRST", "CONTACT_LAST", "FIRST_HOUR_TEMPLATES", "PEOPLE_TEMPLATES", "PeopleCorpus",
+           "PlantedCorpus", "contact_documents", "first_hour_corpus", "people_corpus", "shipped_words",
            "synthetic_pii_sentences", "synthetic_plain_sentences"]
 
 _PII_TEMPLATES = (
@@ -168,21 +172,11 @@ class PeopleCorpus:
         return {v for v in self.truth() if v in blob}
 
 
-def people_corpus(names_csv: str | Path, n: int = 200) -> PeopleCorpus:
-    """``n`` documents, one person each, from a FakeNameGenerator identity file.
-
-    Names are distinct, ASCII, at least five letters, in no vocabulary the package ships
-    (:func:`shipped_words`) and in no template word, taken in file order.
-
-    Args:
-        names_csv: a FakeNameGenerator CSV (``GivenName``, ``Surname`` columns).
-        n: how many documents.
-
-    Raises:
-        InvalidParameterError: the file has fewer than ``n`` usable names.
-    """
+def _usable_names(names_csv: str | Path, n: int, templates: Sequence[str]) -> list[tuple[str, str]]:
+    """The first ``n`` (given name, surname) of a FakeNameGenerator file that are distinct, ASCII,
+    five letters or more, in no vocabulary the package ships and in no word of ``templates``."""
     shipped = shipped_words()
-    template_words = {w.casefold() for t in PEOPLE_TEMPLATES for w in re.findall(r"\w+", t)}
+    template_words = {w.casefold() for t in templates for w in re.findall(r"\w+", t)}
     seen: set[str] = set()
     people: list[tuple[str, str]] = []
     with Path(names_csv).open(encoding="utf-8-sig") as f:
@@ -201,7 +195,83 @@ def people_corpus(names_csv: str | Path, n: int = 200) -> PeopleCorpus:
     if len(people) < n:
         raise InvalidParameterError("names_csv", f"at least {n} usable names", Described(str(names_csv)),
                                     note=f"found {len(people)}")
+    return people
+
+
+def people_corpus(names_csv: str | Path, n: int = 200) -> PeopleCorpus:
+    """``n`` documents, one person each, from a FakeNameGenerator identity file.
+
+    Names are distinct, ASCII, at least five letters, in no vocabulary the package ships
+    (:func:`shipped_words`) and in no template word, taken in file order.
+
+    Args:
+        names_csv: a FakeNameGenerator CSV (``GivenName``, ``Surname`` columns).
+        n: how many documents.
+
+    Raises:
+        InvalidParameterError: the file has fewer than ``n`` usable names.
+    """
+    people = _usable_names(names_csv, n, PEOPLE_TEMPLATES)
     texts = [PEOPLE_TEMPLATES[i % len(PEOPLE_TEMPLATES)].format(name=f"{first} {last}")
              for i, (first, last) in enumerate(people)]
     metas: list[dict[str, Any]] = [{"author": f"{first} {last}", "n": i} for i, (first, last) in enumerate(people)]
     return PeopleCorpus(tuple(people), [f"doc-{i}" for i in range(n)], texts, metas)
+
+
+FIRST_HOUR_TEMPLATES = (
+    "{name} ({age}) moved to {city} last spring; write to {email}.",
+    "meeting notes: {name}, {age}, asked about the invoice. call back on {phone}.",
+    "Call {name} at {phone}.",
+    "{name} lives at {house} {street} street in {city}.",
+    "Dear {name}, your parcel for {house} {street} street, {city} is ready to collect.",
+)
+"""The documents of :func:`first_hour_corpus`: what a new user tries first."""
+
+FIRST_HOUR_CITIES = ("reykjavik", "porto", "graz", "brno", "tartu", "ghent", "aarhus", "bergen", "turku", "bilbao",
+                     "gdansk", "utrecht", "leipzig", "seville", "krakow", "salzburg")
+FIRST_HOUR_STREETS = ("elm", "mill", "church", "station", "harbour", "orchard", "meadow", "chapel")
+
+_FIRST_HOUR_FIELDS = {"name": "PERSON", "email": "EMAIL_ADDRESS", "phone": "PHONE_NUMBER", "city": "LOCATION",
+                      "age": "AGE", "street": "STREET_ADDRESS"}
+
+
+@dataclass(frozen=True)
+class PlantedCorpus:
+    """Documents with the values planted in each, by type (as written in the document).
+
+    Attributes:
+        ids, texts, metadatas: what a store is given (``author`` metadata: the person's name).
+        planted: per document, {type: [values]} (``PERSON``, ``EMAIL_ADDRESS``, ``PHONE_NUMBER``,
+            ``LOCATION``, ``AGE``, ``STREET_ADDRESS``), the name also in the metadata.
+    """
+
+    ids: list[str]
+    texts: list[str]
+    metadatas: list[dict[str, Any]]
+    planted: list[dict[str, list[str]]]
+
+
+def first_hour_corpus(names_csv: str | Path, n: int = 200, seed: int = 0) -> PlantedCorpus:
+    """``n`` short documents a new user might store: one person each (every other name in lower
+    case), with an age, a city (in lower case, from :data:`FIRST_HOUR_CITIES`), a street address,
+    an e-mail address (no name in it) or a phone number, and the person's name as ``author``
+    metadata. Names as in :func:`people_corpus`; the rest seeded."""
+    rng = random.Random(seed)
+    people = _usable_names(names_csv, n, FIRST_HOUR_TEMPLATES)
+    ids, texts, metas, planted = [], [], [], []
+    for i, (first, last) in enumerate(people):
+        name = f"{first} {last}" if i % 2 == 0 else f"{first} {last}".lower()
+        values = {"name": name, "age": str(rng.randrange(19, 90)), "city": rng.choice(FIRST_HOUR_CITIES),
+                  "email": f"k{i:03d}{rng.choice('xqzw')}@post{i % 5}.example.org",
+                  "phone": rng.choice((f"555-0{i:03d}", f"+1 415 555 {1000 + i}", f"020 7946 {1000 + i}")),
+                  "house": str(rng.randrange(2, 99)), "street": rng.choice(FIRST_HOUR_STREETS)}
+        template = FIRST_HOUR_TEMPLATES[i % len(FIRST_HOUR_TEMPLATES)]
+        texts.append(template.format(**values))
+        used = {k for k in _FIRST_HOUR_FIELDS if "{" + k + "}" in template}
+        mine = {_FIRST_HOUR_FIELDS[k]: [values[k]] for k in used if k != "street"}
+        if "street" in used:
+            mine["STREET_ADDRESS"] = [f"{values['house']} {values['street']} street"]
+        planted.append(mine)
+        ids.append(f"note-{i:03d}")
+        metas.append({"author": name, "n": i})
+    return PlantedCorpus(ids, texts, metas, planted)

@@ -17,6 +17,7 @@ each attacker is trained on the attacker-train vectors (perturbed by the same me
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -238,7 +239,8 @@ class Task:
     def run(self, embedding: Any, attackers: dict[str, Any], *, seed: int, backend: str = "chroma",
             sts_transform: Any = None, attack_transforms: dict[str, Any] | None = None,
             doc_transform: Any = None, aux_embedding: Any = None,
-            ef_search: int = DEFAULT_EF_SEARCH) -> dict[str, Any]:
+            ef_search: int = DEFAULT_EF_SEARCH, store_kind: str = "clear",
+            reuse_attacks: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any]:
         """Store, measure utility, read back, attack. Returns metrics.
 
         ``doc_transform`` (list[str] → list[str], optional) rewrites every text before it is
@@ -249,8 +251,16 @@ class Task:
         seed), for the key-less attacker (:meth:`_entity_attacks`).
 
         ``ef_search``: the Chroma collection's HNSW search breadth (:data:`DEFAULT_EF_SEARCH`).
+
+        ``store_kind``: ``"clear"`` (the sanitized text stored in clear) or ``"sealed"``
+        (:class:`~private_vectors.eval.sealed_store.SealedStore`: records, markers, the key holder's
+        re-ranked search; Chroma, retrieval and Pri-DDXPlus tasks). ``reuse_attacks`` = (digest of
+        the leakage set's stored vectors, attack metrics): when the vectors read back have that
+        digest (a sealed store holds the clear store's noisy vectors), the metrics are reused
+        instead of training the attackers again; every line records its digest
+        (``leak_vectors_sha256``).
         """
-        store = open_store(embedding, backend, ef_search=ef_search)
+        store = _open(embedding, backend, ef_search, store_kind)
         if doc_transform is not None:
             store.doc_transform = doc_transform
         try:
@@ -269,8 +279,12 @@ class Task:
             if self.leakage is not None and attackers:
                 lk = self.leakage
                 V = store.vectors(self._leak_ids())
-                out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share,
-                                  texts=lk.data.texts, transforms=attack_transforms, groups=lk.split_groups()))
+                out["leak_vectors_sha256"] = digest = hashlib.sha256(np.ascontiguousarray(V).tobytes()).hexdigest()
+                if reuse_attacks is not None and reuse_attacks[0] == digest:
+                    out.update(reuse_attacks[1])
+                else:
+                    out.update(attack(V, lk.data.tokens, attackers, seed=seed, train_share=lk.train_share,
+                                      texts=lk.data.texts, transforms=attack_transforms, groups=lk.split_groups()))
             if self.leakage is not None:
                 out.update(self._read_store(store, seed))
             return out
@@ -302,7 +316,7 @@ class Task:
         qids = list(ds.queries)
         hits = store.search([ds.queries[q] for q in qids], 10)
         run = {q: h for q, h in zip(qids, hits, strict=True)}
-        return {"utility": ndcg_at_k(run, ds.qrels, 10)}
+        return {"utility": ndcg_at_k(run, ds.qrels, 10), **_candidates(store)}
 
     def _sts(self, store: VectorStore, transform: Any) -> dict[str, float]:
         ds = self.sts
@@ -329,7 +343,7 @@ class Task:
         run = {i: h for i, h in zip(ids, hits, strict=True)}
         qrels = {i: {i: 1} for i in ids}
         self.meta["leak_ids"] = ids
-        return {"utility": ndcg_at_k(run, qrels, 10)}
+        return {"utility": ndcg_at_k(run, qrels, 10), **_candidates(store)}
 
     # ---------------------------------------------------------------- entity retrieval
     def _entity(self, store: VectorStore) -> dict[str, float]:
@@ -435,6 +449,27 @@ class Task:
             out["stored_raw_name_share"] = float(np.mean([
                 bool(t) and corpus.identities[truth[i]].name in (t or "") for i, t in enumerate(stored)]))
         return out
+
+
+STORE_KINDS = ("clear", "sealed")
+"""The store kinds a task runs on (see :meth:`Task.run`)."""
+
+
+def _open(embedding: Any, backend: str, ef_search: int, store_kind: str) -> VectorStore:
+    if store_kind == "clear":
+        return open_store(embedding, backend, ef_search=ef_search)
+    if store_kind != "sealed" or backend != "chroma":
+        raise ValueError(f"store_kind: expected 'clear', or 'sealed' on the chroma backend, received {store_kind!r} "
+                         f"on {backend!r}")
+    from .sealed_store import SealedStore
+
+    return SealedStore(embedding, ef_search=ef_search)
+
+
+def _candidates(store: VectorStore) -> dict[str, Any]:
+    """A sealed store's K (noisy candidates per query) and size N, for the results line."""
+    k = getattr(store, "candidates", None)
+    return {} if k is None else {"candidates": k, "store_size": getattr(store, "_n", None)}
 
 
 def _suffixed(metrics: dict[str, Any], suffix: str) -> dict[str, Any]:
