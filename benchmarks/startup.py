@@ -10,6 +10,13 @@ reported; the load average is recorded because the machine may be shared::
 
 Targets: ``--help`` ≤ 1 s; ``PrivateEmbedding(concept="PII", eps=10)`` plus one embedded
 document ≤ 3 s.
+
+``--base SRC`` compares the default line of another source tree (``SRC`` put on
+``PYTHONPATH``, e.g. a ``git worktree`` of an earlier commit) with this one, the two sides
+alternating process by process in one run (the ratio is read from the CPU times)::
+
+    git worktree add /tmp/base main
+    nice -n 10 .venv/bin/python benchmarks/startup.py --runs 5 --base /tmp/base/src
 """
 
 from __future__ import annotations
@@ -63,6 +70,31 @@ def measure(cmd: list[str], runs: int) -> list[dict[str, Any]]:
     return [time_process(cmd) for _ in range(runs)]
 
 
+def interleaved(base_src: str, runs: int) -> dict[str, list[dict[str, Any]]]:
+    """The default line of ``base_src`` and of this tree, alternating (one warm-up each)."""
+    here = str(Path(__file__).resolve().parents[1] / "src")
+    sides = {"base": base_src, "this tree": here}
+    cmd = {name: ["env", f"PYTHONPATH={src}", *EMBED] for name, src in sides.items()}
+    for name in sides:
+        time_process(cmd[name])
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in sides}
+    for _ in range(runs):
+        for name in sides:
+            rows[name].append(time_process(cmd[name]))
+    return rows
+
+
+def ab_report(rows: dict[str, list[dict[str, Any]]], base_src: str) -> str:
+    """The A/B table: median CPU and wall per side, and this tree's CPU over the base's."""
+    lines = [f"Interleaved against `{base_src}` ({len(rows['base'])} processes each, alternating):", "",
+             "| side | median CPU (s) | median wall (s) | first call (s, median) |", "|---|---|---|---|"]
+    for name, side in rows.items():
+        lines.append(f"| {name} | {_median(side, 'cpu'):.2f} | {_median(side, 'wall'):.2f} | "
+                     f"{_phase_median(side, 'embed'):.2f} |")
+    ratio = _median(rows["this tree"], "cpu") / _median(rows["base"], "cpu")
+    return "\n".join([*lines, "", f"CPU of this tree over the base: {ratio:.2f}x.", ""])
+
+
 def _median(rows: list[dict[str, Any]], key: str) -> float:
     return statistics.median(r[key] for r in rows)
 
@@ -107,13 +139,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--base", default=None, help="another tree's src folder: its default line, interleaved")
     args = ap.parse_args()
     before = tuple(round(x, 2) for x in os.getloadavg())
     help_rows = measure(HELP, args.runs)
     embed_rows = measure(EMBED, args.runs)
+    ab = interleaved(args.base, args.runs) if args.base else None
     after = tuple(round(x, 2) for x in os.getloadavg())
     command = "nice -n 10 .venv/bin/python benchmarks/startup.py " + " ".join(sys.argv[1:])
     text = report(help_rows, embed_rows, (before, after), command)
+    if ab is not None:
+        text += "\n" + ab_report(ab, args.base)
     if args.out:
         args.out.write_text(text)
     print(text)

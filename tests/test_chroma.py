@@ -1,4 +1,5 @@
-"""Chroma: registration, perturbed storage, reopen in a new process, drift refusal, real server."""
+"""Chroma: registration, perturbed storage, reopen in a new process, drift refusal on the
+library's own paths, real server."""
 
 from __future__ import annotations
 
@@ -20,7 +21,12 @@ chromadb = pytest.importorskip("chromadb")
 from private_vectors import PrivateEmbedding  # noqa: E402
 from private_vectors.embedding import CHROMA_NAME, KEY_ENV  # noqa: E402
 from private_vectors.errors import ConfigMismatchError, PrivateVectorsError  # noqa: E402
-from private_vectors.integrations.chroma import open_collection  # noqa: E402
+from private_vectors.integrations.chroma import (  # noqa: E402
+    add_documents,
+    check_collection,
+    create_collection,
+    open_collection,
+)
 
 DOCS = ["Maria Lopez flew to Madrid on Monday", "the patient had a cough and fever",
         "quarterly revenue grew by twelve percent", "the trail closes after snowfall",
@@ -83,7 +89,7 @@ def test_reopen_in_new_process_rebuilds_the_same_function_and_keyed_noise(tmp_pa
     del client, col
     out = _run(f"""
         import json, chromadb, numpy as np
-        import private_vectors
+        import private_vectors.chroma  # the library's Chroma integration registers the function
         client = chromadb.PersistentClient(path={str(tmp_path)!r})
         col = client.get_collection("notes")   # no embedding function passed
         ef = col.configuration["embedding_function"]
@@ -101,7 +107,7 @@ def test_reopen_in_new_process_rebuilds_the_same_function_and_keyed_noise(tmp_pa
     assert got["same"] is True  # keyed: re-ingesting gives the identical vector
     # without the key, adding documents is refused instead of drawing fresh noise
     out = _run(f"""
-        import chromadb, private_vectors
+        import chromadb, private_vectors.chroma
         col = chromadb.PersistentClient(path={str(tmp_path)!r}).get_collection("notes")
         try:
             col.add(ids=["x"], documents=["new text"])
@@ -112,19 +118,25 @@ def test_reopen_in_new_process_rebuilds_the_same_function_and_keyed_noise(tmp_pa
     assert "ConfigMismatchError" in out and "PRIVATE_VECTORS_KEY" in out
 
 
-def test_conflicting_function_is_refused(tmp_path):
+def test_conflicting_function_is_refused_on_the_library_s_paths(tmp_path):
+    """Chroma compares embedding-function names only (nothing of it is patched): the library's
+    own paths refuse another configuration, naming the collection."""
     client = chromadb.PersistentClient(path=str(tmp_path))
     client.create_collection("notes", embedding_function=PrivateEmbedding(model="fake", eps=10))
     for other in (PrivateEmbedding(model="fake", eps=20), PrivateEmbedding(model="fake:32", eps=10),
                   PrivateEmbedding(model="fake", eps=10, mechanism="purkayastha")):
-        with pytest.raises(ConfigMismatchError):
-            client.get_collection("notes", embedding_function=other)
-        with pytest.raises(ConfigMismatchError):
-            client.get_or_create_collection("notes", embedding_function=other)
-        with pytest.raises(ConfigMismatchError):
+        plain = client.get_collection("notes", embedding_function=other)  # Chroma's own check: names only
+        with pytest.raises(ConfigMismatchError, match="collection 'notes'"):
+            check_collection(plain, other)
+        with pytest.raises(ConfigMismatchError, match="collection 'notes'"):
+            add_documents(plain, ids=["x"], documents=["a note"])
+        with pytest.raises(ConfigMismatchError, match="collection 'notes'"):
             open_collection(client, "notes", other)
+        with pytest.raises(ConfigMismatchError, match="collection 'notes'"):
+            create_collection(client, "notes", other, get_or_create=True)
+    assert client.get_collection("notes").count() == 0  # nothing was written
     # the same configuration is accepted
-    same = client.get_collection("notes", embedding_function=PrivateEmbedding(model="fake", eps=10))
+    same = open_collection(client, "notes", PrivateEmbedding(model="fake", eps=10))
     assert same.name == "notes"
 
 
@@ -163,14 +175,14 @@ def test_real_chroma_server(tmp_path):
         col = client.create_collection("notes", embedding_function=PrivateEmbedding(model="fake", eps=40))
         col.add(ids=IDS, documents=DOCS)
         out = _run(f"""
-            import chromadb, private_vectors
+            import chromadb, private_vectors.chroma
             col = chromadb.HttpClient(host="127.0.0.1", port={port}).get_collection("notes")
             print(type(col.configuration["embedding_function"]).__name__)
             print(col.query(query_texts=["cough fever patient"], n_results=1)["ids"][0][0])
         """)
         assert out.split() == ["PrivateEmbedding", "d1"]
         with pytest.raises(ConfigMismatchError):
-            client.get_collection("notes", embedding_function=PrivateEmbedding(model="fake", eps=5))
+            open_collection(client, "notes", PrivateEmbedding(model="fake", eps=5))
     finally:
         proc.terminate()
         try:
@@ -198,8 +210,14 @@ def test_unrebuildable_function_fails_loudly_on_reopen_instead_of_falling_back(t
     client.create_collection("notes", embedding_function=pe).add(ids=["a"], documents=["first note"])
     del pe
     gc.collect()
-    with pytest.raises(ConfigMismatchError, match="cannot be rebuilt"):
-        chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes")
+    with pytest.raises(ConfigMismatchError, match="'notes'.*cannot be rebuilt"):
+        open_collection(chromadb.PersistentClient(path=str(tmp_path)), "notes")
+    plain = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes")
+    for use in (lambda: plain.query(query_texts=["first note"], n_results=1),
+                lambda: plain.add(ids=["b"], documents=["second note"])):
+        with pytest.raises(ValueError, match="Could not build embedding function private_vectors"):
+            use()  # Chroma refuses too, at first use: never its default function
+    assert plain.count() == 1
     # passing the same function explicitly works
     again = PrivateEmbedding(model="fake", mechanism=LaplaceMechanism(epsilon=50.0, unit=0.125))
     col = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=again)
@@ -211,7 +229,7 @@ def test_reopen_with_a_builtin_concept_in_a_new_process(tmp_path):
     col = chromadb.PersistentClient(path=str(tmp_path)).create_collection("notes", embedding_function=pe)
     col.add(ids=IDS, documents=DOCS)
     out = _run(f"""
-        import json, chromadb, private_vectors
+        import json, chromadb, private_vectors.chroma
         col = chromadb.PersistentClient(path={str(tmp_path)!r}).get_collection("notes")
         ef = col.configuration["embedding_function"]
         print(json.dumps({{"concept": ef.get_config()["concept"], "mechanism": ef.mechanism.name,

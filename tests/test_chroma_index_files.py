@@ -178,3 +178,45 @@ def test_a_store_opened_with_a_relative_path_is_scrubbed(tmp_path, monkeypatch):
     assert scrub_index_files(col) > 0
     for segment, space in _segments(Path("db")).values():
         assert not any(b"".join(_unwritten(segment, space).values()))
+
+
+def _dirty_store(folder: Path, n: int):
+    """A collection of ``n`` vectors with heap-like bytes past what its HNSW files hold (below
+    Chroma's first sync at 1,000 elements the files hold none: a reopen reads Chroma's log)."""
+    import numpy as np
+
+    col = _client(folder).get_or_create_collection("check", configuration={"hnsw": {"space": "cosine"}})
+    vectors = np.random.default_rng(3).normal(size=(n, 8)).astype(np.float32)
+    col.add(ids=[f"v{i}" for i in range(n)], embeddings=vectors.tolist())
+    _fill_unwritten(folder, "cosine")
+    return col
+
+
+def test_on_an_untested_chromadb_release_a_scrub_of_a_copy_is_checked_first(tmp_path, monkeypatch):
+    import private_vectors.integrations.chroma_files as files
+    from private_vectors.chroma import scrub_index_files
+
+    monkeypatch.setattr(files, "TESTED_CHROMADB", ())
+    monkeypatch.setattr(files, "_VERIFIED", {})
+    col = _dirty_store(tmp_path, 30)
+    assert scrub_index_files(col) > 0  # the scrubbed copy read back the same: the originals are scrubbed
+    assert list(files._VERIFIED.values()) == [True]
+    for segment, space in _segments(tmp_path).values():
+        assert not any(b"".join(_unwritten(segment, space).values()))
+
+
+def test_a_layout_whose_scrubbed_copy_reads_back_otherwise_is_left_alone(tmp_path, monkeypatch):
+    import private_vectors.integrations.chroma_files as files
+    from private_vectors.chroma import scrub_index_files
+    from private_vectors.errors import PrivacyWarning
+
+    col = _dirty_store(tmp_path, 1100)  # past the first sync: a reopen reads the vectors from the files
+    before = {p: p.read_bytes() for seg, _ in _segments(tmp_path).values() for p in sorted(seg.iterdir())}
+    monkeypatch.setattr(files, "TESTED_CHROMADB", ())
+    monkeypatch.setattr(files, "_VERIFIED", {})
+    # a layout the scrub misreads: it would zero the vectors the index wrote too
+    monkeypatch.setattr(files, "_regions", lambda segment, header, normalised: iter([(segment / "data_level0.bin", 0)]))
+    with pytest.warns(PrivacyWarning, match="not scrubbed"):
+        assert scrub_index_files(col) == 0
+    assert {p: p.read_bytes() for p in before} == before  # no original file touched
+    assert list(files._VERIFIED.values()) == [False]

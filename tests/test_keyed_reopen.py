@@ -58,7 +58,7 @@ def _tb_locals(exc: BaseException) -> str:
 # -- point 1: idempotence after a documented reopen --------------------------------------------------------
 REOPEN_CODE = """
     import json, chromadb, numpy as np
-    import private_vectors
+    import private_vectors.chroma                   # the library's Chroma integration: Chroma can rebuild it
     client = chromadb.PersistentClient(path={path!r})
     col = client.get_collection("notes")            # no function: rebuilt from the stored config
     stored = np.asarray(col.get(ids=["d0"], include=["embeddings"])["embeddings"][0])
@@ -114,25 +114,40 @@ def _assert_refused(exc_info, where: str):
     assert OTHER not in _tb_locals(exc_info.value).replace(f"'{OTHER}'", "")  # only the test's own literal
 
 
-@pytest.mark.parametrize("method", ["get_collection", "get_or_create_collection"])
+def _open(client, method: str, ef):
+    from private_vectors.chroma import create_collection, open_collection
+
+    if method == "open_collection":
+        return open_collection(client, "notes", ef)
+    return create_collection(client, "notes", ef, get_or_create=True)
+
+
+@pytest.mark.parametrize("method", ["open_collection", "create_collection(get_or_create=True)"])
 def test_chroma_reopen_with_another_key_refused(tmp_path, method):
     client = _keyed_collection(tmp_path)
     with pytest.raises(ConfigMismatchError) as info:
-        getattr(client, method)("notes", embedding_function=PrivateEmbedding(model="fake", eps=10, key=OTHER))
+        _open(client, method, PrivateEmbedding(model="fake", eps=10, key=OTHER))
     _assert_refused(info, "'notes'")
     # the same key is accepted and reproduces the stored vector
-    col = getattr(client, method)("notes", embedding_function=PrivateEmbedding(model="fake", eps=10, key=KEY))
+    col = _open(client, method, PrivateEmbedding(model="fake", eps=10, key=KEY))
     before = col.get(ids=["d0"], include=["embeddings"])["embeddings"][0]
     col.upsert(ids=["d0"], documents=DOCS[:1])
     np.testing.assert_array_equal(col.get(ids=["d0"], include=["embeddings"])["embeddings"][0], before)
 
 
 def test_chroma_reopen_without_function_and_another_env_key_refused(tmp_path, monkeypatch):
+    from private_vectors.chroma import open_collection
+
     client = _keyed_collection(tmp_path)
     monkeypatch.setenv(KEY_ENV, OTHER)
     with pytest.raises(ConfigMismatchError) as info:
-        client.get_collection("notes")
+        open_collection(client, "notes")
     _assert_refused(info, "'notes'")
+    plain = client.get_collection("notes")  # Chroma rebuilds the stored function at first use, and refuses
+    with pytest.raises(ValueError, match="key") as raw:
+        plain.add(ids=["x"], documents=["new"])
+    assert OTHER not in str(raw.value) and KEY not in str(raw.value)
+    assert plain.count() == 1
     monkeypatch.delenv(KEY_ENV)  # a reader without any key may still query
     col = client.get_collection("notes")
     assert col.query(query_texts=["travel"], n_results=1)["ids"][0] == ["d0"]
@@ -324,10 +339,12 @@ def test_one_function_cannot_serve_two_keyed_collections_with_different_salts(tm
     client = chromadb.PersistentClient(path=str(tmp_path))
     for name in ("first", "second"):
         client.create_collection(name, embedding_function=PrivateEmbedding(model="fake", eps=10, key=KEY))
+    from private_vectors.chroma import add_documents, open_collection
+
     ef = PrivateEmbedding(model="fake", eps=10, key=KEY)
-    client.get_collection("first", embedding_function=ef).add(ids=["d0"], documents=DOCS[:1])
+    add_documents(open_collection(client, "first", ef), ids=["d0"], documents=DOCS[:1])
     with pytest.raises(ConfigMismatchError, match=r"'second'.*one PrivateEmbedding per keyed collection"):
-        client.get_collection("second", embedding_function=ef)
+        open_collection(client, "second", ef)
 
 
 @pytest.mark.parametrize("version", ["v2", "v1"])

@@ -82,7 +82,7 @@ def test_user_detectors_token_lists_hidden_builtin_ones_kept():
 
 
 def test_chroma_store_holds_no_listed_token_and_reopen_compares_them(tmp_path):
-    from private_vectors.chroma import add_documents, create_collection
+    from private_vectors.chroma import add_documents, create_collection, open_collection
 
     client = chromadb.PersistentClient(path=str(tmp_path))
     col = create_collection(client, "notes", _ef())
@@ -94,12 +94,12 @@ def test_chroma_store_holds_no_listed_token_and_reopen_compares_them(tmp_path):
     # another token list or allow list under the same key: refused, and the error names neither list
     for other in (_ef(tokens=["Otherword"]), _ef(allow=["Someone Else"])):
         with pytest.raises(ConfigMismatchError) as info:
-            client.get_collection("notes", embedding_function=other)
+            open_collection(client, "notes", other)
         msg = str(info.value) + _tb_locals(info.value)
         assert "sanitizer" in str(info.value)
         for secret in (SECRET_TOKEN, ALLOWED, "Otherword", "Someone Else"):
             assert secret not in msg
-    assert client.get_collection("notes", embedding_function=_ef()).count() == 2
+    assert open_collection(client, "notes", _ef()).count() == 2
     # the hashed lists cannot be rebuilt from the record: a new process reopening without the function
     # is told what to pass, and the error names no listed value
     import os

@@ -193,8 +193,9 @@ def test_plain_space_collection_warns_once_when_the_space_matters(tmp_path):
 
 
 def test_new_process_reopen_without_import_names_the_fix(tmp_path):
-    """Chroma reads no entry points: a new process that never imports private_vectors gets
-    Chroma's generic error on first use; importing the package is the fix (README)."""
+    """Chroma reads no entry points: a new process that never imports the library's Chroma
+    integration gets Chroma's generic error on first use (``import private_vectors`` alone
+    touches no other package); importing ``private_vectors.chroma`` is the fix (stores guide)."""
     db = str(tmp_path / "db")
     col = chromadb.PersistentClient(db).create_collection("notes", embedding_function=PrivateEmbedding(model="fake"))
     col.add(ids=["a"], documents=["hello"])
@@ -206,6 +207,11 @@ def test_new_process_reopen_without_import_names_the_fix(tmp_path):
         except ValueError as exc:
             print("ERROR", exc)
         import private_vectors
+        try:
+            col.query(query_texts=["hello"], n_results=1)
+        except ValueError as exc:
+            print("STILL", exc)
+        import private_vectors.chroma
         col = chromadb.PersistentClient({db!r}).get_collection("notes")
         print("OK", col.query(query_texts=["hello"], n_results=1)["ids"])
     """)
@@ -213,6 +219,7 @@ def test_new_process_reopen_without_import_names_the_fix(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "ERROR Embedding function private_vectors not found. Add @register_embedding_function" in res.stdout
+    assert "STILL Embedding function private_vectors not found" in res.stdout
     assert "OK [['a']]" in res.stdout
 
 
@@ -243,7 +250,7 @@ def test_chroma_schema_roundtrip_of_a_mocked_config_is_refused():
         import numpy as np
         import pytest
         from chromadb.test.utils.test_embedding_function_schemas import TestEmbeddingFunctionSchemas
-        import private_vectors
+        import private_vectors.chroma
         mp = pytest.MonkeyPatch()
         try:
             TestEmbeddingFunctionSchemas().test_embedding_function_config_roundtrip(

@@ -138,9 +138,9 @@ def test_an_unknown_old_name_is_still_an_import_error() -> None:
 
 
 OPTIONAL_PACKAGES = ("chromadb", "faiss", "llama_index", "langchain_chroma", "langchain_community", "sklearn",
-                     "matplotlib", "presidio_anonymizer", "concept_erasure", "ray", "transformers",
-                     "sentence_transformers")
-"""Packages of the extras and the harness: the default line needs none of them."""
+                     "matplotlib", "presidio_anonymizer", "concept_erasure", "ray", "sentence_transformers")
+"""Packages of the extras and the harness: the default line needs none of them (``transformers``, a
+core dependency, is loaded: presidio imports it for its optional Hugging Face engine)."""
 
 
 def test_the_default_line_loads_only_allowed_modules() -> None:

@@ -52,7 +52,7 @@ def test_cape_collection_reopens_in_a_new_process(tmp_path):
     col.add(ids=["a", "b"], documents=["the patient had a cough and fever", "quarterly revenue grew"])
     code = textwrap.dedent(f"""
         import chromadb
-        import private_vectors
+        import private_vectors.chroma
         col = chromadb.PersistentClient({db!r}).get_collection("notes")
         ef = col.configuration["embedding_function"]
         print(type(ef.mechanism).__name__, ef.get_config()["mechanism"]["name"], ef.eps)

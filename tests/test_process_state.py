@@ -5,8 +5,6 @@ breaks (or is repeated) without it. The state is documented in place and names i
   config read: without them each read reloads every stage;
 * ``keys._SCOPED`` (:func:`~private_vectors.keys.key_scope`) — a key given as a parameter reaches
   Chroma's own rebuild of the stored function;
-* ``integrations.chroma._OPENING`` — the LangChain drop-in opens a keyed collection with its
-  function in the collection's configuration, where Chroma's reopen check does not look;
 * ``guard._PROTECTED`` (:func:`~private_vectors.guard.protected_path`) — an adapter that sanitizes
   the text itself and lets its store call the function gets no raw-text warning there;
 * ``text.detection._PROGRESS`` (:func:`~private_vectors.text.detection.detection_progress`) —
@@ -74,44 +72,17 @@ def test_the_build_cache_spares_chroma_s_rebuilds(tmp_path, monkeypatch, cache):
         assert len(builds) > 3  # without the cache: every config read builds every stage again
 
 
-_DROP_IN = """
-    import contextlib, warnings
-    warnings.simplefilter("ignore")
-    import private_vectors.integrations.chroma as c
-    from private_vectors import PrivateEmbedding
-    from private_vectors.langchain import Chroma
-    if {off!r}:
-        c._opening = lambda embedding: contextlib.nullcontext()
-    ef = PrivateEmbedding(model="fake:16", eps=10, concept="PII", key={key!r})
-    store = Chroma(collection_name="notes", embedding_function=ef, persist_directory={path!r})
-    print(store.similarity_search("Maria", k=1)[0].id)
-"""
-
-
-@pytest.mark.slow
-def test_opening_hands_the_drop_in_s_keyed_function_to_chroma_s_reopen_check(tmp_path):
-    pytest.importorskip("langchain_chroma")
-    from private_vectors.langchain import Chroma
-
-    ef = PrivateEmbedding(model="fake:16", eps=10, concept="PII", key=KEY)
-    Chroma(collection_name="notes", embedding_function=ef, persist_directory=str(tmp_path)).add_texts(
-        ["Maria Lopez flew to Madrid."], ids=["a"])
-    ok = _subprocess(_DROP_IN.format(off=False, key=KEY, path=str(tmp_path)))
-    assert ok.returncode == 0 and ok.stdout.split() == ["a"], ok.stderr[-1500:]
-    off = _subprocess(_DROP_IN.format(off=True, key=KEY, path=str(tmp_path)))
-    assert off.returncode != 0 and "ConfigMismatchError" in off.stderr  # rebuilt without the key
-
-
 _REOPEN = """
     import contextlib, warnings
     warnings.simplefilter("ignore")
     import chromadb
     import private_vectors.integrations.chroma as c
-    from private_vectors.chroma import open_collection
+    from private_vectors.chroma import add_documents, open_collection
     if {off!r}:
         c.key_scope = lambda key: contextlib.nullcontext()
     col = open_collection(chromadb.PersistentClient(path={path!r}), "notes", key={key!r})
     print(col.query(query_texts=["Maria"], n_results=1)["ids"][0][0])
+    add_documents(col, ids=["b"], documents=["Tomas Berger paid the invoice."])  # keyed noise: needs the key
 """
 
 
@@ -126,7 +97,7 @@ def test_a_key_scope_hands_a_key_parameter_to_chroma_s_rebuild(tmp_path):
     ok = _subprocess(_REOPEN.format(off=False, key=KEY, path=str(tmp_path)))
     assert ok.returncode == 0 and ok.stdout.split() == ["a"], ok.stderr[-1500:]
     off = _subprocess(_REOPEN.format(off=True, key=KEY, path=str(tmp_path)))
-    assert off.returncode != 0 and "ConfigMismatchError" in off.stderr  # the rebuild saw no key
+    assert off.returncode != 0 and "ConfigMismatchError" in off.stderr  # rebuilt without the key: a reader
 
 
 def _no_live_function(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -156,28 +127,9 @@ def test_a_key_scope_reaches_chroma_s_rebuild_in_process(tmp_path, monkeypatch, 
     if not scope:
         monkeypatch.setattr(c, "key_scope", lambda key: contextlib.nullcontext())
     with pytest.raises(ConfigMismatchError) if not scope else contextlib.nullcontext():
-        col = open_collection(client, "notes", key=KEY)
+        col = open_collection(client, "notes", key=KEY)  # (a keyed text stage is not rebuilt without its key)
         assert col.query(query_texts=["Maria"], n_results=1)["ids"][0] == ["a"]
-
-
-@pytest.mark.parametrize("opening", [True, False])
-def test_opening_reaches_chroma_s_reopen_check_in_process(tmp_path, monkeypatch, opening):
-    """The in-process sibling of the slow subprocess test above (default run)."""
-    pytest.importorskip("langchain_chroma")
-    import private_vectors.integrations.chroma as c
-    from private_vectors.errors import ConfigMismatchError
-    from private_vectors.langchain import Chroma
-
-    def store() -> Chroma:
-        ef = PrivateEmbedding(model="fake:16", eps=10, concept="PII", key=KEY)
-        return Chroma(collection_name="notes", embedding_function=ef, persist_directory=str(tmp_path))
-
-    store().add_texts(["Maria Lopez flew to Madrid."], ids=["a"])
-    _no_live_function(monkeypatch)
-    if not opening:
-        monkeypatch.setattr(c, "_opening", lambda embedding: contextlib.nullcontext())
-    with pytest.raises(ConfigMismatchError) if not opening else contextlib.nullcontext():
-        assert store().similarity_search("Maria", k=1)[0].id == "a"
+        add_documents(col, ids=["b"], documents=["Tomas Berger paid the invoice."])
 
 
 def _called_by_chroma(fn, *args):

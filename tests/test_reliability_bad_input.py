@@ -451,8 +451,12 @@ def test_reopened_collection_with_another_privacy_config_refused(reopen_dir, cha
     client, before = reopen_dir
     other = PrivateEmbedding(**{"model": "fake", "eps": 10, **change})
     assume(other != PrivateEmbedding(model="fake", eps=10))  # e.g. the default space itself
-    for opener in (lambda: client.get_collection("notes", embedding_function=other),
-                   lambda: client.get_or_create_collection("notes", embedding_function=other)):
+    from private_vectors.chroma import add_documents, create_collection, open_collection
+
+    plain = client.get_collection("notes", embedding_function=other)  # Chroma's own check: names only
+    for opener in (lambda: open_collection(client, "notes", other),
+                   lambda: create_collection(client, "notes", other, get_or_create=True),
+                   lambda: add_documents(plain, ids=["x"], documents=["a note"])):
         record("reopen with another config")
         with pytest.raises(ConfigMismatchError) as info:
             opener()

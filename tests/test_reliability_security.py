@@ -149,8 +149,10 @@ def test_key_not_in_logs_exceptions_or_chroma_files(tmp_path, debug_logs):
             pe(bad)
         except Exception as exc:
             messages.append("".join(traceback.format_exception(exc)))
+    from private_vectors.chroma import open_collection
+
     with pytest.raises(ConfigMismatchError) as info:
-        client.get_collection("secret", embedding_function=PrivateEmbedding(model="fake", eps=10))
+        open_collection(client, "secret", PrivateEmbedding(model="fake", eps=10))
     messages.append("".join(traceback.format_exception(info.value)))
     with pytest.raises(PrivateVectorsError) as info:
         PrivateEmbedding(model="fake", key="")
@@ -191,10 +193,11 @@ def test_key_not_in_files_written_by_another_process(tmp_path):
     assert_no_key(res.stderr, "the child's stderr (DEBUG logs)")
     # a second process with the wrong key: refused, and the message names neither key
     wrong = textwrap.dedent(f"""
-        import chromadb, private_vectors
-        col = chromadb.PersistentClient(path={str(path)!r}).get_collection("child")
+        import chromadb
+        from private_vectors.chroma import add_documents, open_collection
         try:
-            col.add(ids=["x"], documents=["new text"])
+            col = open_collection(chromadb.PersistentClient(path={str(path)!r}), "child")
+            add_documents(col, ids=["x"], documents=["new text"])
             print("ADDED")
         except Exception as exc:
             import traceback; traceback.print_exc()

@@ -19,7 +19,7 @@ Beside the library, never imported by it:
     eval          the evaluation harness: attacks, benchmark runner, data loaders, metrics, audit
 """
 
-from ._lazy import after_import, lazy_attributes
+from ._lazy import lazy_attributes
 from ._version import __version__
 from .errors import (
     ArtefactError,
@@ -53,14 +53,3 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "audit": ".eval.audit",
 })
 
-
-def _register_with_chroma() -> None:
-    from .integrations.chroma import register_if_available
-
-    register_if_available()
-
-
-# Chroma learns the "private_vectors" embedding function as soon as chromadb is imported (now,
-# if it already is), so a collection reopened without an embedding function rebuilds it.
-after_import("chromadb", ("private_vectors.embedding", "private_vectors.integrations.chroma"),
-             _register_with_chroma)

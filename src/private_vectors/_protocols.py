@@ -2,7 +2,7 @@
 ``Embeddings`` (an ABC; importing it is cheap). Chroma's ``EmbeddingFunction`` is a protocol
 Chroma checks by the ``__call__(self, input)`` signature, so ``PrivateEmbedding`` implements it
 without importing chromadb (about a second of start-up); registration under Chroma's name runs
-when chromadb is imported (``private_vectors._lazy.after_import``)."""
+when the library's Chroma integration is imported (``private_vectors.integrations.chroma``)."""
 
 from __future__ import annotations
 

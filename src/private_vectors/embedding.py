@@ -301,8 +301,9 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal:
     if not stored["keyed"] and secret is not None:
         ef.pipeline.keying, ef.key_source = Keying(None), "none"  # an unkeyed collection stays unkeyed
     ef.pipeline.bind(config, where)
-    if use_cache and seal is None:
+    if use_cache and seal is None:  # the cached build is never handed out: a caller's may be remembered as live
         remember_build(config, ef)
+        return _fresh_adapter(ef, config, where)
     return ef
 
 

@@ -41,8 +41,13 @@ def embedding():
 def run_chroma(path: str, n: int, size: int) -> None:
     import chromadb
 
+    from private_vectors.chroma import create_collection
+
     texts = corpus(n)
-    col = chromadb.PersistentClient(path=path).get_or_create_collection("crash", embedding_function=embedding())
+    # the library's path: a resumed run's new function is checked against, and bound to, the stored
+    # record (its key salt), so the re-run writes the same keyed vectors (Chroma's own
+    # get_or_create_collection compares names only)
+    col = create_collection(chromadb.PersistentClient(path=path), "crash", embedding(), get_or_create=True)
     for b, ids in batches(n, size):
         col.upsert(ids=[f"doc-{i}" for i in ids], documents=[texts[i] for i in ids])
         print(f"ACK {b}", flush=True)

@@ -164,7 +164,6 @@ class SentenceTransformerEncoder:
     def _load(source: str, device: str, *, quiet: bool = True) -> Any:
         from sentence_transformers import SentenceTransformer
 
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             with _quiet_transformers(quiet):  # no "Loading weights" bar unless show_progress=True
                 return SentenceTransformer(source, device=device, local_files_only=True)

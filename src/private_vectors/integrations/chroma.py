@@ -3,17 +3,20 @@
 ``PrivateEmbedding`` implements Chroma's ``EmbeddingFunction`` protocol (``__call__``,
 ``embed_query``, ``name``, ``get_config``, ``build_from_config``, ``validate_config``,
 ``validate_config_update``, ``default_space``, ``supported_spaces``, ``is_legacy``) and is
-registered as ``"private_vectors"`` when :mod:`private_vectors` is imported (its ``__init__``
-calls :func:`register_if_available`; the core never imports this module), so a persisted
-collection reopened **without** an embedding function rebuilds the same private function from
-its stored config.
+registered as ``"private_vectors"`` through Chroma's public ``register_embedding_function``
+when this module is imported (by ``private_vectors.chroma``, the drop-in stores and the other
+integrations; the core never imports it), so a persisted collection reopened **without** an
+embedding function rebuilds the same private function from its stored config. Nothing of
+chromadb is patched.
 
 Chroma itself only compares embedding-function *names* when a collection is reopened with an
-explicit function. Two PrivateEmbeddings with different ε, concept, mechanism or model share
-the name, so :func:`register` also wraps Chroma's check (``validate_embedding_function_conflict_on_get``
-in ``chromadb.api.client`` and ``chromadb.api.async_client``): for a collection written by
-``PrivateEmbedding``, a given PrivateEmbedding must agree with the stored config or
-:class:`~private_vectors.errors.ConfigMismatchError` is raised — never a silent switch.
+explicit function, and two PrivateEmbeddings with different ε, concept, mechanism, model or key
+share the name. The library's own paths check the whole recorded configuration
+(:func:`check_collection`, called by :func:`open_collection`, :func:`create_collection`,
+:func:`add_documents` and the drop-in stores) and raise
+:class:`~private_vectors.errors.ConfigMismatchError`, never a silent switch; a plain
+``client.get_collection(name, embedding_function=ef)`` does not (call :func:`check_collection`
+after it, or use :func:`open_collection`).
 
 Stored text. ``collection.add(documents=texts)`` embeds through the PrivateEmbedding (its text
 stage runs, so the *vectors* are sanitized) but Chroma keeps the ``documents`` it was given,
@@ -39,7 +42,6 @@ Concurrent writers through a Chroma server lose no entry; a local folder is sing
 
 from __future__ import annotations
 
-import contextvars
 import functools
 import json
 import warnings
@@ -69,12 +71,6 @@ __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collectio
            "register_if_available", "save_query_index", "scrub_index_files", "upgrade_recorded_config",
            "write_query_index"]
 
-_PATCHED = False
-_OPENING: contextvars.ContextVar[Any] = contextvars.ContextVar("private_vectors_opening", default=None)
-"""The PrivateEmbedding a collection is being opened with: a ContextVar because the LangChain drop-in
-passes it in the collection's configuration, where Chroma's reopen check (which we wrap) does not
-look; without it the check rebuilds the stored function without the key
-(tests/test_process_state.py::test_opening_hands_the_drop_in_s_keyed_function_to_chroma_s_reopen_check)."""
 METADATA_TEXT = ("sanitize", "keep")
 """What :func:`add_documents` does with string metadata values (see its docstring)."""
 
@@ -82,8 +78,8 @@ METADATA_TEXT = ("sanitize", "keep")
 def register_if_available() -> bool:
     """Register :class:`~private_vectors.PrivateEmbedding` when chromadb is installed.
 
-    Called once by ``private_vectors/__init__``; without chromadb it does nothing and returns
-    False (chromadb stays an optional dependency).
+    Called when this module is imported; without chromadb it does nothing and returns False
+    (chromadb stays an optional dependency).
     """
     try:
         import chromadb.utils.embedding_functions  # noqa: F401
@@ -94,78 +90,10 @@ def register_if_available() -> bool:
 
 
 def register(cls: type) -> None:
-    """Register ``cls`` with Chroma and install the drift check (idempotent)."""
-    global _PATCHED
+    """Register ``cls`` with Chroma under its ``name()`` (Chroma's public registry; idempotent)."""
     from chromadb.utils.embedding_functions import register_embedding_function
 
     register_embedding_function(cls)
-    if _PATCHED:
-        return
-    import chromadb.api.async_client as async_client
-    import chromadb.api.client as client
-
-    for mod in (client, async_client):
-        original = getattr(mod, "validate_embedding_function_conflict_on_get", None)
-        if original is None or getattr(original, "_private_vectors", False):
-            continue
-        mod.validate_embedding_function_conflict_on_get = _wrap_conflict_check(original)  # type: ignore[attr-defined]
-    for cls_name in ("Client", "AsyncClient"):
-        klass = getattr(client, cls_name, None) or getattr(async_client, cls_name, None)
-        for method in ("get_collection", "get_or_create_collection"):
-            original = getattr(klass, method, None) if klass is not None else None
-            if original is not None and not getattr(original, "_private_vectors", False):
-                setattr(klass, method, _name_the_collection(original))
-    _PATCHED = True
-
-
-def _name_the_collection(original: Any) -> Any:
-    """Put the collection's name into our reopen errors (Chroma's check does not receive it)."""
-    import inspect
-
-    if inspect.iscoroutinefunction(original):
-        @functools.wraps(original)
-        async def async_method(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-            try:
-                with _opening(_function_in(args, kwargs)):
-                    return await original(self, name, *args, **kwargs)
-            except ConfigMismatchError as exc:
-                raise _named(exc, name) from None
-
-        async_method._private_vectors = True  # type: ignore[attr-defined]
-        return async_method
-
-    @functools.wraps(original)
-    def method(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            with _opening(_function_in(args, kwargs)):
-                return original(self, name, *args, **kwargs)
-        except ConfigMismatchError as exc:
-            raise _named(exc, name) from None
-
-    method._private_vectors = True  # type: ignore[attr-defined]
-    return method
-
-
-def _function_in(args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Any:
-    """The PrivateEmbedding a get/get_or_create call opens the collection with: its
-    ``embedding_function`` or, as LangChain's Chroma passes it, its ``configuration``'s."""
-    candidates = [kwargs.get("embedding_function"), *args]
-    config = kwargs.get("configuration")
-    if isinstance(config, Mapping):
-        candidates.append(config.get("embedding_function"))
-    return next((c for c in candidates if isinstance(c, PrivateEmbedding)), None)
-
-
-@contextmanager
-def _opening(embedding: Any) -> Iterator[None]:
-    """While a collection is opened with ``embedding`` in its configuration (not as Chroma's
-    ``embedding_function``), check the stored config against that function and bind its key,
-    instead of rebuilding the stored function without the key."""
-    token = _OPENING.set(embedding)
-    try:
-        yield
-    finally:
-        _OPENING.reset(token)
 
 
 def _named(exc: ConfigMismatchError, name: str) -> ConfigMismatchError:
@@ -177,21 +105,9 @@ def _named(exc: ConfigMismatchError, name: str) -> ConfigMismatchError:
     return ConfigMismatchError(message)
 
 
-def _wrap_conflict_check(original: Any) -> Any:
-    @functools.wraps(original)
-    def check(embedding_function: Any, persisted_ef_config: Any) -> None:
-        original(embedding_function, persisted_ef_config)
-        _check_against_persisted(embedding_function, persisted_ef_config)
-
-    check._private_vectors = True  # type: ignore[attr-defined]
-    return check
-
-
 def _check_against_persisted(embedding_function: Any, persisted: Any, where: str = "this collection") -> None:
     if not isinstance(persisted, dict) or persisted.get("name") != CHROMA_NAME:
         return
-    if embedding_function is None:
-        embedding_function = _OPENING.get()
     if isinstance(embedding_function, PrivateEmbedding):
         stored = persisted.get("config") or {}
         check_config_compatible(comparable_config(stored, embedding_function), embedding_function.get_config())
@@ -200,16 +116,18 @@ def _check_against_persisted(embedding_function: Any, persisted: Any, where: str
         # in this process that rebuild is this checked function, which holds the key
         if embedding_function.pipeline.keying.keyed:  # (an unkeyed function rebuilds without help)
             remember_live(stored, embedding_function)
-        return
-    # no function given: Chroma will rebuild ours from the config; if that fails it would drop it
-    # with a warning (and could fall back to its default function). Rebuild now, fail loudly.
+
+
+def _rebuild(config: dict[str, Any], name: str) -> PrivateEmbedding:
+    """The stored PrivateEmbedding, rebuilt; any failure is a :class:`ConfigMismatchError`
+    naming the collection (never Chroma's default function)."""
     try:
-        PrivateEmbedding.build_from_config(persisted.get("config") or {})
-    except ConfigMismatchError:
-        raise  # a wrong key: already clear
+        return PrivateEmbedding.build_from_config(config)
+    except ConfigMismatchError as exc:
+        raise _named(exc, name) from None
     except Exception as exc:
         raise ConfigMismatchError(
-            f"this collection was written by a PrivateEmbedding that cannot be rebuilt here ({exc}); "
+            f"collection {name!r} was written by a PrivateEmbedding that cannot be rebuilt here ({exc}); "
             "fix the cause or pass the same PrivateEmbedding explicitly") from exc
 
 
@@ -230,7 +148,7 @@ def _upgrade_config(collection: Any, embedding: PrivateEmbedding) -> None:
     until the file is vacuumed."""
     secret = embedding.pipeline.keying.secret
     try:
-        with key_scope(secret), _opening(embedding):
+        with key_scope(secret):
             collection.modify(configuration={"embedding_function": embedding})
     except Exception as exc:  # the data written is unaffected; say what stays
         warnings.warn(f"collection {collection.name!r}: its configuration written by an earlier version (token "
@@ -275,7 +193,10 @@ def check_collection(collection: Any, embedding: Any = _UNSET, *, embedding_func
         raise ConfigMismatchError(
             f"collection {collection.name!r} was written by a PrivateEmbedding; {type(embedding_function).__name__} "
             "would embed queries and documents differently")
-    _check_against_persisted(embedding_function, cfg, f"collection {collection.name!r}")
+    try:
+        _check_against_persisted(embedding_function, cfg, f"collection {collection.name!r}")
+    except ConfigMismatchError as exc:
+        raise _named(exc, collection.name) from None
 
 
 def create_collection(client: Any, name: str, embedding: PrivateEmbedding, *, get_or_create: bool = False,
@@ -330,7 +251,7 @@ def open_collection(client: Any, name: str, embedding: Any = None, *, key: Any =
                 raise ConfigMismatchError(
                     f"collection {name!r} has no PrivateEmbedding in its config (found {cfg.get('name')!r}); "
                     "pass embedding= explicitly")
-            embedding_function = PrivateEmbedding.build_from_config(cfg.get("config") or {})
+            embedding_function = _rebuild(cfg.get("config") or {}, name)
     elif key is not None:
         raise InvalidParameterError("key", "no key together with embedding (the function has its own)", Described("<a key>"))
     col = client.get_collection(name, embedding_function=embedding_function)
@@ -648,3 +569,6 @@ def _read_index(collection: Any, sanitizer: Any) -> dict[str, Any] | None:
     if header is None:
         return None
     return {**{k: v for k, v in header.items() if not k.startswith("private_vectors:")}, "entries": entries}
+
+
+register_if_available()

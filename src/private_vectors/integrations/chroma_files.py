@@ -23,20 +23,30 @@ its element count. The protected write paths call it after each write (see the s
 :func:`loose_bytes` counts such bytes without changing anything (``private-vectors audit``).
 
 The header layout is hnswlib's ``HEADER_FIELDS`` written field by field without padding
-(``hnswalg.h`` at chroma-core/hnswlib 6868102).
+(``hnswalg.h`` at chroma-core/hnswlib 6868102). The package bounds chromadb below 1.6; on a
+chromadb release other than those in :data:`TESTED_CHROMADB`, whose hnswlib fork may lay its
+files out otherwise, the first scrub of a process is made on a copy of the collection's files
+and the copy must read back the same vectors and answers before any original file is touched
+(:func:`layout_verified`); if it does not, nothing is scrubbed and a
+:class:`~private_vectors.errors.PrivacyWarning` says so.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import struct
+import tempfile
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..errors import PrivacyWarning
 
 __all__ = ["HnswHeader", "LooseBytes", "folder_report", "loose_bytes", "read_header", "scrub_collection",
            "scrub_segment", "vector_segments", "writing"]
@@ -50,6 +60,10 @@ _BLOCK = 1 << 20
 _NORMALISED = frozenset({"cosine"})
 _LOCKS: dict[str, threading.Lock] = {}
 _LOCKS_GUARD = threading.Lock()
+TESTED_CHROMADB = ("1.5.9",)
+"""chromadb releases whose HNSW files the scrub is tested on (``tests/test_chroma_index_files.py``)."""
+_VERIFIED: dict[str, bool] = {}  # chromadb release -> whether a scrub of a copy read back the same
+_SAMPLE = 256
 
 
 @dataclass(frozen=True)
@@ -280,4 +294,73 @@ def scrub_collection(collection: Any) -> int:
     if folder is None:
         return 0
     normalised = (_space(collection) or "cosine") in _NORMALISED
-    return sum(scrub_segment(seg, normalised=normalised) for seg in vector_segments(folder, collection.id))
+    segments = vector_segments(folder, collection.id)
+    if not segments or not layout_verified(collection, segments, normalised=normalised):
+        return 0
+    return sum(scrub_segment(seg, normalised=normalised) for seg in segments)
+
+
+def _chromadb_release() -> str:
+    from importlib.metadata import version
+
+    return version("chromadb")
+
+
+def layout_verified(collection: Any, segments: list[Path], *, normalised: bool) -> bool:
+    """Whether the scrub may touch files of the installed chromadb release: one of
+    :data:`TESTED_CHROMADB`, or once per process and release, a scrub of a copy of
+    ``collection``'s files read back the same stored vectors and nearest neighbours."""
+    release = _chromadb_release()
+    if release in TESTED_CHROMADB:
+        return True
+    with _LOCKS_GUARD:
+        known = _VERIFIED.get(release)
+    if known is None:
+        known = _scrub_of_a_copy_reads_back(collection, segments, normalised=normalised)
+        with _LOCKS_GUARD:
+            _VERIFIED[release] = known
+        if not known:
+            warnings.warn(f"chromadb {release}: a scrub of a copy of the index files did not read back the same, so "
+                          "the HNSW files are not scrubbed (they may hold heap bytes: raw text the process handled); "
+                          f"the scrub is tested on chromadb {', '.join(TESTED_CHROMADB)}", PrivacyWarning, stacklevel=4)
+    return known
+
+
+def _copy(segments: list[Path], dest: Path, *, scrub: bool, normalised: bool) -> Path:
+    """``segments``' folder database and the segments themselves, copied to ``dest`` (scrubbed)."""
+    dest.mkdir()
+    for db in segments[0].parent.glob("chroma.sqlite3*"):
+        shutil.copy2(db, dest / db.name)
+    for seg in segments:
+        shutil.copytree(seg, dest / seg.name)
+        if scrub:
+            scrub_segment(dest / seg.name, normalised=normalised)
+    return dest
+
+
+def _scrub_of_a_copy_reads_back(collection: Any, segments: list[Path], *, normalised: bool) -> bool:
+    """Whether a scrubbed copy of the folder's database and ``segments`` returns what an
+    unscrubbed copy returns: up to :data:`_SAMPLE` stored vectors and their nearest neighbours
+    (the live collection is not read)."""
+    import chromadb
+    import numpy as np
+
+    with tempfile.TemporaryDirectory(prefix="pv-scrub-check-") as tmp:
+        opened = [chromadb.PersistentClient(path=str(_copy(segments, Path(tmp) / kind, scrub=kind == "scrubbed",
+                                                            normalised=normalised)),
+                                            tenant=collection.tenant, database=collection.database
+                                            ).get_collection(collection.name, embedding_function=None)
+                  for kind in ("plain", "scrubbed")]
+        try:
+            plain = opened[0].get(limit=_SAMPLE, include=["embeddings"])
+            scrubbed = opened[1].get(ids=list(plain["ids"]), include=["embeddings"])
+            same = dict(zip(scrubbed["ids"], map(np.asarray, scrubbed["embeddings"]), strict=True))
+            if any(not np.array_equal(same.get(i), np.asarray(v)) for i, v in zip(plain["ids"], plain["embeddings"],
+                                                                                strict=True)):
+                return False
+            probe = [np.asarray(v).tolist() for v in list(plain["embeddings"])[:8]]
+            k = min(5, len(plain["ids"]))
+            answers = [c.query(query_embeddings=probe, n_results=k, include=[])["ids"] for c in opened] if probe else []
+            return not answers or answers[0] == answers[1]
+        except Exception:  # a copy Chroma cannot read back: not a layout this scrub knows
+            return False

@@ -95,9 +95,6 @@ def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
     target, meta = resolve_spacy_model(model)
     with _LOCK:
         if target not in _ENGINES:
-            from ..._lazy import import_presidio_analyzer
-
-            import_presidio_analyzer()  # without importing transformers (presidio's unused HF engine)
             from presidio_analyzer import AnalyzerEngine
             from presidio_analyzer.nlp_engine import NlpEngineProvider
 
