@@ -81,3 +81,25 @@ def test_a_score_joins_no_place(text):
 ])
 def test_streets_and_postcodes_are_still_found(text, street):
     assert any(street in f for f in _found(text, "LOCATION"))
+
+
+@pytest.mark.parametrize("text, phone", [("| Dominic Middleton | +44(0)29 2018805 |", "+44(0)29 2018805"),
+                                         ("Hans Dietz,(00937) 865797,krzy", "(00937) 865797"),
+                                         ("| Michelle Sanchez | 001-987-532-3634x3886 |", "001-987-532-3634x3886"),
+                                         ("Phone: +49 (0) 5996 147750", "+49 (0) 5996 147750")])
+def test_long_subscriber_groups_and_extensions_are_phones(text, phone):
+    assert _found(text, "PHONE_NUMBER") == [phone]
+
+
+@pytest.mark.parametrize("text, street", [("| 60975 Jessica Squares | East", "60975 Jessica Squares"),
+                                          ("Flat 2 Kathryn Trail", "Flat 2 Kathryn Trail"),
+                                          ("Wagenknechtplatz 28-65", "Wagenknechtplatz 28-65"),
+                                          ("Bayram-Roht-Platz 7/3", "Bayram-Roht-Platz 7/3"),
+                                          ("95, boulevard de Duval", "95, boulevard de Duval"),
+                                          ("Address: Loeksingel 184", "Loeksingel 184")])
+def test_street_forms_of_contact_tables(text, street):
+    assert street in _found(text, "LOCATION")
+
+
+def test_a_spring_of_a_year_is_no_street():
+    assert _found("Spring 2010 was wet", "LOCATION") == []

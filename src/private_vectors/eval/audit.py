@@ -194,6 +194,7 @@ def _report(snap: Any, opts: AuditOptions, coverage: dict[str, int], raw_source:
                      "train_share": TRAIN_SHARE, "clean_baseline": opts.clean_baseline, **opts.settings},
         **{k: v for k, v in before.items() if k != "seconds"},
         "index_files": snap.extra.get("index_files"),
+        "sealed": snap.extra.get("sealed"),
         "threat_model": THREAT_MODEL,
         "not_tested": NOT_TESTED,
         "seconds": {**before["seconds"], "total": round(time.time() - started, 1)},

@@ -17,6 +17,7 @@ from .audit_detect import AuditDetector
 from .audit_options import AuditOptions
 from .audit_residual import residual_pii
 from .audit_retrieval import retrieval_kept, retrieval_plain
+from .audit_sealed import key_holder_retrieval, open_records
 
 __all__ = ["StoreMeasure"]
 
@@ -62,14 +63,25 @@ class StoreMeasure:
         clean_block = self._attack(C, sub, made, {}) if clean_baseline and C is not None else None
         timings["attack clean"] = round(time.time() - t0, 1)
         t0 = time.time()
-        residual = self._residual(snap, rows)
+        payloads = self._payloads(snap, rows)
+        residual = self._residual([_kept_text(snap, r) for r in rows])
+        out: dict[str, Any] = {}
+        if payloads is not None:  # a sealed store, opened with the key: what its records hold
+            out["sealed_content"] = self._residual([_payload_text(p) for p in payloads])
         timings["residual PII"] = round(time.time() - t0, 1)
         t0 = time.time()
-        retrieval = self._retrieval(snap, enc, rows, sub, C)
+        retrieval = self._retrieval(snap, enc, rows, sub, C, payloads)
         timings["retrieval"] = round(time.time() - t0, 1)
-        return {"residual_pii": residual, "attack": attack_summary(stored_block, clean_block, list(made)),
+        return {"residual_pii": residual, **out, "attack": attack_summary(stored_block, clean_block, list(made)),
                 "attack_raw": {"stored": _jsonable(stored_block), "clean": _jsonable(clean_block)},
                 "retrieval": retrieval, "seconds": timings}
+
+    def _payloads(self, snap: Any, rows: list[int]) -> list[Any] | None:
+        """The audited documents' opened records (a sealed store read with its key), else None."""
+        records = snap.extra.get("records")
+        if records is None or snap.embedding is None:
+            return None
+        return open_records(snap.embedding, [snap.ids[r] for r in rows], [records[r] for r in rows])
 
     def _attack(self, V: np.ndarray, idx: list[int], made: dict[str, Any], transforms: dict[str, Any]) -> dict[str, Any]:
         d = self.docs
@@ -93,13 +105,14 @@ class StoreMeasure:
         enc.warm(texts)
         return np.asarray(enc.encode(texts))
 
-    def _residual(self, snap: Any, rows: list[int]) -> dict[str, Any]:
+    def _residual(self, kept: list[str | None]) -> dict[str, Any]:
+        """Residual identifiers of what is kept of each audited document, on the detectors' sample."""
         idx = _sample(len(self.docs.ids), self.opts.settings["presidio_docs"], self.opts.seed + 7)
-        kept = [_kept_text(snap, rows[i]) for i in idx]
-        return residual_pii(kept, [self.docs.texts[i] for i in idx], show_values=self.opts.show_values,
-                            detector=self.detector)
+        return residual_pii([kept[i] for i in idx], [self.docs.texts[i] for i in idx],
+                            show_values=self.opts.show_values, detector=self.detector)
 
-    def _retrieval(self, snap: Any, enc: Any, rows: list[int], sub: list[int], C: np.ndarray | None) -> dict[str, Any]:
+    def _retrieval(self, snap: Any, enc: Any, rows: list[int], sub: list[int], C: np.ndarray | None,
+                   payloads: list[Any] | None) -> dict[str, Any]:
         if enc is None:
             return {"mode": None, "not_run": "no encoder to embed the queries with"}
         held = snap.vectors[[rows[i] for i in sub]]
@@ -109,7 +122,20 @@ class StoreMeasure:
         if snap.embedding is None:  # a plain store: its vectors are the clean ones
             return retrieval_plain(enc, held, ids, texts, snap.space, **kw)
         assert C is not None  # (a protected store with an encoder encodes the clean sample)
+        if payloads is not None and all(payloads[i] is not None for i in sub):
+            exact = np.stack([payloads[i].vector for i in sub])
+            return key_holder_retrieval(snap.embedding, held, exact, C, ids, texts, snap.space, **kw)
         return retrieval_kept(snap.embedding, held, C, ids, texts, snap.space, **kw)
+
+
+def _payload_text(payload: Any) -> str | None:
+    """What a sealed record holds as text: its sanitized text and its string metadata values."""
+    from .audit_store import metadata_text
+
+    if payload is None:
+        return None
+    parts = [p for p in (payload.text, metadata_text(payload.metadata)) if p]
+    return "\n".join(parts) or None
 
 
 def _kept_text(snap: Any, row: int) -> str | None:

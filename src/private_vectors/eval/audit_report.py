@@ -110,10 +110,16 @@ def _text_sentence(report: Mapping[str, Any], order: Sequence[str]) -> str:
 
 
 def _sealed_sentence(report: Mapping[str, Any]) -> str:
-    s = report["sealed"]
-    return (f"Without the key the store keeps no document text: {s['records']} of its {s['documents']} documents are "
-            f"sealed records, readable are their noisy vectors, ids, {s['readable_metadata_keys']} readable metadata "
-            f"keys and the configuration; the readable text holds {report['residual_pii']['identifiers']} identifier values.")
+    s, r = report["sealed"], report["residual_pii"]
+    head = (f"Without the key the store keeps no document text: {s['records']} of its {s['documents']} documents are "
+            f"sealed records; readable are the noisy vectors, the ids, {s['readable_metadata_keys']} metadata keys kept "
+            f"readable, the markers (keyed hashes) and the configuration, and that readable text holds "
+            f"{identifier_counts(r)[0]} identifier values.")
+    inside = report.get("sealed_content")
+    if not inside or inside.get("raw_values") is None:
+        return head
+    return (f"{head} Inside the records (what is read with the key): {inside['raw_identifiers_left']} of the "
+            f"{inside['raw_identifiers']} identifier values kept in full.")
 
 
 def _retrieval_sentence(q: Mapping[str, Any]) -> str:
@@ -121,7 +127,8 @@ def _retrieval_sentence(q: Mapping[str, Any]) -> str:
         return ""
     if "ndcg@10_clean" not in q:
         return f"Retrieval ({q['mode']}): NDCG@10 {q['ndcg@10']:.3f} through the store."
-    return (f"Retrieval kept ({q['mode']}): NDCG@10 {q['ndcg@10']:.3f} through the store against "
+    who = "for the key holder (exact vectors re-rank the noisy candidates)" if q.get("key_holder") else "through the store"
+    return (f"Retrieval kept ({q['mode']}): NDCG@10 {q['ndcg@10']:.3f} {who} against "
             f"{q['ndcg@10_clean']:.3f} unprotected ({_pct(q['ndcg@10_kept'])}).")
 
 
@@ -186,7 +193,10 @@ def summary_text(report: Mapping[str, Any]) -> str:
                          f"{_cell(row['after'], row['unit'])} |")
         lines.append("")
     lines += ["## Personal data in the stored text", ""]
-    lines += _residual_lines(r, concept)
+    lines += _sealed_lines(report) + _residual_lines(r, concept)
+    if report.get("sealed_content"):
+        lines += ["", "### Inside the sealed records (read with the key)", "",
+                  *_residual_lines(report["sealed_content"], concept)]
     lines += ["", "## What an attacker recovers from the stored vectors", "",
               f"Each attacker gets {100 * TRAIN_SHARE:.0f} % of the documents with their vectors and guesses the "
               "words of the others from their vectors alone.", "",
@@ -208,6 +218,15 @@ def summary_text(report: Mapping[str, Any]) -> str:
               *_index_files_text(report), "## Not tested", ""]
     lines += [f"- {x}" for x in report["not_tested"]] + ["", report["threat_model"], ""]
     return "\n".join(lines)
+
+
+def _sealed_lines(report: Mapping[str, Any]) -> list[str]:
+    s = report.get("sealed")
+    if not s:
+        return []
+    return [f"A sealed store: {s['records']} of {s['documents']} documents are sealed records (AES-GCM-SIV), their "
+            f"text field a keyed marker. Without the key, a copy gives {s['readable']}; below, what that readable "
+            "part holds, then what the records hold.", ""]
 
 
 def _residual_lines(r: Mapping[str, Any], concept: Any) -> list[str]:

@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import ArtefactError, ConfigMismatchError, Described, InvalidParameterError
+from .audit_sealed import sealed_view
 
 __all__ = ["REMOTE_PROVIDERS", "STORE_KINDS", "StoreSnapshot", "detect_kind", "embedding_for", "read_store"]
 
@@ -197,14 +198,17 @@ def _read_chroma(copy: Path, where: str, collection: str | None, kind: str, secr
         from chromadb.api.models.Collection import Collection
 
         col = Collection(client=client._server, model=model, embedding_function=None)
-        ids, vecs, texts, metas = _chroma_rows(col)
+        ids, vecs, texts, metas, raw_metas = _chroma_rows(col)
+        texts, records, sealed = sealed_view(dict(ef["config"]) if protected else {}, texts, raw_metas)
         if embedding is not None and load_query_index(col, embedding):
             embedding.pipeline.query_index_state()  # load it now, while the copy exists (it loads lazily)
     finally:
         _close(client)
+    extra: dict[str, Any] = {"index_files": index_files}
+    if sealed is not None:
+        extra.update({"sealed": sealed, "records": records})
     return StoreSnapshot(kind, label, dict(ef["config"]) if protected else {}, ids, vecs, texts, str(space),
-                         embedding, extra={"index_files": index_files}, metadata_texts=metas,
-                         model=None if protected else _chroma_model(ef))
+                         embedding, extra=extra, metadata_texts=metas, model=None if protected else _chroma_model(ef))
 
 
 def _chroma_model(ef: dict[str, Any]) -> str | None:
@@ -218,11 +222,12 @@ def _chroma_model(ef: dict[str, Any]) -> str | None:
     return f"{name}:{model}" if model else str(name)
 
 
-def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, list[str | None], list[str]]:
+def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, list[str | None], list[str], list[Any]]:
     ids: list[str] = []
     vecs: list[Any] = []
     texts: list[str | None] = []
     metas: list[str] = []
+    raw: list[Any] = []
     total = col.count()
     for offset in range(0, total, batch):
         res = col.get(include=["embeddings", "documents", "metadatas"], limit=batch, offset=offset)
@@ -230,14 +235,16 @@ def _chroma_rows(col: Any, batch: int = 2000) -> tuple[list[str], np.ndarray, li
         ids += [str(i) for i in res["ids"]]
         vecs += list(res["embeddings"] if res["embeddings"] is not None else [])
         texts += [d or None for d in docs]
-        metas += [metadata_text(m) for m in (res["metadatas"] or [None] * len(res["ids"]))]
+        got = list(res["metadatas"] or [None] * len(res["ids"]))
+        metas += [metadata_text(m) for m in got]
+        raw += got
     if not ids:
         raise ArtefactError(f"{col.name!r}: the collection is empty")
-    return ids, np.asarray(vecs, dtype=np.float32), texts, metas
+    return ids, np.asarray(vecs, dtype=np.float32), texts, metas, raw
 
 
-_OWN_METADATA = ("pv_restore", "private_vectors")
-"""Metadata the library writes itself: encrypted restore records and the sanitized marker."""
+_OWN_METADATA = ("pv_restore", "private_vectors", "pv_sealed")
+"""Metadata the library writes itself: encrypted restore records, the sanitized marker and sealed records."""
 
 
 def metadata_text(metadata: Any) -> str:
@@ -247,7 +254,7 @@ def metadata_text(metadata: Any) -> str:
 
     def walk(value: Any) -> None:
         if isinstance(value, str):
-            if value.strip() and not value.startswith("pvr1."):
+            if value.strip() and not value.startswith(("pvr1.", "pvs1.")):
                 out.append(value)
         elif isinstance(value, dict):
             for k, v in value.items():

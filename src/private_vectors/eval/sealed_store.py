@@ -32,14 +32,16 @@ class SealedStore(VectorStore):
     Args:
         embedding: a sealed PrivateEmbedding (a key; ``seal=None`` or ``True``).
         ef_search: the collection's HNSW search breadth.
+        client, name: a Chroma client and collection name (default: an in-memory client, a fresh name).
     """
 
     kind = "sealed"
 
-    def __init__(self, embedding: Any, *, ef_search: int = DEFAULT_EF_SEARCH) -> None:
+    def __init__(self, embedding: Any, *, ef_search: int = DEFAULT_EF_SEARCH, client: Any = None,
+                 name: str | None = None) -> None:
         from ..sealed import Sealer
 
-        super().__init__(embedding, "chroma", ef_search=ef_search)
+        super().__init__(embedding, "chroma", ef_search=ef_search, client=client, name=name)
         self._sealer = Sealer.for_embedding(embedding)
         self._space = embedding.default_space()
         self._n = 0

@@ -29,7 +29,8 @@ misses likelier. A value of the order of the store's size makes the search exact
 class VectorStore:
     """A thin, uniform face over a Chroma collection or a FAISS index built from texts."""
 
-    def __init__(self, embedding: Any, backend: str = "chroma", *, ef_search: int = DEFAULT_EF_SEARCH) -> None:
+    def __init__(self, embedding: Any, backend: str = "chroma", *, ef_search: int = DEFAULT_EF_SEARCH,
+                 client: Any = None, name: str | None = None) -> None:
         self.embedding = embedding
         self.backend = backend
         self.doc_transform: Any = None  # list[str] -> list[str] applied to stored texts
@@ -37,8 +38,8 @@ class VectorStore:
         if backend == "chroma":
             import chromadb
 
-            self._client = chromadb.EphemeralClient()
-            self._name = f"bench-{uuid.uuid4().hex[:12]}"
+            self._client = client if client is not None else chromadb.EphemeralClient()
+            self._name = name or f"bench-{uuid.uuid4().hex[:12]}"
             self._col = self._client.create_collection(
                 self._name, embedding_function=embedding,
                 configuration={"hnsw": {"space": embedding.default_space(), "ef_search": int(ef_search),

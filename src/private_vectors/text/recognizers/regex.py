@@ -25,9 +25,11 @@ __all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok"
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s]+|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|info|biz|co|de|uk|fr|es|it|nl|hu|cz|gl|pt|br|ru|cn|jp)\b",
                   re.IGNORECASE)
-_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{1,4}\)[\s.-]?)?\d{2,4}(?:[\s.-]\d{2,4}){1,4}"
+_PHONE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ \t.-]?)?(?:\([ \t]?\d{1,5}[ \t]?\)[ \t.-]?\d{2,8}(?:[ \t.-]\d{2,8}){0,3}"
+                    r"|\d{2,4}(?:[ \t.-]\d{2,8}){1,4})"
                     r"(?:\s?(?:x|ext\.?)\s?\d{1,5})?(?![\w])"
                     r"|(?<![\w+])\+?\d{10,13}(?!\w)")
+_EXTENSION = re.compile(r"\s?(?:x|ext\.?)\s?\d{1,5}$")
 _CARD = re.compile(r"(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)")
 _SSN = re.compile(r"(?<!\d)(?!000|666|9\d\d)\d{3}[- ](?!00)\d{2}[- ](?!0000)\d{4}(?!\d)")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
@@ -37,8 +39,13 @@ _DATE = re.compile(r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|\b\d{4}-\d{2}-\d{2}\b"
                    rf"|\b{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?,?\s+\d{{4}}\b|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}\s+\d{{4}}\b")
 # a house number, capitalised name words and a street type (in any case: "15 ELM STREET"), on one line
 _STREET = re.compile(r"(?<![\d.,/-])\b\d{1,6}[a-zA-Z]?[ \t]+(?:[A-Z][\w'.-]*[ \t]+){1,4}"
-                     r"(?i:(?:Street|Road|Avenue|Boulevard|Lane|Drive|Court|Place|Way|Terrace|Circle|Highway|Parkway"
+                     r"(?:(?i:(?:Street|Road|Avenue|Boulevard|Lane|Drive|Court|Place|Way|Terrace|Circle|Highway|Parkway"
                      r"|Square|Katu|Straße|Strasse|Gasse)\b|(?:St|Rd|Ave|Blvd|Ln|Dr|Ct|Pl|Hwy|Sq)\b\.?)"
+                     r"|(?:Streets|Roads|Drives|Courts|Lanes|Squares|Alley|Bypass|Causeway|Creek|Crescent|Crossing|Estates"
+                     r"|Expressway|Ferry|Freeway|Gardens|Grove|Groves|Heights|Hollow|Junction|Knoll|Knolls|Landing|Loop"
+                     r"|Manor|Manors|Meadows|Mews|Orchard|Overpass|Pike|Plaza|Point|Radial|Rapids|Ridge|Ridges|Rue|Shoals"
+                     r"|Shores|Skyway|Springs|Stravenue|Summit|Throughway|Trace|Trafficway|Trail|Tunnel|Turnpike"
+                     r"|Underpass|Valley|Valleys|Viaduct|Vista|Plains|Mall|Crest|Cove|Coves)\b)"
                      r"(?:,?\s+(?:Apt|Suite|Unit)\.?\s*\d+)?")
 # the same in lower case ("15 elm street", "221b baker street", "1600 pennsylvania avenue"), its name
 # words neither function words nor measures ("20 miles down the road", "3 best road trips": see
@@ -48,10 +55,14 @@ _STREET_LOWER = re.compile(r"(?<![\w.,/-])\d{1,5}[a-z]?[ \t]+(?:\d{1,5}[ \t]+)?(
                            r"|parkway|way|straße|strasse|gasse)\b\.?(?:,?[ \t]+(?:apt|suite|unit)\.?[ \t]*\d+)?")
 # a continental street compound and its house number ("Hauptstraße 5", "Bahnhofstr. 12", "Søndergade 52";
 # in lower case with the endings no English word has: "hersnapvej 18")
-_COMPOUND_STREET = re.compile(rf"\b(?:[{UPPER_LETTERS}][\w'’-]*?(?:straße|strasse|str\.|gasse|weg|platz|allee|damm|ufer|"
-                              r"straat|laan|plein|gracht|gatan|vägen|vej|gade|veien|katu)"
+_COMPOUND_STREET = re.compile(rf"\b(?:[{UPPER_LETTERS}][\w'’-]*?(?i:straße|strasse|str\.|gasse|weg|platz|allee|damm|ufer|"
+                              r"straat|laan|plein|gracht|singel|kade|dijk|steeg|gatan|vägen|vej|gade|veien|katu)"
                               r"|[^\W\d_A-Z][\w'’-]+?(?:straße|strasse|gasse|weg|platz|allee|straat|laan|plein|gracht|gatan|"
-                              r"vägen|vej|veien|katu))[ \t]+\d{1,4}[a-zA-Z]?\b")
+                              r"vägen|vej|veien|katu))[ \t]+(?!(?:18|19|20)\d\d\b)\d{1,4}[a-zA-Z]?(?:[-/]\d{1,4}[a-zA-Z]?)?\b")
+# a French street: its number, a comma, the type word in lower case ("95, boulevard de Duval", "50, rue Nicolas")
+_FRENCH_STREET = re.compile(rf"\b\d{{1,4}}(?:[ \t]?(?:bis|ter))?,?[ \t]+(?:rue|boulevard|avenue|chemin|allée|impasse|place|quai|"
+                            rf"route|cours)[ \t]+(?:(?:de|du|des|la|le)[ \t]+|[ld]['’])?[{UPPER_LETTERS}][\w'’-]*"
+                            rf"(?:[ \t]+[{UPPER_LETTERS}][\w'’-]*){{0,3}}")
 # a street whose type word comes first, in lower case, with its house number ("106 rúa olmos 44", "calle mayor 3")
 _TYPE_FIRST_LOWER = re.compile(r"\b(?:rue|rua|rúa|calle|avenida|avda\.|carrer|strada|piazza|ulica|ul\.)[ \t]+"
                                r"(?:[^\W\d_A-Z][\w'’.-]*[ \t]+){1,3}\d{1,4}[a-z]?\b")
@@ -95,9 +106,11 @@ def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
         yield "EMAIL_ADDRESS", m, 1.0
     for m in _URL.finditer(text):
         yield "URL", m, 0.6
+    cards = []
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         if 13 <= len(digits) <= 19 and luhn_ok(digits) and card_evidence(text, m.start(), m.end()):
+            cards.append((m.start(), m.end()))
             yield "CREDIT_CARD", m, 0.95
     for m in _SSN.finditer(text):
         yield "US_SSN", m, 0.85
@@ -110,9 +123,10 @@ def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
     for m in _DATE.finditer(text):
         yield "DATE_TIME", m, 0.7
     for m in _PHONE.finditer(text):
-        digits = re.sub(r"\D", "", m.group(0))
-        if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)):
-            continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date, not a phone number
+        digits = re.sub(r"\D", "", _EXTENSION.sub("", m.group(0)))
+        if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)) \
+                or any(a <= m.start() and m.end() <= b for a, b in cards):
+            continue  # 2020-01-02, 12/03/1980, "2003-08-28 12:13": a date; a card number: no phone
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()) \
                 and phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()) \
                 and phone_evidence(text, m.start(), m.end()):
@@ -164,7 +178,7 @@ _NUM_STREET = re.compile(rf"(?<![\d.,-])\b\d{{1,6}}[ \t]+(?:\d{{1,5}}[ \t]+)?(?:
                          rf"[{UPPER_LETTERS}][\w'’.-]*(?:[ \t]+(?:(?!{_TITLE_WORD})[{UPPER_LETTERS}][\w'’.-]*|{_STREET_PARTICLE})){{0,3}}"
                          rf"[ \t]+\d{{1,5}}[A-Za-z]?\b")
 # a postal number or secondary address written before the street ("73111 31 Seneca Place", "Apt. 117 5720 ...")
-_HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$")
+_HEAD = re.compile(r"(?:(?:Suite|Apt|Unit)\.?[ \t]*\d+[ \t]+)?\d{3,6}[ \t]+$|(?:Flat|Studio|Apartment)[ \t]+$")
 _ON_STREET = re.compile(rf"\b(?:[Ll]ives?|[Ll]iving|[Ll]ocated|[Ss]tation is|[Ss]ituated|[Mm]oved) (?:on|at|to) "
                         rf"((?:\d{{1,6}}[ \t]+)?(?:(?:[{UPPER_LETTERS}][\w'’.-]*|{_STREET_PARTICLE})[ \t]+){{1,5}}\d{{1,5}}[A-Za-z]?)\b")
 # a post-office box ("P.O. Box 149", "PO Box 242") and a street whose type word comes first, as in
@@ -267,7 +281,7 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                     continue
                 a, b = _with_tail(text, m.start(), m.end())
                 found.append(Span(a, b, "LOCATION", score, name))
-        for m in (*_COMPOUND_STREET.finditer(text), *_TYPE_FIRST_LOWER.finditer(text)):
+        for m in (*_COMPOUND_STREET.finditer(text), *_TYPE_FIRST_LOWER.finditer(text), *_FRENCH_STREET.finditer(text)):
             a, b = _with_tail(text, m.start(), m.end())
             found.append(Span(a, b, "LOCATION", 0.75, name))
         for m in _STREET_LOWER.finditer(text):
