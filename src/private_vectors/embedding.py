@@ -30,7 +30,8 @@ from .config import (
 )
 from .errors import InvalidParameterError, InvalidTypeError, PrivacyWarning
 from .guard import RAW_TEXT_MESSAGE, on_protected_path, store_on_stack
-from .keys import MIN_KEY_BYTES, Keying, SecretKey
+from .keying import Keying
+from .keys import MIN_KEY_BYTES, SecretKey
 from .options import DEFAULT_EPS, EmbeddingOptions, concept_parts
 from .pipeline import Pipeline, build_pipeline
 from .random import resolve_random_state
@@ -123,7 +124,7 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
         self.pipeline: Pipeline = build_pipeline(self.options, keying, resolve_random_state(random_state))
         self.store_space: str | None = None  # set by the drop-in Chroma: the collection's own space
         self._raw_text_warned = False
-        if not keying.keyed:  # (a keyed config is final once its salt is: see keys.Keying)
+        if not keying.keyed:  # (a keyed config is final once its salt is: see keying.Keying)
             remember_live(self.get_config(), self)
 
     concept = property(lambda self: _as_written(self.options.text_concept),
