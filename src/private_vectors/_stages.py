@@ -14,7 +14,7 @@ from typing import Any
 
 from .config import KEY_ENV
 from .errors import InvalidParameterError, InvalidTypeError
-from .keys import Keying
+from .keying import Keying
 from .mechanisms import LaplaceMechanism, Mechanism
 from .mechanisms.factory import build_mechanism
 from .options import SPHERICAL, EmbeddingOptions
