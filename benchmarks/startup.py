@@ -88,13 +88,17 @@ def interleaved(base_src: str, runs: int, child: list[str]) -> dict[str, list[di
 def ab_report(tables: dict[str, dict[str, list[dict[str, Any]]]], base_src: str) -> str:
     """One A/B table per measurement: median CPU and wall per side, this tree's CPU over the base's."""
     n = len(next(iter(tables.values()))["base"])
-    lines = [f"Interleaved against `{base_src}` ({n} processes each, alternating):", "",
-             "| measurement | side | median CPU (s) | median wall (s) | CPU over the base |", "|---|---|---|---|---|"]
+    lines = [f"Interleaved against `{base_src}` ({n} processes each, alternating; phases: median wall "
+             "seconds measured inside the child):", "",
+             "| measurement | side | median CPU (s) | median wall (s) | CPU over the base | import | construction | "
+             "first call |", "|---|---|---|---|---|---|---|---|"]
     for what, rows in tables.items():
         base = _median(rows["base"], "cpu")
         for name, side in rows.items():
+            phases = [f"{_phase_median(side, p):.2f}" if all("phases" in r for r in side) else ""
+                      for p in ("import", "construct", "embed")]
             lines.append(f"| {what} | {name} | {_median(side, 'cpu'):.2f} | {_median(side, 'wall'):.2f} | "
-                         f"{_median(side, 'cpu') / base:.2f}x |")
+                         f"{_median(side, 'cpu') / base:.2f}x | {' | '.join(phases)} |")
     return "\n".join([*lines, ""])
 
 
