@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..overlap import OverlapIndex
 from ..recognizers.words import sentence_initial
-from ..shapes import overlaps
 from ..spans import Span
 from ..vocabulary import countries, places
 from ..wordlist import plain_nouns
@@ -40,16 +40,16 @@ class LowerCaseGuesses(_PartedRule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         if not context.settings.tagger:
             return spans
-        tagged = [s for s in spans if learned(s)]
+        tagged = OverlapIndex([s for s in spans if learned(s)])
         initial = "sentence-initial" not in self.off
         return [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
 
 
-def _unconfirmed(text: str, s: Span, tagged: list[Span], initial: bool) -> bool:
+def _unconfirmed(text: str, s: Span, tagged: OverlapIndex, initial: bool) -> bool:
     """A case-reading recognizer's guess in lower case (or one plain word opening a sentence) that
     no tagger span overlaps."""
     if s.label not in MODEL_LABELS or learned(s) or s.detector in PATTERN_RECOGNIZERS or s.detector == "keyed-index" \
-            or any(overlaps(s, t) for t in tagged):
+            or tagged.positions(s.start, s.end):
         return False
     value = text[s.start:s.end]
     if value.islower():
