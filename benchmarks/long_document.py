@@ -16,7 +16,15 @@ second pass; the replacement itself is a string join), wall seconds and the proc
 seconds (all threads), each per 10,000 characters, the spans found, a digest of the spans (equal
 digests: the trees replace exactly the same characters with the same labels) and the 1-minute
 load average before the size ran (the machine has 2 cores shared with other work: read CPU
-seconds, the wall clock includes waiting). Linear time is a flat "CPU s / 10k" column.
+seconds, the wall clock includes waiting). Linear time is a flat "CPU s / 10k" column and an
+exponent of 1 in a least-squares fit of log CPU seconds on log characters (sizes from 25k: the
+smallest document carries the fixed cost of a call). ``--append`` adds the rows of this run to
+those of ``--out``'s JSON (a row of the same tree, detector and size is replaced), e.g. a size
+one tree skipped::
+
+    nice -n 10 .venv/bin/python benchmarks/long_document.py --data ../shared/data \
+        --trees before=/tmp/pv-before/src --detectors rules --sizes 200000 --append \
+        --out benchmarks/results/text/long_document.md
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import random
 import subprocess
@@ -93,6 +102,13 @@ def _run_tree(name: str, spec: str, detector: str, data: str, sizes: list[int]) 
     return rows
 
 
+def _exponent(rows: list[dict[str, Any]]) -> float:
+    """The slope of a least-squares fit of log CPU seconds on log characters (1: linear)."""
+    xs, ys = [math.log(r["chars"]) for r in rows], [math.log(max(r["cpu"], 1e-9)) for r in rows]
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
+
+
 def _table(rows: list[dict[str, Any]], detector: str) -> list[str]:
     lines = [f"### `detector=\"{detector}\"`", "",
              "| characters | tree | spans | wall s | CPU s | CPU s / 10k | wall s / 10k | load | spans digest |",
@@ -102,13 +118,15 @@ def _table(rows: list[dict[str, Any]], detector: str) -> list[str]:
         lines.append(f"| {r['chars']:,} | {r['tree']} ({r['sha']}) | {r['spans']} | {r['wall']} | {r['cpu']} | "
                      f"{r['cpu'] * per:.3f} | {r['wall'] * per:.3f} | {r['load']} | `{r['digest']}` |")
     for tree in dict.fromkeys(r["tree"] for r in rows if r["detector"] == detector):
-        mine = sorted((r for r in rows if r["detector"] == detector and r["tree"] == tree), key=lambda r: r["chars"])
+        mine = sorted((r for r in rows if r["detector"] == detector and r["tree"] == tree and r["chars"] >= 25_000),
+                      key=lambda r: r["chars"])
         if len(mine) >= 2:
             lo, hi = mine[0], mine[-1]
             growth = (hi["cpu"] / hi["chars"]) / max(lo["cpu"] / lo["chars"], 1e-9)
             lines.append("")
-            lines.append(f"{tree}: CPU seconds per character at {hi['chars']:,} characters are {growth:.2f} times "
-                         f"those at {lo['chars']:,} (1.0: linear).")
+            lines.append(f"{tree}: CPU seconds grow as characters to the power {_exponent(mine):.2f} from "
+                         f"{lo['chars']:,} to {hi['chars']:,} characters (1: linear); per character, "
+                         f"{growth:.2f} times as much at {hi['chars']:,} as at {lo['chars']:,}.")
     return [*lines, ""]
 
 
@@ -119,6 +137,7 @@ def main() -> None:
     p.add_argument("--sizes", default=",".join(map(str, SIZES)))
     p.add_argument("--data", default=str(DATA))
     p.add_argument("--out", default=None)
+    p.add_argument("--append", action="store_true", help="add to the rows of --out's JSON")
     p.add_argument("--child", action="store_true")
     args = p.parse_args()
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -126,13 +145,19 @@ def main() -> None:
     if args.child:
         _child(Path(args.data), detectors[0], sizes)
         return
-    rows = [r for d in detectors for pair in args.trees
-            for r in _run_tree(*pair.split("=", 1), d, args.data, sizes)]
     command = ("nice -n 10 .venv/bin/python benchmarks/long_document.py --data ../shared/data --trees "
                + " ".join(args.trees) + f" --detectors {args.detectors} --sizes {args.sizes}"
-               + (f" --out {args.out}" if args.out else ""))
+               + (" --append" if args.append else "") + (f" --out {args.out}" if args.out else ""))
+    rows = [{**r, "command": command} for d in detectors for pair in args.trees
+            for r in _run_tree(*pair.split("=", 1), d, args.data, sizes)]
+    if args.append and args.out and Path(args.out).with_suffix(".json").exists():
+        new = {(r["tree"], r["detector"], r["chars"]) for r in rows}
+        old = json.loads(Path(args.out).with_suffix(".json").read_text("utf-8"))
+        rows = [r for r in old if (r["tree"], r["detector"], r["chars"]) not in new] + rows
+        detectors = list(dict.fromkeys(r["detector"] for r in rows))
+    commands = "; ".join(f"`{c}`" for c in dict.fromkeys(r.get("command", command) for r in rows))
     lines = ["# One long, name-dense document: sanitizing time against length", "",
-             f"Command: `{command}` ({os.cpu_count()} cores, shared: the load column is the 1-minute load "
+             f"Commands: {commands} ({os.cpu_count()} cores, shared: the load column is the 1-minute load "
              "average before each size). `Sanitizer.document_spans` on one document of the presidio synthetic "
              "sentences that name a person; see the script's docstring. Equal digests: the same spans.", ""]
     for d in detectors:
