@@ -1,0 +1,268 @@
+"""Sealed native Chroma collections: what a write keeps, the key holder's reads, filters and delete.
+
+A collection written by a sealed :class:`~private_vectors.PrivateEmbedding` (a key; ``seal=None``
+or ``True``) keeps, per document (:mod:`private_vectors.sealed`):
+
+* the id :meth:`~private_vectors.sealed.Sealer.stored_id` (the user's, or a keyed HMAC);
+* as ``documents`` a keyed marker of the stored text (equal texts, equal markers);
+* as metadata only the keys of ``Sealing.readable_metadata`` (after the text stage) and
+  ``pv_sealed``, the document's AEAD record: the stored text, the metadata, the restore record,
+  the exact vector (after erasure, before noise) and the document's query-index references;
+* the noisy vector, the only searchable thing.
+
+The key holder's reads (:func:`query`, :func:`get`) fetch K = :func:`~private_vectors.sealed.candidate_count`
+noisy candidates in one query, open their records and re-rank them with the exact vectors
+against the clean query vector; they return what an unsealed collection returns (the sanitized
+text, the metadata with ``pv_restore``), with distances recomputed from the exact vectors.
+:func:`delete` removes the vectors, the records and the query-index entries no remaining
+document refers to, and destroys the documents' keyring keys (crypto-shredding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..embedding import PrivateEmbedding
+from ..errors import Described, InvalidParameterError, SealedRecordError, SealedStoreError
+from ..keys import KEY_ENV
+from ..restore import RESTORE_KEY, prepare_with_restore, sanitize_recorded, seal_records, with_records
+from ..sealed import SEALED_KEY, Sealer, candidate_count
+from ..sealed.rerank import SPACES, rerank
+
+__all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "query_sealed", "sealed_write",
+           "sealer_of"]
+
+_PAGE = 2000
+
+
+def collection_sealed(collection: Any) -> bool:
+    """Whether ``collection``'s recorded PrivateEmbedding config says it is sealed."""
+    try:
+        cfg = ((collection.configuration_json or {}).get("embedding_function") or {}).get("config") or {}
+    except AttributeError:  # pragma: no cover - a collection-like object without a config
+        return False
+    return bool(cfg.get("seal"))
+
+
+def sealer_of(collection: Any, embedding: Any) -> Sealer | None:
+    """The :class:`Sealer` of a sealed collection (``embedding`` checked and bound to it), or None
+    for a collection that is not sealed (``seal=False`` or written before sealing).
+
+    Raises:
+        SealedStoreError: naming ``key``, for a sealed collection and a function without a key.
+    """
+    sealed = collection_sealed(collection)
+    if not isinstance(embedding, PrivateEmbedding):
+        if sealed:
+            raise SealedStoreError(f"key: collection {collection.name!r} is sealed; pass embedding= or key= (or set "
+                                   f"{KEY_ENV}) with the key it was sealed with")
+        return None
+    if sealed and not embedding.pipeline.keying.keyed:
+        raise SealedStoreError(f"key: collection {collection.name!r} is sealed and its PrivateEmbedding has no key; "
+                               f"pass key=... (or set {KEY_ENV}) to the key it was sealed with (without it nothing "
+                               "of its text can be read)")
+    if not embedding.pipeline.seal.sealed:
+        return None
+    return Sealer.for_embedding(embedding)
+
+
+def collection_space(collection: Any, embedding: Any) -> str:
+    """The distance space of ``collection`` (its HNSW/SPANN config), else ``embedding``'s."""
+    cfg = getattr(collection, "configuration_json", None) or {}
+    for index in ("hnsw", "spann"):
+        space = (cfg.get(index) or {}).get("space")
+        if space in SPACES:
+            return str(space)
+    return str(getattr(embedding, "space", "cosine"))
+
+
+# -- writing ------------------------------------------------------------------------------------
+def _document_refs(embedding: Any, texts: Sequence[str], logs: Sequence[Any] | None) -> list[list[str]]:
+    """Each document's keyed query-index entries (HMACs of the entities it had replaced, as the
+    index holds them after the batch); none without a keyed text stage."""
+    index = getattr(getattr(embedding, "sanitizer", None), "index", None)
+    held = getattr(index, "entries_view", None)
+    if logs is None or held is None or not callable(getattr(index, "entries", None)):
+        return [[] for _ in texts]
+    out = []
+    for text, log in zip(texts, logs, strict=True):
+        macs: set[str] = set()
+        for start, end, label, _ in log:
+            macs.update(m for m in index.entries(label, text[start:end]) if m in held)
+        out.append(sorted(macs))
+    return out
+
+
+def clear_write(embedding: PrivateEmbedding, ids: list[str], documents: Sequence[str], metadatas: list[Any] | None, *,
+                store_raw_text: bool, sanitize_metadata: Callable[[list[Any]], list[Any]]
+                ) -> tuple[dict[str, Any], list[str] | None]:
+    """(the keyword arguments of Chroma's add/upsert, the texts stored) of an unsealed collection:
+    the sanitized text in clear, each restore record under ``pv_restore``."""
+    stored, vectors, records = prepare_with_restore(embedding, documents, ids, store_raw_text=store_raw_text)
+    metas = sanitize_metadata(metadatas) if metadatas is not None else None
+    kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
+    if stored is not None:
+        kwargs["documents"] = stored
+    metas = with_records(metas, records, len(ids))
+    if metas is not None:
+        kwargs["metadatas"] = metas
+    return kwargs, stored
+
+
+def sealed_write(embedding: PrivateEmbedding, ids: list[str], documents: Sequence[str], metadatas: list[Any] | None,
+                 *, sealer: Sealer, store_raw_text: bool, sanitize_metadata: Callable[[list[Any]], list[Any]]
+                 ) -> tuple[dict[str, Any], list[str] | None]:
+    """(the keyword arguments of Chroma's add/upsert, the texts sealed) for one batch.
+
+    Each text is sanitized once (documents first, so a lone name in a metadata value is known),
+    embedded with its exact vector from the same pass, and sealed with its metadata, restore
+    record and query-index references; what Chroma gets is the module docstring's.
+    """
+    items = list(documents)
+    sanitized, logs = sanitize_recorded(embedding, items)
+    noisy, exact = embedding.pipeline.embed_sanitized(sanitized, raw=items, exact=True)
+    kept = embedding.pipeline.texts_to_store(items, sanitized, store_raw_text=store_raw_text)
+    restores = None if store_raw_text else seal_records(embedding, ids, items, sanitized, logs)
+    metas = sanitize_metadata(metadatas) if metadatas is not None else [None] * len(ids)
+    records = sealer.seal_many(ids, texts=kept if kept is not None else [None] * len(ids),
+                               metadatas=[{k: v for k, v in (m or {}).items()} for m in metas], vectors=exact,
+                               restores=restores, index_refs=_document_refs(embedding, items, logs))
+    readable = sealer.sealing.readable_metadata
+    out: dict[str, Any] = {
+        "ids": [sealer.stored_id(i) for i in ids], "embeddings": noisy,
+        "metadatas": [{**{k: v for k, v in (m or {}).items() if k in readable}, SEALED_KEY: r}
+                      for m, r in zip(metas, records, strict=True)]}
+    if kept is not None:
+        out["documents"] = [sealer.marker(t) for t in kept]
+    return out, kept
+
+
+# -- filters ------------------------------------------------------------------------------------
+def _where_keys(where: Any) -> Iterable[str]:
+    for key, value in dict(where).items():
+        if key in ("$and", "$or"):
+            for part in value or ():
+                yield from _where_keys(part)
+        else:
+            yield str(key)
+
+
+def check_where(where: Any, where_document: Any, readable: Sequence[str]) -> None:
+    """Refuse ``where_document`` and a ``where`` on a key that is not readable (sealed values
+    cannot be filtered by the store)."""
+    if where_document:
+        raise InvalidParameterError("where_document", "None: the documents of a sealed collection are keyed "
+                                    "markers, their text is sealed", Described("<a document filter>"),
+                                    note="full-text search needs the text in clear (seal=False)")
+    if not where:
+        return
+    if not isinstance(where, Mapping):
+        raise InvalidParameterError("where", "a Chroma where filter (a dict)", Described(f"<{type(where).__name__}>"))
+    sealed = sorted({k for k in _where_keys(where) if k not in readable})
+    if sealed:
+        raise InvalidParameterError(
+            "where", f"a filter on readable metadata keys only ({list(readable) or 'none declared'})",
+            Described(f"<a filter on {len(sealed)} sealed key(s)>"),
+            note="the field is sealed; list it in Sealing(readable_metadata=[...]) when the collection is created "
+                 "to filter on it")
+
+
+# -- reading ------------------------------------------------------------------------------------
+def _opened(sealer: Sealer, stored_ids: Sequence[str], metadatas: Sequence[Any]) -> list[Any]:
+    records = [(m or {}).get(SEALED_KEY) for m in metadatas]
+    missing = [i for i, r in enumerate(records) if r is None]
+    if missing:
+        raise SealedRecordError(f"{len(missing)} row(s) of this sealed collection hold no sealed record (written "
+                                "around the library); nothing was returned")
+    return sealer.open_many(list(stored_ids), records)
+
+
+def _metadata(payload: Any) -> dict[str, Any] | None:
+    meta = dict(payload.metadata)
+    if payload.restore is not None:
+        meta[RESTORE_KEY] = payload.restore
+    return meta or None
+
+
+def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, texts: list[str], n_results: int,
+                 where: Any, *, candidates: int | str = "auto", with_vectors: bool = False) -> dict[str, Any]:
+    """The key holder's query (see :func:`private_vectors.chroma.query`): per query the top
+    ``n_results`` of K noisy candidates, re-ranked by their exact vectors."""
+    n = int(collection.count())
+    k_fetch = candidate_count(n_results, float(embedding.eps), n, candidates=candidates)
+    space = collection_space(collection, embedding)
+    out: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "distances": [], "candidates": k_fetch}
+    if with_vectors:
+        out["exact"], out["query"] = [], []
+    if not texts:
+        return out
+    sent, clean = embedding.pipeline.embed_queries(texts, exact=True)
+    if k_fetch == 0:
+        res = {"ids": [[] for _ in texts], "metadatas": [[] for _ in texts]}
+    else:
+        res = collection.query(query_embeddings=np.asarray(sent), n_results=k_fetch, where=where or None,
+                               include=["metadatas"])
+    for q, (sids, metas) in enumerate(zip(res["ids"], res["metadatas"] or [[] for _ in texts], strict=True)):
+        opened = _opened(sealer, sids, metas)
+        vectors = np.stack([p.vector for p in opened]) if opened else np.zeros((0, clean.shape[1]), np.float32)
+        order, dist = rerank(clean[q], vectors, n_results, space)
+        chosen = [opened[int(j)] for j in order]
+        out["ids"].append([p.doc_id for p in chosen])
+        out["documents"].append([p.text for p in chosen])
+        out["metadatas"].append([_metadata(p) for p in chosen])
+        out["distances"].append([float(d) for d in dist])
+        if with_vectors:
+            out["exact"].append(vectors[order] if len(order) else vectors)
+            out["query"].append(clean[q])
+    return out
+
+
+def get_sealed(collection: Any, sealer: Sealer, ids: Sequence[str] | None, where: Any, limit: int | None,
+               offset: int | None) -> dict[str, Any]:
+    """The key holder's get (see :func:`private_vectors.chroma.get`), in the order of ``ids``."""
+    stored = None if ids is None else [sealer.stored_id(i) for i in ids]
+    res = collection.get(ids=stored, where=where or None, limit=limit, offset=offset, include=["metadatas"])
+    opened = dict(zip(res["ids"], _opened(sealer, res["ids"], res["metadatas"] or []), strict=True))
+    order = list(res["ids"]) if stored is None else [s for s in stored if s in opened]
+    chosen = [opened[s] for s in order]
+    return {"ids": [p.doc_id for p in chosen], "documents": [p.text for p in chosen],
+            "metadatas": [_metadata(p) for p in chosen]}
+
+
+# -- delete -------------------------------------------------------------------------------------
+def _refs_in_use(collection: Any, sealer: Sealer) -> set[str]:
+    """Every query-index reference the collection's remaining records hold (opened page by page)."""
+    used: set[str] = set()
+    offset = 0
+    while True:
+        got = collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
+        pairs = [(i, (m or {}).get(SEALED_KEY)) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)]
+        for payload in sealer.open_many([i for i, r in pairs if r], [r for _, r in pairs if r]):
+            used.update(payload.index_refs)
+        if len(got["ids"]) < _PAGE:
+            return used
+        offset += _PAGE
+
+
+def delete_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, ids: Sequence[str],
+                  drop_entries: Callable[[list[str]], None]) -> int:
+    """Delete ``ids`` (the user's) from a sealed collection: rows, records, keyring keys, and the
+    query-index entries no remaining document refers to (``drop_entries``). Returns the rows deleted."""
+    stored = [sealer.stored_id(i) for i in ids]
+    held = collection.get(ids=stored, include=["metadatas"])
+    refs: set[str] = set()
+    for sid, meta in zip(held["ids"], held["metadatas"] or [], strict=True):
+        try:
+            refs.update(sealer.open(sid, (meta or {}).get(SEALED_KEY)).index_refs)
+        except SealedRecordError:  # already shredded or foreign: its rows go, its entries stay
+            continue
+    if held["ids"]:
+        collection.delete(ids=list(held["ids"]))
+    sealer.forget(list(ids))
+    gone = sorted(refs - _refs_in_use(collection, sealer)) if refs else []
+    if gone:
+        drop_entries(gone)
+    return len(held["ids"])
