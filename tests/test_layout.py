@@ -46,7 +46,8 @@ def test_rooms_point_forward() -> None:
     for module in (m for m in graph if m.startswith("private_vectors.encoders")):
         assert not any(t.startswith("private_vectors.mechanisms") for t in graph[module]), module
     assert graph["private_vectors.config"] <= {"private_vectors.errors"}
-    assert "private_vectors.integrations.chroma" in graph["private_vectors"]
+    # import private_vectors loads no integration (Chroma learns the function when one is imported)
+    assert not any(t.startswith("private_vectors.integrations") for t in graph["private_vectors"])
 
 
 def test_chroma_registration_is_triggered_by_the_package() -> None:

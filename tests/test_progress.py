@@ -33,6 +33,11 @@ class Recorder:
     def set_postfix_str(self, text, refresh=True):
         self.postfix.append(text)
 
+    format_dict: ClassVar[dict] = {"elapsed": 0.0}
+
+    def refresh(self):
+        pass
+
     def close(self):
         self.closed = True
 
@@ -41,6 +46,10 @@ class Recorder:
 def bars(monkeypatch):
     import tqdm.auto
 
+    try:  # imported before the stand-in: Hugging Face's tqdm subclasses the real one at import
+        import presidio_analyzer  # noqa: F401
+    except ImportError:
+        pass
     monkeypatch.setattr(tqdm.auto, "tqdm", Recorder)
     monkeypatch.delenv(progress.PROGRESS_ENV, raising=False)
     Recorder.bars = []

@@ -20,6 +20,11 @@ def _ef(**kw) -> PrivateEmbedding:
     return PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10, **kw)
 
 
+def _clear_ef() -> PrivateEmbedding:
+    """A keyed function whose stores keep the sanitized text in clear (the restore records beside it)."""
+    return PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10, seal=False)
+
+
 def _persisted_bytes(folder: Path) -> dict[str, bytes]:
     """Every persisted file's bytes by its path under ``folder``."""
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
@@ -129,7 +134,7 @@ def test_faiss_index(tmp_path):
     from private_vectors.integrations.faiss import PrivateFaissIndex
 
     texts = generated_documents(N, seed=5)
-    ef = _ef()
+    ef = _clear_ef()
     index = PrivateFaissIndex(ef)
     ids = index.add_texts(texts)
     assert len(index.restore_records) == N
@@ -139,7 +144,7 @@ def test_faiss_index(tmp_path):
     values = _replaced_values(restorer, ids, [index.texts[i] for i in ids], [index.restore_records[i] for i in ids])
     _assert_no_plaintext(_persisted_bytes(tmp_path / "fx"), values)
 
-    loaded = PrivateFaissIndex.load(tmp_path / "fx", _ef())
+    loaded = PrivateFaissIndex.load(tmp_path / "fx", _clear_ef())
     assert loaded.restore_texts(ids[:10]) == texts[:10]
     with pytest.raises(RestoreError):
         restore([(ids[0], loaded.texts[ids[0]], loaded.restore_records[ids[0]])], restorer=_wrong_key(ef))

@@ -17,7 +17,7 @@ import pytest
 from private_vectors import PrivateEmbedding
 from private_vectors.config import DRIFT_FIELDS, check_config_compatible
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError
-from private_vectors.integrations.chroma import add_documents
+from private_vectors.integrations.chroma import add_documents, check_collection, open_collection
 from private_vectors.integrations.faiss import PrivateFaissIndex
 from private_vectors.integrations.langchain import chroma_store
 
@@ -185,9 +185,12 @@ def test_each_text_is_sanitized_once_and_stored_sanitized(path: str) -> None:
         add_documents(col, ids=ids, documents=DOCS)
         stored = col.get(ids=ids, include=["documents"])["documents"]
     elif path == "faiss":
-        index = PrivateFaissIndex(ef, kind="flat")
+        from private_vectors.integrations.faiss_sealed import sealed_payloads
+
+        index = PrivateFaissIndex(ef, kind="flat")  # keyed: sealed; the records hold the sanitized texts
         new = index.add_texts(DOCS)
-        stored = [index.texts[i] for i in new]
+        assert all(index.texts[i].startswith("pv-sealed:") for i in new)
+        stored = [p.text for p in sealed_payloads(index, new)]
     else:  # native add: vectors sanitized, but Chroma keeps the documents it was given
         col = _client().create_collection(_name(), embedding_function=ef)
         col.add(ids=ids, documents=DOCS)
@@ -227,11 +230,12 @@ def test_reopened_collection_refuses_another_sanitizer(tmp_path) -> None:
     ef = _ef(concept="PII", eps=10, key=KEY, sanitize="redact")
     col = client.create_collection("notes", embedding_function=ef)
     add_documents(col, ids=["a"], documents=DOCS[:1])
+    # the library's own paths refuse (a plain client.get_collection checks names only, as Chroma does)
     with pytest.raises(ConfigMismatchError, match="sanitizer"):
-        client.get_collection("notes", embedding_function=_ef(concept="PII", eps=10, key=KEY, sanitize="surrogate"))
+        open_collection(client, "notes", _ef(concept="PII", eps=10, key=KEY, sanitize="surrogate"))
     with pytest.raises(ConfigMismatchError, match="sanitizer"):
-        client.get_collection("notes", embedding_function=_ef(concept="PII", eps=10, key=KEY, sanitize=None))
-    same = client.get_collection("notes", embedding_function=_ef(concept="PII", eps=10, key=KEY, sanitize="redact"))
+        check_collection(client.get_collection("notes"), _ef(concept="PII", eps=10, key=KEY, sanitize=None))
+    same = open_collection(client, "notes", _ef(concept="PII", eps=10, key=KEY, sanitize="redact"))
     assert same.count() == 1
 
 

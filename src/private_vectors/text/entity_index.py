@@ -45,7 +45,7 @@ import hashlib
 import hmac
 import threading
 from collections import ChainMap
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -354,6 +354,17 @@ class EntityIndex:
             if held != label:
                 self._entries[mac] = label
                 self._changes[mac] = label
+
+    def discard(self, macs: Iterable[str]) -> int:
+        """Remove entries (a deleted document's, no other document holding them) and note the
+        removals; returns how many were held."""
+        self.load_pending()
+        with self._lock:
+            held = [m for m in macs if m in self._entries]
+            for mac in held:
+                del self._entries[mac]
+                self._changes[mac] = None
+        return len(held)
 
     def take_changes(self) -> dict[str, str | None]:
         """The entries added or changed (HMAC -> label) and removed (HMAC -> None) since the last
