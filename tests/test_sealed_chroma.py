@@ -4,9 +4,6 @@ is refused; reopen (sealed and written before sealing); delete shreds (fake enco
 
 from __future__ import annotations
 
-import base64
-import json
-import re
 import shutil
 import warnings
 from pathlib import Path
@@ -14,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from _byte_scan import scan
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import InvalidParameterError, SealedRecordError, SealedStoreError
 from private_vectors.keys import KEY_ENV
@@ -24,8 +22,15 @@ from private_vectors.text.recognizers.names import NameDetector
 from private_vectors.text.recognizers.regex import RegexDetector
 
 chromadb = pytest.importorskip("chromadb")
-from private_vectors.chroma import add_documents, create_collection, delete, get, open_collection, query  # noqa: E402
-from private_vectors.chroma import query_index_collection_name  # noqa: E402
+from private_vectors.chroma import (  # noqa: E402
+    add_documents,
+    create_collection,
+    delete,
+    get,
+    open_collection,
+    query,
+    query_index_collection_name,
+)
 
 KEY = "sealed-chroma-key-Vb6nQ2rT8w"
 FIXTURE = Path(__file__).parent / "data" / "keys_main_chroma"
@@ -56,52 +61,6 @@ def _write(folder: Path, ef: PrivateEmbedding | None = None, name: str = "notes"
 
 
 # -- what is on disk ------------------------------------------------------------------------------
-_B64 = re.compile(rb"[A-Za-z0-9+/_-]{16,}={0,2}")
-
-
-def _forms(needle: str) -> list[bytes]:
-    """The byte forms a text can take in a file: UTF-8, UTF-16 (both orders), JSON \\u escapes."""
-    out = set()
-    for s in {needle, needle.lower()}:
-        out |= {s.encode("utf-8"), s.encode("utf-16-le"), s.encode("utf-16-be"),
-                json.dumps(s, ensure_ascii=True)[1:-1].encode("ascii")}
-    return sorted(out)
-
-
-def _decoded_runs(blob: bytes) -> bytes:
-    """Every base64 / base64url run of ``blob``, decoded (records open to ciphertext only)."""
-    parts = []
-    for m in _B64.finditer(blob):
-        run = m.group(0).rstrip(b"=").replace(b"-", b"+").replace(b"_", b"/")
-        for cut in range(4):  # a run may start mid-group
-            body = run[cut:]
-            body = body[:-1] if len(body) % 4 == 1 else body
-            try:
-                parts.append(base64.b64decode(body + b"=" * (-len(body) % 4)))
-            except ValueError:
-                continue
-    return b"\n".join(parts)
-
-
-def _needles(sanitized: list[str]) -> list[str]:
-    out = list(RAW_VALUES)
-    for text in sanitized:
-        words = text.split()
-        if len(words) < 4:
-            out.append(text)  # a document under four words: the whole of it
-        out += [" ".join(words[i:i + 4]) for i in range(len(words) - 3)]
-    return out
-
-
-def _found(folder: Path, needles: list[str]) -> list[tuple[str, str]]:
-    hits = []
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        blob = path.read_bytes()
-        views = (blob, blob.lower(), _decoded_runs(blob))
-        hits += [(n, path.name) for n in needles if any(f in v for f in _forms(n) for v in views)]
-    return hits
-
-
 def test_no_raw_value_and_no_four_word_run_of_the_sealed_text_on_disk(tmp_path):
     col, stored = _write(tmp_path)
     assert stored is not None and "Amelia" not in stored[0] and len(stored[3].split()) < 4
@@ -110,8 +69,8 @@ def test_no_raw_value_and_no_four_word_run_of_the_sealed_text_on_disk(tmp_path):
     # (a check that the scan finds what it looks for: the same texts in a clear collection)
     clear = tmp_path.parent / (tmp_path.name + "-clear")
     _write(clear, _ef(seal=False))
-    assert len(_found(clear, _needles(stored))) >= len(stored)
-    hits = _found(tmp_path, _needles(stored))
+    assert len(scan([clear], RAW_VALUES, stored)) >= len(stored)
+    hits = scan([tmp_path], RAW_VALUES, stored)
     assert not hits, hits[:5]
     raw = col.get(include=["documents", "metadatas"])  # Chroma's own get: markers and records
     assert all(d.startswith("pv-sealed:") for d in raw["documents"])
@@ -158,13 +117,13 @@ def test_without_the_key_a_sealed_collection_refuses_to_read(tmp_path):
 
 
 def test_filters_on_readable_keys_work_and_sealed_fields_are_refused(tmp_path):
-    col, stored = _write(tmp_path, _ef(seal=Sealing(readable_metadata=["year"])))
+    col, _ = _write(tmp_path, _ef(seal=Sealing(readable_metadata=["year"])))
     assert col.get(ids=["a"], include=["metadatas"])["metadatas"][0]["year"] == 2021  # readable, as declared
     assert "author" not in col.get(ids=["a"], include=["metadatas"])["metadatas"][0]
     res = query(col, ["Lagos"], n_results=3, where={"year": 2021})
     assert sorted(res["ids"][0]) == ["a", "c"]
     assert get(col, where={"$and": [{"year": 2022}, {"year": {"$gte": 2000}}]})["ids"] == ["b"]
-    with pytest.raises(InvalidParameterError, match="where.*sealed") as info:
+    with pytest.raises(InvalidParameterError, match=r"where.*sealed") as info:
         query(col, ["Lagos"], n_results=1, where={"author": "<PERSON>"})
     assert "<PERSON>" not in str(info.value)
     with pytest.raises(InvalidParameterError, match="where_document"):

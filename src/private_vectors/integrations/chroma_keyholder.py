@@ -18,14 +18,7 @@ from .._validation import check_int
 from ..embedding import PrivateEmbedding
 from ..errors import Described, InvalidParameterError, InvalidTypeError
 from ..keys import SecretKey, key_scope
-from .chroma import (
-    _existing_index_collection,
-    _rebuild,
-    _sanitizer_of,
-    check_collection,
-    load_query_index,
-    protected_write,
-)
+from .chroma import _rebuild, check_collection, load_query_index, protected_write, save_query_index
 from .chroma_sealed import check_where, delete_sealed, get_sealed, query_sealed, sealer_of
 
 __all__ = ["delete", "get", "query"]
@@ -99,7 +92,7 @@ def query(collection: Any, query_texts: Sequence[str], n_results: int = 10, wher
     if sealer is None:
         return dict(collection.query(query_texts=list(query_texts), n_results=n_results, where=where,
                                      where_document=where_document, include=["documents", "metadatas", "distances"]))
-    check_where(where, where_document, sealer.sealing.readable_metadata)
+    check_where(where, where_document, sealer)
     return query_sealed(collection, ef, sealer, list(query_texts), n_results, where, candidates=candidates)
 
 
@@ -117,7 +110,7 @@ def get(collection: Any, ids: Sequence[str] | None = None, where: Any = None, li
         got = collection.get(ids=None if ids is None else list(ids), where=where, limit=limit, offset=offset,
                              where_document=where_document, include=["documents", "metadatas"])
         return {k: got[k] for k in ("ids", "documents", "metadatas")}
-    check_where(where, where_document, sealer.sealing.readable_metadata)
+    check_where(where, where_document, sealer)
     return get_sealed(collection, sealer, None if ids is None else list(ids), where, limit, offset)
 
 
@@ -143,18 +136,6 @@ def delete(collection: Any, ids: Sequence[str], *, embedding: Any = None, key: A
             held = len(collection.get(ids=ids, include=[])["ids"])
             collection.delete(ids=ids)
             return held
-        return delete_sealed(collection, ef, sealer, ids, lambda gone: _drop_entries(collection, ef, gone))
-
-
-def _drop_entries(collection: Any, embedding: Any, macs: list[str]) -> None:
-    """Remove keyed query-index entries from the index collection and from the text stage's
-    index in memory (else a later batch that names the entity again would not rewrite it)."""
-    side = _existing_index_collection(collection)
-    if side is not None:
-        side.delete(ids=macs)
-    index = getattr(_sanitizer_of(embedding), "index", None)
-    entries, lock = getattr(index, "_entries", None), getattr(index, "_lock", None)
-    if isinstance(entries, dict) and lock is not None:
-        with lock:
-            for mac in macs:
-                entries.pop(mac, None)
+        deleted = delete_sealed(collection, ef, sealer, ids)
+        save_query_index(collection, ef)  # the entries no remaining document refers to go
+        return deleted

@@ -28,9 +28,24 @@ import numpy as np
 from ..embedding import PrivateEmbedding
 from ..errors import Described, InvalidParameterError, SealedRecordError, SealedStoreError
 from ..keys import KEY_ENV
-from ..restore import RESTORE_KEY, prepare_with_restore, sanitize_recorded, seal_records, with_records
-from ..sealed import SEALED_KEY, Sealer, candidate_count
-from ..sealed.rerank import SPACES, rerank
+from ..restore import (
+    RESTORE_KEY,
+    prepare_with_restore,
+    sanitize_recorded,
+    seal_records,
+    with_records,
+)
+from ..sealed import SEALED_KEY, Sealer
+from ..sealed.rerank import SPACES
+from ..sealed.stores import (
+    check_filter,
+    document_refs,
+    drop_refs,
+    fetch_count,
+    open_ranked,
+    record_of,
+    seal_rows,
+)
 
 __all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "query_sealed", "sealed_write",
            "sealer_of"]
@@ -80,22 +95,6 @@ def collection_space(collection: Any, embedding: Any) -> str:
 
 
 # -- writing ------------------------------------------------------------------------------------
-def _document_refs(embedding: Any, texts: Sequence[str], logs: Sequence[Any] | None) -> list[list[str]]:
-    """Each document's keyed query-index entries (HMACs of the entities it had replaced, as the
-    index holds them after the batch); none without a keyed text stage."""
-    index = getattr(getattr(embedding, "sanitizer", None), "index", None)
-    held = getattr(index, "entries_view", None)
-    if logs is None or held is None or not callable(getattr(index, "entries", None)):
-        return [[] for _ in texts]
-    out = []
-    for text, log in zip(texts, logs, strict=True):
-        macs: set[str] = set()
-        for start, end, label, _ in log:
-            macs.update(m for m in index.entries(label, text[start:end]) if m in held)
-        out.append(sorted(macs))
-    return out
-
-
 def clear_write(embedding: PrivateEmbedding, ids: list[str], documents: Sequence[str], metadatas: list[Any] | None, *,
                 store_raw_text: bool, sanitize_metadata: Callable[[list[Any]], list[Any]]
                 ) -> tuple[dict[str, Any], list[str] | None]:
@@ -127,57 +126,30 @@ def sealed_write(embedding: PrivateEmbedding, ids: list[str], documents: Sequenc
     kept = embedding.pipeline.texts_to_store(items, sanitized, store_raw_text=store_raw_text)
     restores = None if store_raw_text else seal_records(embedding, ids, items, sanitized, logs)
     metas = sanitize_metadata(metadatas) if metadatas is not None else [None] * len(ids)
-    records = sealer.seal_many(ids, texts=kept if kept is not None else [None] * len(ids),
-                               metadatas=[{k: v for k, v in (m or {}).items()} for m in metas], vectors=exact,
-                               restores=restores, index_refs=_document_refs(embedding, items, logs))
-    readable = sealer.sealing.readable_metadata
-    out: dict[str, Any] = {
-        "ids": [sealer.stored_id(i) for i in ids], "embeddings": noisy,
-        "metadatas": [{**{k: v for k, v in (m or {}).items() if k in readable}, SEALED_KEY: r}
-                      for m, r in zip(metas, records, strict=True)]}
+    rows = seal_rows(sealer, ids, texts=kept, metadatas=metas, vectors=exact, restores=restores,
+                     refs=document_refs(embedding, items, logs))
+    out: dict[str, Any] = {"ids": rows.stored_ids, "embeddings": noisy, "metadatas": rows.metadatas}
     if kept is not None:
-        out["documents"] = [sealer.marker(t) for t in kept]
+        out["documents"] = rows.markers
     return out, kept
 
 
 # -- filters ------------------------------------------------------------------------------------
-def _where_keys(where: Any) -> Iterable[str]:
-    for key, value in dict(where).items():
-        if key in ("$and", "$or"):
-            for part in value or ():
-                yield from _where_keys(part)
-        else:
-            yield str(key)
-
-
-def check_where(where: Any, where_document: Any, readable: Sequence[str]) -> None:
+def check_where(where: Any, where_document: Any, sealer: Sealer) -> None:
     """Refuse ``where_document`` and a ``where`` on a key that is not readable (sealed values
     cannot be filtered by the store)."""
     if where_document:
         raise InvalidParameterError("where_document", "None: the documents of a sealed collection are keyed "
                                     "markers, their text is sealed", Described("<a document filter>"),
                                     note="full-text search needs the text in clear (seal=False)")
-    if not where:
-        return
-    if not isinstance(where, Mapping):
+    if where is not None and not isinstance(where, Mapping):
         raise InvalidParameterError("where", "a Chroma where filter (a dict)", Described(f"<{type(where).__name__}>"))
-    sealed = sorted({k for k in _where_keys(where) if k not in readable})
-    if sealed:
-        raise InvalidParameterError(
-            "where", f"a filter on readable metadata keys only ({list(readable) or 'none declared'})",
-            Described(f"<a filter on {len(sealed)} sealed key(s)>"),
-            note="the field is sealed; list it in Sealing(readable_metadata=[...]) when the collection is created "
-                 "to filter on it")
+    check_filter(where or None, sealer, "where")
 
 
 # -- reading ------------------------------------------------------------------------------------
 def _opened(sealer: Sealer, stored_ids: Sequence[str], metadatas: Sequence[Any]) -> list[Any]:
-    records = [(m or {}).get(SEALED_KEY) for m in metadatas]
-    missing = [i for i, r in enumerate(records) if r is None]
-    if missing:
-        raise SealedRecordError(f"{len(missing)} row(s) of this sealed collection hold no sealed record (written "
-                                "around the library); nothing was returned")
-    return sealer.open_many(list(stored_ids), records)
+    return sealer.open_many(list(stored_ids), [record_of(m, "this collection") for m in metadatas])
 
 
 def _metadata(payload: Any) -> dict[str, Any] | None:
@@ -192,31 +164,28 @@ def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, t
     """The key holder's query (see :func:`private_vectors.chroma.query`): per query the top
     ``n_results`` of K noisy candidates, re-ranked by their exact vectors."""
     n = int(collection.count())
-    k_fetch = candidate_count(n_results, float(embedding.eps), n, candidates=candidates)
+    k_fetch = fetch_count(n_results, embedding, n, candidates)
     space = collection_space(collection, embedding)
     out: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "distances": [], "candidates": k_fetch}
     if with_vectors:
-        out["exact"], out["query"] = [], []
+        out["exact"] = []
     if not texts:
         return out
     sent, clean = embedding.pipeline.embed_queries(texts, exact=True)
     if k_fetch == 0:
-        res = {"ids": [[] for _ in texts], "metadatas": [[] for _ in texts]}
+        res: Any = {"ids": [[] for _ in texts], "metadatas": [[] for _ in texts]}
     else:
         res = collection.query(query_embeddings=np.asarray(sent), n_results=k_fetch, where=where or None,
                                include=["metadatas"])
     for q, (sids, metas) in enumerate(zip(res["ids"], res["metadatas"] or [[] for _ in texts], strict=True)):
-        opened = _opened(sealer, sids, metas)
-        vectors = np.stack([p.vector for p in opened]) if opened else np.zeros((0, clean.shape[1]), np.float32)
-        order, dist = rerank(clean[q], vectors, n_results, space)
-        chosen = [opened[int(j)] for j in order]
-        out["ids"].append([p.doc_id for p in chosen])
-        out["documents"].append([p.text for p in chosen])
-        out["metadatas"].append([_metadata(p) for p in chosen])
-        out["distances"].append([float(d) for d in dist])
+        ranked = open_ranked(sealer, sids, [record_of(m, "this collection") for m in metas], clean[q], n_results,
+                             space)
+        out["ids"].append([p.doc_id for _, p, _ in ranked])
+        out["documents"].append([p.text for _, p, _ in ranked])
+        out["metadatas"].append([_metadata(p) for _, p, _ in ranked])
+        out["distances"].append([d for _, _, d in ranked])
         if with_vectors:
-            out["exact"].append(vectors[order] if len(order) else vectors)
-            out["query"].append(clean[q])
+            out["exact"].append([p.vector for _, p, _ in ranked])
     return out
 
 
@@ -233,36 +202,34 @@ def get_sealed(collection: Any, sealer: Sealer, ids: Sequence[str] | None, where
 
 
 # -- delete -------------------------------------------------------------------------------------
-def _refs_in_use(collection: Any, sealer: Sealer) -> set[str]:
-    """Every query-index reference the collection's remaining records hold (opened page by page)."""
-    used: set[str] = set()
+def _remaining_refs(collection: Any, sealer: Sealer) -> Iterable[tuple[str, ...]]:
+    """The query-index references of every remaining record (opened page by page)."""
     offset = 0
     while True:
         got = collection.get(include=["metadatas"], limit=_PAGE, offset=offset)
         pairs = [(i, (m or {}).get(SEALED_KEY)) for i, m in zip(got["ids"], got["metadatas"] or [], strict=True)]
         for payload in sealer.open_many([i for i, r in pairs if r], [r for _, r in pairs if r]):
-            used.update(payload.index_refs)
+            yield payload.index_refs
         if len(got["ids"]) < _PAGE:
-            return used
+            return
         offset += _PAGE
 
 
-def delete_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, ids: Sequence[str],
-                  drop_entries: Callable[[list[str]], None]) -> int:
+def delete_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, ids: Sequence[str]) -> int:
     """Delete ``ids`` (the user's) from a sealed collection: rows, records, keyring keys, and the
-    query-index entries no remaining document refers to (``drop_entries``). Returns the rows deleted."""
+    text stage's query-index entries no remaining document refers to (removed from the index in
+    memory; the caller writes the removals). Returns the rows deleted."""
     stored = [sealer.stored_id(i) for i in ids]
     held = collection.get(ids=stored, include=["metadatas"])
-    refs: set[str] = set()
+    deleted = []
     for sid, meta in zip(held["ids"], held["metadatas"] or [], strict=True):
         try:
-            refs.update(sealer.open(sid, (meta or {}).get(SEALED_KEY)).index_refs)
-        except SealedRecordError:  # already shredded or foreign: its rows go, its entries stay
+            deleted.append(sealer.open(sid, (meta or {}).get(SEALED_KEY)).index_refs)
+        except SealedRecordError:  # already shredded or foreign: its row goes, its entries stay
             continue
     if held["ids"]:
         collection.delete(ids=list(held["ids"]))
     sealer.forget(list(ids))
-    gone = sorted(refs - _refs_in_use(collection, sealer)) if refs else []
-    if gone:
-        drop_entries(gone)
+    if any(deleted):
+        drop_refs(embedding, deleted, _remaining_refs(collection, sealer))
     return len(held["ids"])
