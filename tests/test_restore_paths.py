@@ -156,7 +156,7 @@ def test_faiss_index(tmp_path):
 def test_raw_text_paths_keep_no_records(tmp_path):
     from private_vectors.langchain import Chroma
 
-    ef = _ef()
+    ef = _clear_ef()  # the clear store (a sealed one seals the raw text too)
     store = Chroma(collection_name="raw", embedding_function=ef, persist_directory=str(tmp_path / "raw"),
                    store_raw_text=True)
     store.add_texts(["Amelia Okafor flew to Lagos."], ids=["r"])

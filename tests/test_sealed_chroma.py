@@ -190,3 +190,122 @@ def test_delete_without_a_keyring_and_on_a_clear_collection(tmp_path):
     assert delete(col, ["a", "zz"]) == 1 and get(col, ["a"])["ids"] == [] and col.count() == 3
     clear, _ = _write(tmp_path / "clear", _ef(seal=False))
     assert delete(clear, ["a"]) == 1 and clear.count() == 3
+
+
+# -- the LangChain drop-in --------------------------------------------------------------------------
+def _lc_store(folder: Path, ef: PrivateEmbedding | None = None, name: str = "lcnotes"):
+    from private_vectors.langchain import Chroma
+
+    return Chroma(collection_name=name, persist_directory=str(folder), embedding_function=ef or _ef())
+
+
+def _lc_write(folder: Path, ef: PrivateEmbedding | None = None):
+    store = _lc_store(folder, ef)
+    store.add_texts(list(DOCS.values()), metadatas=METAS, ids=list(DOCS))
+    return store
+
+
+def test_langchain_writes_sealed_rows_and_searches_as_the_key_holder(tmp_path):
+    from private_vectors.langchain import Chroma
+
+    store = _lc_write(tmp_path)
+    raw = store.get(include=["documents", "metadatas"])  # langchain_chroma's get: what is stored
+    assert all(d.startswith("pv-sealed:") for d in raw["documents"]) and all(list(m) == ["pv_sealed"]
+                                                                               for m in raw["metadatas"])
+    assert not scan([tmp_path], RAW_VALUES, [])
+    store = Chroma(collection_name="lcnotes", persist_directory=str(tmp_path), key=KEY)  # reopened with the key
+    hits = store.similarity_search_with_score(DOCS["a"], k=2)
+    assert hits[0][0].id == "a" and hits[0][0].page_content.startswith("<PERSON> flew to Lagos")
+    assert hits[0][1] == pytest.approx(0.0, abs=2e-3) and hits[0][1] <= hits[1][1]  # exact distances
+    assert hits[0][0].metadata["author"] == "<PERSON>" and hits[0][0].metadata["pv_restore"].startswith("pvr1.")
+    scored = store.similarity_search_with_relevance_scores(DOCS["a"], k=4, score_threshold=0.99)
+    assert [d.id for d, _ in scored] == ["a"]  # the threshold applies to the re-ranked, exact relevance
+    docs = store.as_retriever(search_kwargs={"k": 2}).invoke(DOCS["c"])
+    assert docs[0].id == "c" and not any(d.page_content.startswith("pv-") for d in docs)
+    assert [d.id for d in store.get_by_ids(["d", "zz", "b"])] == ["d", "b"]
+    by_vector = store.similarity_search_by_vector(list(store.embeddings.embed_query("invoice")), k=4)
+    assert sorted(d.id for d in by_vector) == sorted(DOCS) and all(not d.page_content.startswith("pv-")
+                                                                   for d in by_vector)
+    with pytest.raises(InvalidParameterError, match="where"):
+        store.similarity_search("Lagos", k=1, filter={"author": "<PERSON>"})
+
+
+def test_langchain_mmr_runs_on_the_exact_vectors(tmp_path):
+    from private_vectors.sealed.rerank import mmr
+
+    store = _lc_write(tmp_path)
+    store.add_texts([DOCS["a"]], ids=["a2"])  # a duplicate: MMR must skip it
+    got = store.max_marginal_relevance_search(DOCS["a"], k=2, fetch_k=5, lambda_mult=0.5)
+    ef = store.embeddings
+    _, clean = ef.pipeline.embed_queries([DOCS["a"]], exact=True)
+    ids = ["a", "b", "c", "d", "a2"]
+    _, _, exact = ef.pipeline.embed_documents([DOCS.get(i, DOCS["a"]) for i in ids], exact=True)
+    want = [ids[j] for j in mmr(clean[0], exact, 2, 0.5)]
+    assert [d.id for d in got] == want and len({d.page_content for d in got}) == 2
+    with pytest.raises(InvalidParameterError, match="embedding"):
+        store.max_marginal_relevance_search_by_vector(list(ef.embed_query("x")), k=1)
+
+
+def test_langchain_without_the_key_refuses_and_shows_no_record(tmp_path):
+    from private_vectors.langchain import Chroma
+
+    _lc_write(tmp_path)
+    with pytest.raises(SealedStoreError, match="key") as info:
+        Chroma(collection_name="lcnotes", persist_directory=str(tmp_path))
+    assert "pvs1." not in str(info.value)
+
+
+def test_langchain_delete_and_update(tmp_path):
+    store = _lc_write(tmp_path, _ef(seal=Sealing(keyring=str(tmp_path / "ring.json"))))
+    store.delete(["a"])
+    assert store.get_by_ids(["a"]) == [] and store._collection.count() == 3
+    from langchain_core.documents import Document
+
+    store.update_documents(["b"], [Document(page_content="Tomas Berger paid.", metadata={"year": 2023})])
+    (doc,) = store.get_by_ids(["b"])
+    assert doc.page_content == "<PERSON> paid." and doc.metadata["year"] == 2023
+    with pytest.raises(InvalidParameterError, match="ids"):
+        store.delete(where={"year": 2023})
+
+
+def test_parent_documents_are_sealed_and_opened_for_the_key_holder(tmp_path):
+    from langchain_classic.storage import InMemoryStore
+    from langchain_core.documents import Document
+    from langchain_text_splitters import RecursiveCharacterTextSplitter
+
+    from private_vectors.integrations.langchain_records import open_parents
+    from private_vectors.langchain import ParentDocumentRetriever
+    from private_vectors.restore import restore
+
+    ef = _ef()
+    docstore = InMemoryStore()
+    retriever = ParentDocumentRetriever(vectorstore=_lc_store(tmp_path, ef), docstore=docstore,
+                                       child_splitter=RecursiveCharacterTextSplitter(chunk_size=30, chunk_overlap=0))
+    retriever.add_documents([Document(page_content=DOCS["a"], metadata=METAS[0]),
+                             Document(page_content=DOCS["c"], metadata=METAS[2])])
+    parents = docstore.mget(list(docstore.yield_keys()))
+    assert all(p.page_content.startswith("pv-sealed:") and list(p.metadata) == ["pv_sealed"] for p in parents)
+    found = retriever.invoke(DOCS["a"])
+    assert found and found[0].page_content.startswith("<PERSON> flew to Lagos")
+    assert sorted(restore(open_parents(ef, parents), ef)[i].page_content for i in range(2)) == sorted(
+        [DOCS["a"], DOCS["c"]])
+    with pytest.raises(SealedStoreError, match="key"):
+        open_parents(_ef(key=None), parents)
+
+
+def test_index_cleanup_deletes_sealed_records(tmp_path):
+    from langchain_classic.indexes import SQLRecordManager
+    from langchain_core.documents import Document
+
+    from private_vectors.langchain import index
+
+    records = SQLRecordManager("chroma/sealed", db_url=f"sqlite:///{tmp_path / 'records.sqlite'}")
+    records.create_schema()
+    store = _lc_store(tmp_path / "c", _ef(seal=Sealing(keyring=str(tmp_path / "ring.json"))))
+    docs = [Document(page_content=t, metadata={"source": s}) for t, s in zip(list(DOCS.values())[:3], "xyz",
+                                                                             strict=True)]
+    assert index(docs, records, store, cleanup="full", source_id_key="source")["num_added"] == 3
+    kept = index(docs[1:], records, store, cleanup="full", source_id_key="source")
+    assert kept["num_deleted"] == 1 and store._collection.count() == 2
+    assert set(store.get()["ids"]) == set(records.list_keys())
+    assert all(d.page_content.startswith(("Write to", "<PERSON> met")) for d in store.similarity_search("x", k=4))

@@ -47,7 +47,7 @@ from ..sealed.stores import (
     seal_rows,
 )
 
-__all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "query_sealed", "sealed_write",
+__all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "key_holder_metadata", "query_sealed", "sealed_write",
            "sealer_of"]
 
 _PAGE = 2000
@@ -152,7 +152,8 @@ def _opened(sealer: Sealer, stored_ids: Sequence[str], metadatas: Sequence[Any])
     return sealer.open_many(list(stored_ids), [record_of(m, "this collection") for m in metadatas])
 
 
-def _metadata(payload: Any) -> dict[str, Any] | None:
+def key_holder_metadata(payload: Any) -> dict[str, Any] | None:
+    """An opened record's metadata as an unsealed store keeps it (its restore record under ``pv_restore``)."""
     meta = dict(payload.metadata)
     if payload.restore is not None:
         meta[RESTORE_KEY] = payload.restore
@@ -168,7 +169,7 @@ def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, t
     space = collection_space(collection, embedding)
     out: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "distances": [], "candidates": k_fetch}
     if with_vectors:
-        out["exact"] = []
+        out["exact"], out["query"] = [], []
     if not texts:
         return out
     sent, clean = embedding.pipeline.embed_queries(texts, exact=True)
@@ -182,10 +183,11 @@ def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, t
                              space)
         out["ids"].append([p.doc_id for _, p, _ in ranked])
         out["documents"].append([p.text for _, p, _ in ranked])
-        out["metadatas"].append([_metadata(p) for _, p, _ in ranked])
+        out["metadatas"].append([key_holder_metadata(p) for _, p, _ in ranked])
         out["distances"].append([d for _, _, d in ranked])
         if with_vectors:
             out["exact"].append([p.vector for _, p, _ in ranked])
+            out["query"].append(clean[q])
     return out
 
 
@@ -198,7 +200,7 @@ def get_sealed(collection: Any, sealer: Sealer, ids: Sequence[str] | None, where
     order = list(res["ids"]) if stored is None else [s for s in stored if s in opened]
     chosen = [opened[s] for s in order]
     return {"ids": [p.doc_id for p in chosen], "documents": [p.text for p in chosen],
-            "metadatas": [_metadata(p) for p in chosen]}
+            "metadatas": [key_holder_metadata(p) for p in chosen]}
 
 
 # -- delete -------------------------------------------------------------------------------------
