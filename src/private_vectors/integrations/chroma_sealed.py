@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._progress import counts_documents
 from ..embedding import PrivateEmbedding
 from ..errors import Described, InvalidParameterError, SealedRecordError, SealedStoreError
 from ..keys import KEY_ENV
@@ -111,6 +112,7 @@ def clear_write(embedding: PrivateEmbedding, ids: list[str], documents: Sequence
     return kwargs, stored
 
 
+@counts_documents("documents")
 def sealed_write(embedding: PrivateEmbedding, ids: list[str], documents: Sequence[str], metadatas: list[Any] | None,
                  *, sealer: Sealer, store_raw_text: bool, sanitize_metadata: Callable[[list[Any]], list[Any]]
                  ) -> tuple[dict[str, Any], list[str] | None]:
