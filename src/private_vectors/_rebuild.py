@@ -10,7 +10,8 @@ from ._build_cache import cached_build, remember_build
 from .config import rebuild_arguments, validate_config
 from .embedding import PrivateEmbedding
 from .errors import PrivacyWarning
-from .keys import MIN_KEY_BYTES, Keying, SecretKey
+from .keying import Keying
+from .keys import MIN_KEY_BYTES, SecretKey
 
 __all__ = ["rebuild"]
 
