@@ -188,3 +188,106 @@ def test_faiss_keyed_ids_hide_the_ids(tmp_path: Path) -> None:
     index = PrivateFaissIndex.load(tmp_path / "s", key=KEY)
     assert index.search_documents("unpaid invoice printer repair", k=1)[0].id == "d-jose"
     assert index.delete(["d-jose"]) == 1 and len(index) == len(DOCS) - 1
+
+
+# -- LangChain FAISS drop-in: private_vectors.langchain.FAISS -------------------------------------
+def _lc_store(folder: Path, seal: Any = None) -> Any:
+    pytest.importorskip("langchain_community")
+    from private_vectors.langchain import FAISS
+
+    store = FAISS.from_texts(DOCS, _ef(seal), metadatas=METAS, ids=IDS)
+    store.save_local(str(folder))
+    return store
+
+
+def test_langchain_faiss_sealed_files_hold_no_text_and_the_clear_store_does(tmp_path: Path) -> None:
+    sealed = _lc_store(tmp_path / "sealed")
+    _lc_store(tmp_path / "clear", seal=False)
+    texts = _sanitized(sealed.embedding_function)
+    assert scan([tmp_path / "sealed"], _raw_values(), texts) == []
+    assert scan([tmp_path / "clear"], _raw_values(), texts)  # control
+    held = [sealed.docstore.search(i) for i in IDS]
+    assert all(d.page_content.startswith("pv-sealed:") and set(d.metadata) == {SEALED_KEY} for d in held)
+
+
+def test_langchain_faiss_key_holder_search_mmr_thresholds_and_filters(tmp_path: Path) -> None:
+    from private_vectors.errors import InvalidParameterError
+
+    store = _lc_store(tmp_path / "s", seal=Sealing(readable_metadata=["topic"]))
+    ef = store.embedding_function
+    query = "Who takes the early train to work in Berlin?"
+    hits = store.similarity_search_with_score(query, k=3)
+    assert hits[0][0].id == "d-maria" and hits[0][0].page_content == ef.sanitize_documents([DOCS[0]])[0]
+    assert hits[0][0].metadata["author"] == "<PERSON>" and SEALED_KEY not in hits[0][0].metadata
+    _, clean = ef.pipeline.embed_queries([query], exact=True)
+    _, _, exact = ef.pipeline.embed_documents([DOCS[0]], exact=True)
+    cos = float(exact[0] @ clean[0] / np.linalg.norm(exact[0]) / np.linalg.norm(clean[0]))
+    assert hits[0][1] == pytest.approx(cos, abs=2e-3)  # the exact score, not the noisy one
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    rel = store.similarity_search_with_relevance_scores(query, k=5, score_threshold=cos - 1e-3)
+    assert [d.id for d, _ in rel] == ["d-maria"]  # the threshold applies to the exact scores
+    assert [d.id for d in store.as_retriever(search_kwargs={"k": 1}).invoke(query)] == ["d-maria"]
+    mmr = store.max_marginal_relevance_search(query, k=2, fetch_k=5, lambda_mult=0.5)
+    assert mmr[0].id == "d-maria" and len({d.id for d in mmr}) == 2
+    assert all(not d.page_content.startswith("pv-sealed:") for d in mmr)
+    billing = store.similarity_search(query, k=5, filter={"topic": "billing"})
+    assert {d.id for d in billing} == {"d-jose", "d-mail"}
+    with pytest.raises(InvalidParameterError, match="filter.*sealed"):
+        store.similarity_search(query, filter={"author": "<PERSON>"})
+    assert store.get_by_ids(["d-jose"])[0].page_content.startswith("<PERSON> phoned")
+    import asyncio
+
+    again = asyncio.run(store.asimilarity_search_with_score(query, k=3))  # async: the same exact re-rank
+    assert [(d.id, round(s, 6)) for d, s in again] == [(d.id, round(s, 6)) for d, s in hits]
+    by_vector = store.similarity_search_by_vector(ef.embed_query(query), k=3)  # clean policy: same order
+    assert [d.id for d in by_vector] == [d.id for d, _ in hits]
+
+
+def test_langchain_faiss_sealed_needs_the_key_reopens_and_deletes(tmp_path: Path) -> None:
+    from private_vectors.langchain import FAISS
+
+    store = _lc_store(tmp_path / "s")
+    entries = len(store.embedding_function.sanitizer.index)
+    with pytest.raises(SealedStoreError, match="^key: "):
+        FAISS.load_local(str(tmp_path / "s"))
+    again = FAISS.load_local(str(tmp_path / "s"), key=KEY)
+    assert again.sealed and again.similarity_search("unpaid invoice printer repair", k=1)[0].id == "d-jose"
+    again.delete(["d-zoe"])
+    assert "d-zoe" not in again.index_to_docstore_id.values()
+    assert len(again.embedding_function.sanitizer.index) < entries
+    again.add_texts(["The printer in room four is fixed."], ids=["d-new"])
+    again.save_local(str(tmp_path / "s"))
+    third = FAISS.load_local(str(tmp_path / "s"), key=KEY)
+    assert len(third.index_to_docstore_id) == len(DOCS)
+    assert third.similarity_search("printer room four fixed", k=1)[0].page_content == "The printer in room four is fixed."
+
+
+def test_langchain_faiss_unsealed_store_opens_as_before(tmp_path: Path) -> None:
+    import json
+
+    from private_vectors.langchain import FAISS
+
+    _lc_store(tmp_path / "clear", seal=False)
+    side = tmp_path / "clear" / "index.json"
+    record = json.loads(side.read_text())
+    del record["embedding"]["seal"]  # saved before sealing existed
+    side.write_text(json.dumps(record))
+    store = FAISS.load_local(str(tmp_path / "clear"), key=KEY)
+    assert not store.sealed
+    assert store.similarity_search("unpaid invoice printer repair", k=1)[0].page_content.startswith("<PERSON> phoned")
+    store.add_texts(["Karl Huber fixed the printer."], ids=["d-new"])
+    assert "Karl" not in store.docstore.search("d-new").page_content
+
+
+def test_langchain_faiss_merges_only_stores_sealed_under_its_data_key() -> None:
+    pytest.importorskip("langchain_community")
+    from private_vectors.errors import InvalidParameterError
+    from private_vectors.langchain import FAISS
+
+    ef = _ef()
+    store = FAISS.from_texts(DOCS[:2], ef, ids=IDS[:2])
+    store.merge_from(FAISS.from_texts(DOCS[2:], ef, ids=IDS[2:]))  # one function: one data key
+    assert store.similarity_search("winter timetable evening train", k=1)[0].id == "d-train"
+    for other in (FAISS.from_texts(DOCS[2:], _ef(), ids=IDS[2:]), FAISS.from_texts(DOCS[2:], _ef(seal=False))):
+        with pytest.raises(InvalidParameterError, match="target"):
+            store.merge_from(other)
