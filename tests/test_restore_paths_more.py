@@ -19,6 +19,11 @@ def _ef() -> PrivateEmbedding:
     return PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10)
 
 
+def _clear_ef() -> PrivateEmbedding:
+    """A keyed function whose stores keep the sanitized text in clear (the restore records beside it)."""
+    return PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10, seal=False)
+
+
 def test_langchain_faiss(tmp_path):
     pytest.importorskip("faiss")
     pytest.importorskip("langchain_community")
@@ -91,7 +96,7 @@ def test_private_faiss_index_string_ids(tmp_path):
 
     texts = generated_documents(N, seed=8)
     ids = [f"s{i}" for i in range(N)]
-    ef = _ef()
+    ef = _clear_ef()
     index = PrivateFaissIndex(ef)
     assert index.add_texts(texts, ids=ids) == ids
     assert index.restore_texts(ids) == texts
@@ -99,7 +104,7 @@ def test_private_faiss_index_string_ids(tmp_path):
     by_id = dict(zip(ids, texts, strict=True))
     assert [d.text for d in restore(hits, ef)] == [by_id[d.id] for d in hits]
     index.save(tmp_path / "fs")
-    loaded = PrivateFaissIndex.load(tmp_path / "fs", _ef())
+    loaded = PrivateFaissIndex.load(tmp_path / "fs", _clear_ef())
     assert loaded.restore_texts(ids[:5]) == texts[:5]
     with pytest.raises(RestoreError):  # a record under another id does not open
         restore([(ids[1], loaded.texts[loaded._by_key[ids[0]]], loaded.restore_records[loaded._by_key[ids[0]]])], ef)

@@ -8,7 +8,8 @@ import pytest
 from private_vectors.text import Span
 from private_vectors.text.recognizers.numbers import card_evidence, phone_evidence
 from private_vectors.text.recognizers.regex import RegexDetector
-from private_vectors.text.rules import BUILTIN_RULES, RuleContext, StageSettings
+from private_vectors.text.rules import BUILTIN_RULES, RuleContext, RulePipeline, StageSettings
+from private_vectors.text.rules.model_phones import refusal
 
 RESULTS = [
     "Golf: Tiger Woods 69 67 138, Ernie Els 70 68 138",
@@ -63,6 +64,20 @@ def test_model_phones_need_the_same_evidence():
     spans = [Span(table, table + 12, "PHONE_NUMBER", 0.75, "presidio"), Span(desk, len(text), "PHONE_NUMBER", 0.75, "presidio")]
     kept = BUILTIN_RULES["model-phones"]().apply(text, spans, RuleContext(StageSettings()))
     assert kept == spans[1:]
+
+
+def test_model_phones_explain_each_decision():
+    """explain() names why model-phones dropped a model's phone (the failed test) or kept it (the evidence)."""
+    text = "Puchon 3 1 0 6 1 10 and the desk on +353 1 676 9779"
+    table, desk = text.index("3 1 0"), text.index("+353")
+    spans = [Span(table, table + 12, "PHONE_NUMBER", 0.75, "presidio"), Span(desk, len(text), "PHONE_NUMBER", 0.75, "presidio")]
+    context = RuleContext(StageSettings(), decisions=[])
+    RulePipeline([BUILTIN_RULES["model-phones"]()]).run("document", text, spans, context)
+    why = {(d.action, d.start): d.reason for d in context.decisions}
+    assert why == {("dropped", table): "no phone number: no phone word beside it, no writing convention of phones, "
+                                       "not grouped as its plan writes it",
+                   ("kept", desk): "a phone number: a phone word before it"}
+    assert refusal("Samsung 49 5 56", 8, 15) == ("fewer than seven digits", None)
 
 
 @pytest.mark.parametrize("text", ["Soccer: Japan 2 Syria 1 (halftime 1-0)", "Pohang 3 Ulsan 2 ( halftime 1-0 )",

@@ -185,9 +185,12 @@ def test_each_text_is_sanitized_once_and_stored_sanitized(path: str) -> None:
         add_documents(col, ids=ids, documents=DOCS)
         stored = col.get(ids=ids, include=["documents"])["documents"]
     elif path == "faiss":
-        index = PrivateFaissIndex(ef, kind="flat")
+        from private_vectors.integrations.faiss_sealed import sealed_payloads
+
+        index = PrivateFaissIndex(ef, kind="flat")  # keyed: sealed; the records hold the sanitized texts
         new = index.add_texts(DOCS)
-        stored = [index.texts[i] for i in new]
+        assert all(index.texts[i].startswith("pv-sealed:") for i in new)
+        stored = [p.text for p in sealed_payloads(index, new)]
     else:  # native add: vectors sanitized, but Chroma keeps the documents it was given
         col = _client().create_collection(_name(), embedding_function=ef)
         col.add(ids=ids, documents=DOCS)

@@ -206,18 +206,18 @@ def sanitize_values(embedding: Any, values: Sequence[str]) -> list[str]:
 
 
 def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key: Any = None, *,
-                     parameter: str = "embedding") -> PrivateEmbedding:
+                     parameter: str = "embedding", seal: Any = None) -> PrivateEmbedding:
     """The PrivateEmbedding for a reopened store: the ``stored`` configuration rebuilt with ``key``
-    (else ``PRIVATE_VECTORS_KEY``; both given and different: refused), or ``given`` checked against
-    it (configuration and key) and bound to its key derivation. A key together with ``given`` is
-    refused: the function has its own."""
+    (else ``PRIVATE_VECTORS_KEY``; both given and different: refused) and ``seal`` (e.g. a sealed
+    store's keyring), or ``given`` checked against it (configuration and key) and bound to its key
+    derivation. A key together with ``given`` is refused: the function has its own."""
     if given is None:
         try:
             secret = SecretKey.resolve(key, min_bytes=1)
         finally:
             del key
         with key_scope(secret):
-            return rebuild(stored, where, use_cache=False)
+            return rebuild(stored, where, use_cache=False, seal=seal)
     if key is not None:
         raise InvalidParameterError("key", f"no key together with {parameter} (the function has its own)", Described("<a key>"))
     if not isinstance(given, PrivateEmbedding):

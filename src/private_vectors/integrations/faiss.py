@@ -50,6 +50,7 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
+from ..sealed.stores import document_refs, require_key, seal_rows, sealer_of
 from ._stored import (
     check_metadata_text,
     check_metadatas,
@@ -148,6 +149,7 @@ class PrivateFaissIndex:
         self.space = embedding.space
         self.dim = embedding.out_dim
         embedding.get_config()  # the sidecar records the config: a keyed embedding gets its own random salt
+        self._sealer = sealer_of(embedding)  # sealed (a key, seal not False): records, markers, exact re-rank
         self.texts: dict[int, str] = {}
         self.restore_records: dict[int, str] = {}  # encrypted, per id (private_vectors.restore)
         self.metadata: dict[int, dict[str, Any]] = {}
@@ -220,36 +222,61 @@ class PrivateFaissIndex:
                 stage (without one: kept, with one PrivacyWarning per index).
         """
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
+        if self._hmac_ids and ids is not None and not isinstance(ids, (str, bytes)):
+            ids = [str(i) for i in ids]  # keyed ids: every id is held as an HMAC string
         keys = self._check_ids(ids, len(texts))
         check_metadatas(metadatas, len(texts))  # (refused before any work)
+        sealed = self._sealer is not None
         with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
             sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(self.embedding, metadatas, len(texts), store_raw_text=self.store_raw_text,
                                        warn=self._warn_metadata_once, metadata_text=self.metadata_text)
-            Z = self._prepare(self.embedding.pipeline.embed_sanitized(sanitized, raw=texts))
+            got = self.embedding.pipeline.embed_sanitized(sanitized, raw=texts, exact=sealed)
+            Z, exact = (self._prepare(got[0]), got[1]) if sealed else (self._prepare(got), None)
         if len(Z) == 0:
             return []
+        string_ids = self._hmac_ids or (keys is not None and isinstance(keys[0], str))
         if keys is None or isinstance(keys[0], str):
             id_arr = np.arange(self._next_id, self._next_id + len(Z), dtype=np.int64)
         else:
             id_arr = np.asarray(keys, dtype=np.int64)
         public = keys if keys is not None and isinstance(keys[0], str) else id_arr.tolist()
+        if self._hmac_ids:
+            public = [str(p) for p in public]
         records = seal_records(self.embedding, public, texts, sanitized, logs)  # keyed text stage: by public id
+        kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
+        held = public
+        if sealed:  # the record holds what an unsealed index keeps; markers and readable metadata stay
+            rows = seal_rows(self._sealer, public, texts=kept, metadatas=metas, vectors=exact, restores=records,
+                             refs=document_refs(self.embedding, texts, logs))
+            kept, metas, records, held = rows.markers, rows.metadatas, None, rows.stored_ids
         if self._index is None:
             self._index = self._new_index(Z)
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
-        kept = self.embedding.pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         for n, i in enumerate(id_arr.tolist()):
             self.texts[int(i)] = kept[n] if kept is not None else ""
             if metas[n]:
                 self.metadata[int(i)] = metas[n]
             if records is not None:
                 self.restore_records[int(i)] = records[n]
-            if keys is not None and isinstance(keys[0], str):
-                self._keys[int(i)] = keys[n]
-                self._by_key[keys[n]] = int(i)
-        return [self._public_id(int(i)) for i in id_arr]
+            if string_ids:
+                self._keys[int(i)] = held[n]
+                self._by_key[held[n]] = int(i)
+        return list(public) if self._hmac_ids else [self._public_id(int(i)) for i in id_arr]
+
+    @property
+    def sealed(self) -> bool:
+        """Whether this index seals (a keyed PrivateEmbedding, ``seal`` not False)."""
+        return self._sealer is not None
+
+    @property
+    def _hmac_ids(self) -> bool:
+        return self._sealer is not None and self._sealer.sealing.ids == "hmac"
+
+    def _held_key(self, doc_id: Any) -> Any:
+        """The key ``_by_key`` holds for a caller's id (its keyed HMAC with ``ids="hmac"``)."""
+        return self._sealer.stored_id(doc_id) if self._hmac_ids and self._sealer is not None else doc_id
 
     def _check_ids(self, ids: Any, count: int) -> list[Any] | None:
         """``ids`` as a list of all-int or all-str ids, unique and new, or None."""
@@ -266,7 +293,7 @@ class PrivateFaissIndex:
             if any(not i for i in items):
                 raise InvalidParameterError("ids", "non-empty ids", Described(f"an empty id at position {items.index('')}"))
             check_unique_ids(items, "the index")
-            _refuse_held([n for n, i in enumerate(items) if i in self._by_key])
+            _refuse_held([n for n, i in enumerate(items) if self._held_key(i) in self._by_key])
             return items
         if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
             raise InvalidTypeError("ids", f"{count} integer ids or {count} string ids",
@@ -298,8 +325,14 @@ class PrivateFaissIndex:
         """Top-``k`` (scores, ids) per query; ids are -1 where fewer than k exist.
 
         Scores: inner product (``ip``/``cosine``, higher is closer) or squared L2 (``l2``, lower).
+        A sealed index ranks K noisy candidates again by their exact vectors (see
+        :mod:`~private_vectors.integrations.faiss_sealed`): scores are then the exact ones.
         """
         k = check_int(k, "k", minimum=1)
+        if self._sealer is not None:
+            from .faiss_sealed import as_arrays, sealed_hits
+
+            return as_arrays(sealed_hits(self, check_texts(queries, "queries"), k), k, self.space)
         Q = self._prepare(self.embedding.embed_query_array(check_texts(queries, "queries")))
         if self._index is None or len(self) == 0:
             return np.zeros((len(Q), 0), dtype=np.float32), np.zeros((len(Q), 0), dtype=np.int64)
@@ -318,12 +351,96 @@ class PrivateFaissIndex:
         """
         if not isinstance(query, str):
             raise InvalidTypeError("query", "a str", query)
+        if self._sealer is not None:
+            return self._sealed_documents(query, check_int(k, "k", minimum=1))
         scores, ids = self.search([query], k)
         relevance = calibrated_relevance_score_fn(self.embedding,
                                                   "l2_squared" if self.metric == "l2" else "inner_product")
         return [StoredDocument(id=self._public_id(int(i)), score=float(s), relevance=relevance(float(s)),
                                text=self.texts.get(int(i), ""), metadata=self._result_metadata(int(i)))
                 for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
+
+    def _sealed_documents(self, query: str, k: int) -> list[StoredDocument]:
+        """A sealed index's results: the records' sanitized text and metadata, exact scores."""
+        from ..sealed.stores import exact_relevance, exact_score
+        from .faiss_sealed import sealed_hits
+
+        out = []
+        for i, payload, dist in sealed_hits(self, [query], k)[0]:
+            meta = dict(payload.metadata)
+            if payload.restore is not None:
+                meta[RESTORE_KEY] = payload.restore
+            doc_id = payload.doc_id if self._hmac_ids else self._public_id(i)
+            out.append(StoredDocument(id=doc_id, score=exact_score(dist, self.space),
+                                      relevance=exact_relevance(dist, self.space), text=payload.text or "",
+                                      metadata=meta))
+        return out
+
+    def _internal(self, ids: Sequence[Any], name: str = "ids") -> list[int]:
+        """Internal ids of the caller's ``ids`` (str ids through the id map).
+
+        Raises:
+            InvalidParameterError: naming ``name``, for ids the index does not hold (by position).
+        """
+        if isinstance(ids, (str, bytes)):
+            raise InvalidTypeError(name, "a list of ids", ids, note="wrap a single id in a list")
+        out, missing = [], []
+        for n, i in enumerate(ids):
+            key = self._held_key(str(i) if self._hmac_ids else i)
+            if isinstance(key, str):
+                got = self._by_key.get(key)
+            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and not self._keys:
+                got = int(key) if int(key) in self.texts else None
+            else:
+                got = None
+            if got is None:
+                missing.append(n)
+            else:
+                out.append(got)
+        if missing:
+            raise InvalidParameterError(name, "ids the index holds", Described(positions(missing, "not held")))
+        return out
+
+    def delete(self, ids: Sequence[Any]) -> int:
+        """Remove the documents ``ids``: vectors, kept text, metadata and restore records; in a
+        sealed index also their sealed records, the query-index entries no remaining document
+        holds and, with a keyring, their document keys (so no copy saved before opens them).
+        Returns how many were removed; save to make it durable.
+
+        Raises:
+            InvalidParameterError: naming ``ids``, for an id the index does not hold (nothing removed).
+        """
+        internal = list(dict.fromkeys(self._internal(ids)))
+        if not internal:
+            return 0
+        if self._sealer is not None:
+            from .faiss_sealed import forget_sealed
+
+            forget_sealed(self, internal, list(ids))
+        self._remove_vectors(internal)
+        for i in internal:
+            self.texts.pop(i, None)
+            self.metadata.pop(i, None)
+            self.restore_records.pop(i, None)
+            key = self._keys.pop(i, None)
+            if key is not None:
+                self._by_key.pop(key, None)
+        return len(internal)
+
+    def _remove_vectors(self, internal: list[int]) -> None:
+        """Drop ``internal`` from the FAISS index (HNSW cannot remove: rebuilt from the rest)."""
+        index = self._cpu_index()
+        gone = np.asarray(internal, dtype=np.int64)
+        if self.kind != "hnsw":
+            index.remove_ids(gone)
+            self._index = self._to_gpu(index) if self.use_gpu else index
+            return
+        keep = np.array([i for i in sorted(self.texts) if i not in set(internal)], dtype=np.int64)
+        vectors = np.vstack([index.reconstruct(int(i)) for i in keep]) if len(keep) else np.zeros((0, self.dim), np.float32)
+        fresh = self._new_cpu_index(len(keep))
+        if len(keep):
+            fresh.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), keep)
+        self._index = fresh
 
     def _result_metadata(self, internal: int) -> dict[str, Any]:
         """A result's metadata: the kept metadata plus its encrypted restore record, if any."""
@@ -341,6 +458,12 @@ class PrivateFaissIndex:
         """
         from ..restore import Restorer
 
+        if self._sealer is not None:
+            from .faiss_sealed import sealed_payloads
+
+            opened = sealed_payloads(self, self._internal(ids))
+            docs = [(p.doc_id, p.text or "", p.restore) for p in opened]
+            return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
         internal = [self._by_key[i] if isinstance(i, str) and i in self._by_key else int(i) for i in ids]
         docs = [(p, self.texts.get(i, ""), self.restore_records.get(i)) for p, i in zip(ids, internal, strict=True)]
         return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
@@ -389,7 +512,8 @@ class PrivateFaissIndex:
             "metadata": {str(i): m for i, m in self.metadata.items()},
             "query_index": self.embedding.pipeline.query_index_state(),  # keyed HMACs of ingested entities, no names
         }
-        if self.store_raw_text or self.embedding.sanitizer is not None:  # raw (opt-in) or sanitized texts
+        if self.store_raw_text or self.embedding.sanitizer is not None or self._sealer is not None:
+            # raw (opt-in) or sanitized texts; a sealed index's markers (the texts are in the records)
             sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
         if self.restore_records:
             sidecar["restore"] = {str(i): r for i, r in self.restore_records.items()}
@@ -402,13 +526,15 @@ class PrivateFaissIndex:
 
     @classmethod
     def load(cls, folder: str | Path, embedding: PrivateEmbedding | None = None, *,
-             use_gpu: Any = "auto", key: Any = None) -> PrivateFaissIndex:
+             use_gpu: Any = "auto", key: Any = None, seal: Any = None) -> PrivateFaissIndex:
         """Load a saved index; without ``embedding`` the stored PrivateEmbedding is rebuilt, its
-        key from ``key`` or env ``PRIVATE_VECTORS_KEY`` (both given and different: an error).
+        key from ``key`` or env ``PRIVATE_VECTORS_KEY`` (both given and different: an error), and
+        ``seal`` (a sealed index's keyring: ``Sealing(keyring=...)``; default: the index's own).
 
         Raises:
             ArtefactError: missing or foreign files.
             ConfigMismatchError: ``embedding`` differs from the one the index was written with.
+            SealedStoreError: naming ``key``, for a sealed index and no key.
         """
         faiss = _faiss()
         path = Path(folder)
@@ -420,7 +546,9 @@ class PrivateFaissIndex:
         if sidecar.get("format") != FORMAT:
             raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
         where = f"FAISS index {str(path)!r}"
-        embedding = stored_embedding(sidecar["embedding"], where, embedding, key)
+        keyed = embedding is not None and bool(getattr(embedding.pipeline.keying, "keyed", False))
+        require_key(sidecar["embedding"], where, given=key is not None or keyed)
+        embedding = stored_embedding(sidecar["embedding"], where, embedding, key, seal=seal)
         self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                    hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
                    use_gpu=use_gpu, metadata_text=sidecar.get("metadata_text", "sanitize"))

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hmac
 import json
+import math
 import secrets
 import struct
 from collections.abc import Mapping, Sequence
@@ -125,12 +126,27 @@ def _check_metadata(metadata: Any) -> dict[str, Any]:
     if not isinstance(metadata, Mapping):
         raise InvalidTypeError("metadata", "a mapping of str keys to str, int, float, bool or None",
                                Described(f"<{type(metadata).__name__}>"))
-    bad = [i for i, (k, v) in enumerate(metadata.items())
-           if not isinstance(k, str) or not (v is None or isinstance(v, (str, int, float, bool)))]
+    bad = [i for i, (k, v) in enumerate(metadata.items()) if not isinstance(k, str) or not _json_value(v)]
     if bad:
-        raise InvalidTypeError("metadata", "str keys with str, int, float, bool or None values",
-                               Described(f"<a mapping with unsupported entries at positions {bad[:5]}>"))
+        raise InvalidTypeError("metadata", "str keys with str, int, float, bool or None values (or lists and "
+                               "dicts of them)", Described(f"<a mapping with unsupported entries at positions {bad[:5]}>"))
     return dict(metadata)
+
+
+def _json_value(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is a JSON scalar, or a list or str-keyed dict of them (FAISS and
+    LlamaIndex metadata nest), at most 16 deep."""
+    if value is None or isinstance(value, (str, int, bool)):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if depth >= 16:
+        return False
+    if isinstance(value, (list, tuple)):
+        return all(_json_value(v, depth + 1) for v in value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _json_value(v, depth + 1) for k, v in value.items())
+    return False
 
 
 def _check_vector(vector: Any) -> np.ndarray:

@@ -45,7 +45,7 @@ import hashlib
 import hmac
 import threading
 from collections import ChainMap
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
@@ -251,7 +251,7 @@ class EntityIndex:
 
     def job_words(self, job: JobIndex) -> KeyedWords:
         """The job's ordinary words as a set of words (``word in`` HMACs the word)."""
-        return KeyedWords(self, job.ordinary)
+        return KeyedWords(self.mac, job.ordinary)
 
     def commit_job(self, job: JobIndex, remembered: Mapping[str, str]) -> None:
         """Write a finished job into the index (:func:`job_changes`) and note the changes."""
@@ -357,6 +357,17 @@ class EntityIndex:
             if held != label:
                 self._entries[mac] = label
                 self._changes[mac] = label
+
+    def discard(self, macs: Iterable[str]) -> int:
+        """Remove entries (a deleted document's, no other document holding them) and note the
+        removals; returns how many were held."""
+        self.load_pending()
+        with self._lock:
+            held = [m for m in macs if m in self._entries]
+            for mac in held:
+                del self._entries[mac]
+                self._changes[mac] = None
+        return len(held)
 
     def take_changes(self) -> dict[str, str | None]:
         """The entries added or changed (HMAC -> label) and removed (HMAC -> None) since the last

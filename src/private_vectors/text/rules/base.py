@@ -184,9 +184,10 @@ def _record(rule: Rule, before: Sequence[Span], after: Sequence[Span], context: 
     """Note each span ``rule`` dropped, added or changed (a changed span keeps its start or end)."""
     gone = Counter(before) - Counter(after)
     new = Counter(after) - Counter(before)
+    own = {(d.action, d.start, d.end, d.label) for d in context.decisions or () if d.rule == rule.name}
     for s in gone.elements():
         twin = next((n for n in new if n.start == s.start or n.end == s.end), None)
-        if twin is None:
+        if twin is None and ("dropped", s.start, s.end, s.label) not in own:  # the rule's own reason stands
             context.note(rule.name, "dropped", s, rule.summary)
     for s in new.elements():
         action = "changed" if any(g.start == s.start or g.end == s.end for g in gone) else "added"

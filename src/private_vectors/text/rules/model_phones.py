@@ -9,7 +9,7 @@ from ..recognizers.regex import in_code
 from ..spans import Span
 from .base import Rule, RuleContext
 
-__all__ = ["ModelPhones"]
+__all__ = ["ModelPhones", "refusal"]
 
 _DECIMAL = re.compile(r"(?<![\d.])\d\.\d+(?![\d.])")  # "0.89": an odds ratio or a score, not a phone
 
@@ -31,9 +31,34 @@ class ModelPhones(Rule):
     summary = "a phone number a model found is validated like the regexes' own"
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
-        def ok(s: Span) -> bool:
-            value = text[s.start:s.end]
-            return sum(c.isdigit() for c in value) >= 7 and not _DECIMAL.search(value) and phone_ok(value) \
-                and not in_code(text, s.start, s.end) and phone_evidence(text, s.start, s.end) is not None
+        kept = []
+        for s in spans:
+            if s.label != "PHONE_NUMBER" or s.detector == "regex":
+                kept.append(s)
+                continue
+            why_not, why = refusal(text, s.start, s.end)
+            if why_not is None:
+                kept.append(s)
+                context.note(self.name, "kept", s, f"a phone number: {why}")
+            else:
+                context.note(self.name, "dropped", s, f"no phone number: {why_not}")
+        return kept
 
-        return [s for s in spans if s.label != "PHONE_NUMBER" or s.detector == "regex" or ok(s)]
+
+def refusal(text: str, start: int, end: int) -> tuple[str | None, str | None]:
+    """``(why text[start:end] is no phone number, None)``, or ``(None, the evidence that it is one)``:
+    the first failed test of :class:`ModelPhones`, in its order, or what
+    :func:`~private_vectors.text.recognizers.numbers.phone_evidence` found."""
+    value = text[start:end]
+    if sum(c.isdigit() for c in value) < 7:
+        return "fewer than seven digits", None
+    if _DECIMAL.search(value):
+        return "it holds a decimal", None
+    if not phone_ok(value):
+        return "no possible number of a numbering plan, or a run of years", None
+    if in_code(text, start, end):
+        return "joined to a longer code", None
+    evidence = phone_evidence(text, start, end)
+    if evidence is None:
+        return "no phone word beside it, no writing convention of phones, not grouped as its plan writes it", None
+    return None, evidence

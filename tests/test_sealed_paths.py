@@ -1,0 +1,293 @@
+"""Sealed stores on the FAISS, LangChain FAISS, LlamaIndex and Ray paths.
+
+Per path: a byte scan of every persisted file (tests/_byte_scan.py) finds no planted raw value
+and no run of four words of a stored sanitized text (a clear store written the same way is the
+scan's positive control); the key holder gets the sanitized text back, ranked by the exact
+vectors; no key: a SealedStoreError naming ``key``; reopen with the key; a store written
+unsealed opens as before; delete removes the document (and, with a keyring, a copy taken
+before cannot open it). FakeEncoder embeddings with the PII text stage: small and fast.
+"""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from _byte_scan import scan
+
+from private_vectors import PrivateEmbedding
+from private_vectors.errors import SealedRecordError, SealedStoreError
+from private_vectors.keys import KEY_ENV
+from private_vectors.sealed import SEALED_KEY, Sealing
+
+KEY = "sealed-paths-test-key-5Fq8Wz2Lr7"
+NAMES = ["Maria Lopez", "José Müller", "Zoë Ångström", "maria.lopez@example.org"]
+DOCS = [
+    "Maria Lopez lives in Berlin and takes the early train to work.",
+    "José Müller phoned about the unpaid invoice for the printer repair.",
+    "Zoë Ångström",  # a document under four words, a non-ASCII name
+    "Write to maria.lopez@example.org before the quarterly budget review.",
+    "The winter timetable moves every evening train by ten minutes.",
+]
+IDS = ["d-maria", "d-jose", "d-zoe", "d-mail", "d-train"]
+METAS: list[dict[str, Any] | None] = [
+    {"author": "Maria Lopez", "topic": "travel", "year": 2021},
+    {"author": "José Müller", "topic": "billing"},
+    None,
+    {"note": "sent from the Lisbon office by Zoë Ångström", "topic": "billing"},
+    {"topic": "travel"},
+]
+
+
+@pytest.fixture(autouse=True)
+def _quiet(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    warnings.simplefilter("ignore", DeprecationWarning)
+
+
+def _ef(seal: Any = None, key: str | None = KEY) -> PrivateEmbedding:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return PrivateEmbedding(model="fake", eps=10, concept="PII", key=key, seal=seal)
+
+
+def _sanitized(ef: PrivateEmbedding) -> list[str]:
+    """What the store keeps as text (the sanitized documents and metadata values)."""
+    out = list(ef.sanitize_documents(DOCS))
+    out += [v for m in METAS for v in (m or {}).values() if isinstance(v, str)]
+    return [ef.sanitize_documents([t])[0] for t in out]
+
+
+def _raw_values() -> list[str]:
+    return NAMES + ["Lisbon", "Berlin"]
+
+
+# -- FAISS: PrivateFaissIndex ---------------------------------------------------------------------
+faiss = pytest.importorskip("faiss")
+
+
+def _faiss_store(folder: Path, seal: Any = None, kind: str = "flat", **kw: Any) -> Any:
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+
+    index = PrivateFaissIndex(_ef(seal), kind=kind, **kw)
+    index.add_texts(DOCS, ids=IDS, metadatas=METAS)
+    index.save(folder)
+    return index
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_faiss_sealed_files_hold_no_text_and_the_clear_store_does(tmp_path: Path, kind: str) -> None:
+    sealed = _faiss_store(tmp_path / "sealed", kind=kind)
+    clear = _faiss_store(tmp_path / "clear", seal=False, kind=kind)
+    texts = _sanitized(sealed.embedding)
+    assert scan([tmp_path / "sealed"], _raw_values(), texts) == []
+    found = scan([tmp_path / "clear"], _raw_values(), texts)
+    assert found and not [f for f in found if "value" in f]  # control: the clear store keeps sanitized text only
+    assert all(t.startswith("pv-sealed:") for t in sealed.texts.values())
+    assert all(set(m) == {SEALED_KEY} for m in sealed.metadata.values())
+    assert clear.texts[1].startswith("<PERSON> phoned")
+
+
+def test_faiss_key_holder_reads_sanitized_text_reranked_by_exact_vectors(tmp_path: Path) -> None:
+    index = _faiss_store(tmp_path / "s")
+    ef = index.embedding
+    hits = index.search_documents("Who takes the early train to work in Berlin?", k=3)
+    assert hits[0].id == "d-maria"
+    assert hits[0].text == ef.sanitize_documents([DOCS[0]])[0]
+    assert hits[0].metadata["author"] == "<PERSON>" and hits[0].metadata["year"] == 2021
+    assert SEALED_KEY not in hits[0].metadata
+    _, clean = ef.pipeline.embed_queries(["Who takes the early train to work in Berlin?"], exact=True)
+    _, _, exact = ef.pipeline.embed_documents(DOCS, exact=True)
+    want = (exact / np.linalg.norm(exact, axis=1, keepdims=True)) @ (clean[0] / np.linalg.norm(clean[0]))
+    got = {h.id: h.score for h in hits}
+    order = [IDS[i] for i in np.argsort(-want)[:3]]
+    assert list(got) == order
+    assert got["d-maria"] == pytest.approx(float(want[0]), abs=2e-3)  # float16 exact vectors
+    scores, ids = index.search(["Who takes the early train to work in Berlin?"], k=2)
+    assert ids.shape == (1, 2) and ids[0, 0] == 0 and scores[0, 0] == pytest.approx(got["d-maria"])
+    assert index.restore_texts(["d-maria"]) == [DOCS[0]]
+
+
+def test_faiss_sealed_index_needs_the_key_and_reopens_with_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+
+    _faiss_store(tmp_path / "s")
+    with pytest.raises(SealedStoreError, match="^key: "):
+        PrivateFaissIndex.load(tmp_path / "s")
+    again = PrivateFaissIndex.load(tmp_path / "s", key=KEY)
+    assert again.sealed
+    assert again.search_documents("unpaid invoice printer repair", k=1)[0].id == "d-jose"
+    again.add_texts(["The printer in room four is fixed."], ids=["d-new"])
+    again.save(tmp_path / "s")
+    monkeypatch.setenv(KEY_ENV, KEY)
+    third = PrivateFaissIndex.load(tmp_path / "s")
+    assert len(third) == len(DOCS) + 1
+    assert third.search_documents("printer in room four fixed", k=1)[0].text == "The printer in room four is fixed."
+
+
+def test_faiss_unsealed_stores_open_and_take_writes_as_before(tmp_path: Path) -> None:
+    import json
+
+    from private_vectors.integrations.faiss import SIDECAR, PrivateFaissIndex
+
+    _faiss_store(tmp_path / "clear", seal=False)
+    side = tmp_path / "clear" / SIDECAR
+    record = json.loads(side.read_text())
+    del record["embedding"]["seal"]  # a store saved before sealing existed
+    side.write_text(json.dumps(record))
+    index = PrivateFaissIndex.load(tmp_path / "clear", key=KEY)
+    assert not index.sealed
+    assert index.search_documents("unpaid invoice printer repair", k=1)[0].text.startswith("<PERSON> phoned")
+    index.add_texts(["Karl Huber fixed the printer."], ids=["d-new"])
+    assert "Karl" not in index.texts[len(DOCS)] and index.texts[len(DOCS)].endswith("fixed the printer.")
+    assert index.delete(["d-new"]) == 1 and len(index) == len(DOCS)
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw", "ivf"])
+def test_faiss_delete_removes_vector_record_and_query_index_entries(tmp_path: Path, kind: str) -> None:
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+
+    index = _faiss_store(tmp_path / "s", kind=kind, **({"nlist": 2} if kind == "ivf" else {}))
+    entries = len(index.embedding.sanitizer.index)
+    assert index.delete(["d-zoe"]) == 1
+    assert len(index) == len(DOCS) - 1 and "d-zoe" not in index._by_key
+    assert len(index.embedding.sanitizer.index) < entries  # Zoë's entries (only she held them) are gone
+    assert "d-zoe" not in [d.id for d in index.search_documents("Zoë Ångström", k=5)]
+    index.save(tmp_path / "s")
+    again = PrivateFaissIndex.load(tmp_path / "s", key=KEY)
+    assert len(again) == len(DOCS) - 1
+    assert len(again.embedding.sanitizer.index) == len(index.embedding.sanitizer.index)
+    with pytest.raises(Exception, match="ids"):
+        again.delete(["d-zoe"])
+
+
+def test_faiss_delete_with_a_keyring_shreds_a_copy_taken_before(tmp_path: Path) -> None:
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+
+    ring = tmp_path / "keys" / "ring.json"
+    _faiss_store(tmp_path / "s", seal=Sealing(keyring=ring))
+    shutil.copytree(tmp_path / "s", tmp_path / "backup")
+    index = PrivateFaissIndex.load(tmp_path / "s", key=KEY, seal=Sealing(keyring=ring))
+    index.delete(["d-maria"])
+    index.save(tmp_path / "s")
+    old = PrivateFaissIndex.load(tmp_path / "backup", key=KEY, seal=Sealing(keyring=ring))
+    with pytest.raises(SealedRecordError, match="deleted"):
+        old.restore_texts(["d-maria"])
+    assert old.restore_texts(["d-jose"]) == [DOCS[1]]
+
+
+def test_faiss_keyed_ids_hide_the_ids(tmp_path: Path) -> None:
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+
+    _faiss_store(tmp_path / "s", seal=Sealing(ids="hmac"))
+    assert scan([tmp_path / "s"], IDS) == []
+    index = PrivateFaissIndex.load(tmp_path / "s", key=KEY)
+    assert index.search_documents("unpaid invoice printer repair", k=1)[0].id == "d-jose"
+    assert index.delete(["d-jose"]) == 1 and len(index) == len(DOCS) - 1
+
+
+# -- LangChain FAISS drop-in: private_vectors.langchain.FAISS -------------------------------------
+def _lc_store(folder: Path, seal: Any = None) -> Any:
+    pytest.importorskip("langchain_community")
+    from private_vectors.langchain import FAISS
+
+    store = FAISS.from_texts(DOCS, _ef(seal), metadatas=METAS, ids=IDS)
+    store.save_local(str(folder))
+    return store
+
+
+def test_langchain_faiss_sealed_files_hold_no_text_and_the_clear_store_does(tmp_path: Path) -> None:
+    sealed = _lc_store(tmp_path / "sealed")
+    _lc_store(tmp_path / "clear", seal=False)
+    texts = _sanitized(sealed.embedding_function)
+    assert scan([tmp_path / "sealed"], _raw_values(), texts) == []
+    assert scan([tmp_path / "clear"], _raw_values(), texts)  # control
+    held = [sealed.docstore.search(i) for i in IDS]
+    assert all(d.page_content.startswith("pv-sealed:") and set(d.metadata) == {SEALED_KEY} for d in held)
+
+
+def test_langchain_faiss_key_holder_search_mmr_thresholds_and_filters(tmp_path: Path) -> None:
+    from private_vectors.errors import InvalidParameterError
+
+    store = _lc_store(tmp_path / "s", seal=Sealing(readable_metadata=["topic"]))
+    ef = store.embedding_function
+    query = "Who takes the early train to work in Berlin?"
+    hits = store.similarity_search_with_score(query, k=3)
+    assert hits[0][0].id == "d-maria" and hits[0][0].page_content == ef.sanitize_documents([DOCS[0]])[0]
+    assert hits[0][0].metadata["author"] == "<PERSON>" and SEALED_KEY not in hits[0][0].metadata
+    _, clean = ef.pipeline.embed_queries([query], exact=True)
+    _, _, exact = ef.pipeline.embed_documents([DOCS[0]], exact=True)
+    cos = float(exact[0] @ clean[0] / np.linalg.norm(exact[0]) / np.linalg.norm(clean[0]))
+    assert hits[0][1] == pytest.approx(cos, abs=2e-3)  # the exact score, not the noisy one
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    rel = store.similarity_search_with_relevance_scores(query, k=5, score_threshold=cos - 1e-3)
+    assert [d.id for d, _ in rel] == ["d-maria"]  # the threshold applies to the exact scores
+    assert [d.id for d in store.as_retriever(search_kwargs={"k": 1}).invoke(query)] == ["d-maria"]
+    mmr = store.max_marginal_relevance_search(query, k=2, fetch_k=5, lambda_mult=0.5)
+    assert mmr[0].id == "d-maria" and len({d.id for d in mmr}) == 2
+    assert all(not d.page_content.startswith("pv-sealed:") for d in mmr)
+    billing = store.similarity_search(query, k=5, filter={"topic": "billing"})
+    assert {d.id for d in billing} == {"d-jose", "d-mail"}
+    with pytest.raises(InvalidParameterError, match="filter.*sealed"):
+        store.similarity_search(query, filter={"author": "<PERSON>"})
+    assert store.get_by_ids(["d-jose"])[0].page_content.startswith("<PERSON> phoned")
+    import asyncio
+
+    again = asyncio.run(store.asimilarity_search_with_score(query, k=3))  # async: the same exact re-rank
+    assert [(d.id, round(s, 6)) for d, s in again] == [(d.id, round(s, 6)) for d, s in hits]
+    by_vector = store.similarity_search_by_vector(ef.embed_query(query), k=3)  # clean policy: same order
+    assert [d.id for d in by_vector] == [d.id for d, _ in hits]
+
+
+def test_langchain_faiss_sealed_needs_the_key_reopens_and_deletes(tmp_path: Path) -> None:
+    from private_vectors.langchain import FAISS
+
+    store = _lc_store(tmp_path / "s")
+    entries = len(store.embedding_function.sanitizer.index)
+    with pytest.raises(SealedStoreError, match="^key: "):
+        FAISS.load_local(str(tmp_path / "s"))
+    again = FAISS.load_local(str(tmp_path / "s"), key=KEY)
+    assert again.sealed and again.similarity_search("unpaid invoice printer repair", k=1)[0].id == "d-jose"
+    again.delete(["d-zoe"])
+    assert "d-zoe" not in again.index_to_docstore_id.values()
+    assert len(again.embedding_function.sanitizer.index) < entries
+    again.add_texts(["The printer in room four is fixed."], ids=["d-new"])
+    again.save_local(str(tmp_path / "s"))
+    third = FAISS.load_local(str(tmp_path / "s"), key=KEY)
+    assert len(third.index_to_docstore_id) == len(DOCS)
+    assert third.similarity_search("printer room four fixed", k=1)[0].page_content == "The printer in room four is fixed."
+
+
+def test_langchain_faiss_unsealed_store_opens_as_before(tmp_path: Path) -> None:
+    import json
+
+    from private_vectors.langchain import FAISS
+
+    _lc_store(tmp_path / "clear", seal=False)
+    side = tmp_path / "clear" / "index.json"
+    record = json.loads(side.read_text())
+    del record["embedding"]["seal"]  # saved before sealing existed
+    side.write_text(json.dumps(record))
+    store = FAISS.load_local(str(tmp_path / "clear"), key=KEY)
+    assert not store.sealed
+    assert store.similarity_search("unpaid invoice printer repair", k=1)[0].page_content.startswith("<PERSON> phoned")
+    store.add_texts(["Karl Huber fixed the printer."], ids=["d-new"])
+    assert "Karl" not in store.docstore.search("d-new").page_content
+
+
+def test_langchain_faiss_merges_only_stores_sealed_under_its_data_key() -> None:
+    pytest.importorskip("langchain_community")
+    from private_vectors.errors import InvalidParameterError
+    from private_vectors.langchain import FAISS
+
+    ef = _ef()
+    store = FAISS.from_texts(DOCS[:2], ef, ids=IDS[:2])
+    store.merge_from(FAISS.from_texts(DOCS[2:], ef, ids=IDS[2:]))  # one function: one data key
+    assert store.similarity_search("winter timetable evening train", k=1)[0].id == "d-train"
+    for other in (FAISS.from_texts(DOCS[2:], _ef(), ids=IDS[2:]), FAISS.from_texts(DOCS[2:], _ef(seal=False))):
+        with pytest.raises(InvalidParameterError, match="target"):
+            store.merge_from(other)
