@@ -86,6 +86,9 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
             "method": "leace"}``, a folder or an ``AttributeConcept``: :mod:`private_vectors.fitted.erase`).
         noise_concept: a fitted concept that shapes Mahalanobis noise.
         seal: None (sealed when keyed; a reopened store's own), True, False or a :class:`~private_vectors.sealed.Sealing`.
+        detector: the text stage's detection: ``"model"`` (default for a concept with names or places:
+            the recognizers plus the learned, case-blind tagger) or ``"rules"`` (the recognizers alone).
+        device: where the tagger runs (``"cpu"``, ``"cuda"``; not recorded).
     """
 
     eps, unit, space, store_geometry, geometry_bound, query, query_eps, query_transform, query_transform_kind = (
@@ -99,7 +102,8 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                  query: str = "clean", query_eps: float | None = None, query_transform: str = "auto",
                  key: Any = None, random_state: Any = None, unit: float | None = None, space: str | None = None,
                  store_geometry: Any = "auto", sanitize: Any = "auto", key_salt: bytes | None = None,
-                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None, seal: Any = None) -> None:
+                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None, seal: Any = None,
+                 detector: str | None = None, device: str = "cpu") -> None:
         try:  # the raw key never stays in a local a traceback could show
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
         finally:
@@ -108,7 +112,8 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                               noise_concept=noise_concept)
         self.options = EmbeddingOptions(**parts, eps=eps, model=model, mechanism=mechanism, query=query,
                                         query_eps=query_eps, query_transform=query_transform, unit=unit,
-                                        space=space, store_geometry=store_geometry, sanitize=sanitize, seal=seal)
+                                        space=space, store_geometry=store_geometry, sanitize=sanitize, seal=seal,
+                                        detector=detector, device=device)
         if eps is None:
             warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
                           "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning, stacklevel=2)
