@@ -335,8 +335,14 @@ def test_llamaindex_key_holder_retrieves_sanitized_text_and_reopens(tmp_path: Pa
     from llama_index.core import VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
 
-    from private_vectors.integrations.llamaindex_sealed import SealedRetriever, open_nodes
-    from private_vectors.llamaindex import PrivateLlamaEmbedding, SanitizeNodes, load_index, persist_index
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        SealedRetriever,
+        load_index,
+        open_nodes,
+        persist_index,
+    )
 
     ef = _ef()
     nodes = SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs()))  # sealed: embedded and sealed here
