@@ -291,3 +291,118 @@ def test_langchain_faiss_merges_only_stores_sealed_under_its_data_key() -> None:
     for other in (FAISS.from_texts(DOCS[2:], _ef(), ids=IDS[2:]), FAISS.from_texts(DOCS[2:], _ef(seal=False))):
         with pytest.raises(InvalidParameterError, match="target"):
             store.merge_from(other)
+
+
+# -- LlamaIndex: PrivateIngestionPipeline, SanitizeNodes, persist_index, chroma_vector_store ------
+def _li_docs() -> list[Any]:
+    from llama_index.core import Document
+
+    return [Document(text=t, metadata=dict(m or {}), id_=i) for t, m, i in zip(DOCS, METAS, IDS, strict=True)]
+
+
+def _li_sanitized(ef: PrivateEmbedding) -> list[str]:
+    """The sanitized chunk texts (one chunk per short document) and metadata values."""
+    return _sanitized(ef)
+
+
+def test_llamaindex_sealed_pipeline_cache_docstore_and_index_hold_no_text(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.core.storage.docstore import SimpleDocumentStore
+
+    from private_vectors.llamaindex import PrivateIngestionPipeline, PrivateLlamaEmbedding, persist_index
+
+    for seal, name in ((None, "sealed"), (False, "clear")):
+        ef = _ef(seal)
+        pipe = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef)],
+                                        docstore=SimpleDocumentStore())
+        nodes = pipe.run(documents=_li_docs())
+        pipe.persist(str(tmp_path / name / "pipeline"))
+        index = VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef))
+        persist_index(index, tmp_path / name / "index")
+        texts = _li_sanitized(ef)
+        if seal is None:
+            assert all(n.text.startswith("pv-sealed:") for n in nodes)
+            assert scan([tmp_path / name], _raw_values(), texts) == []
+        else:
+            assert scan([tmp_path / name], _raw_values(), texts)  # control: the clear folders keep the text
+            assert not [f for f in scan([tmp_path / name], _raw_values()) if "value" in f]
+
+
+def test_llamaindex_key_holder_retrieves_sanitized_text_and_reopens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        SealedRetriever,
+        load_index,
+        open_nodes,
+        persist_index,
+    )
+
+    ef = _ef()
+    nodes = SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs()))  # sealed: embedded and sealed here
+    assert all(n.embedding is not None and n.text.startswith("pv-sealed:") for n in nodes)
+    index = VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef))
+    query = "Who takes the early train to work in Berlin?"
+    hits = SealedRetriever(index, ef, similarity_top_k=2).retrieve(query)
+    assert hits[0].node.get_content() == ef.sanitize_documents([DOCS[0]])[0]
+    assert hits[0].node.metadata["author"] == "<PERSON>" and SEALED_KEY not in hits[0].node.metadata
+    assert hits[0].score >= hits[1].score
+    plain = index.as_retriever(similarity_top_k=1).retrieve(query)  # LlamaIndex's own: the markers
+    assert plain[0].node.get_content().startswith("pv-sealed:")
+    assert open_nodes(ef, plain)[0].node.get_content() in ef.sanitize_documents(DOCS)  # opened for the key holder
+    persist_index(index, tmp_path / "index")
+    with pytest.raises(SealedStoreError, match="^key: "):
+        load_index(tmp_path / "index")
+    monkeypatch.setenv(KEY_ENV, KEY)
+    again = load_index(tmp_path / "index")
+    got = SealedRetriever(again, again._embed_model.embedding, similarity_top_k=1).retrieve("unpaid invoice printer")
+    assert got[0].node.get_content().startswith("<PERSON> phoned about the unpaid invoice")
+
+
+def test_llamaindex_sealed_cache_opens_on_a_hit_and_refuses_unsealed_indexing(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.llamaindex import PrivateIngestionPipeline, PrivateLlamaEmbedding
+
+    ef = _ef()
+    pipe = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef)])
+    first = pipe.run(documents=_li_docs())
+    pipe.persist(str(tmp_path / "p"))
+    ef2 = _ef()
+    again = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef2)])
+    again.load(str(tmp_path / "p"))  # a new function adopts the recorded data key: the cache opens
+    second = again.run(documents=_li_docs())
+    assert [n.text for n in second] == [n.text for n in first]  # sealed nodes from the cache
+    assert [n.embedding for n in second] == [n.embedding for n in first]
+    with pytest.raises(SealedStoreError, match="^key: .*SanitizeNodes"):
+        VectorStoreIndex.from_documents(_li_docs(), embed_model=PrivateLlamaEmbedding(embedding=ef))
+
+
+def test_llamaindex_unsealed_folders_open_as_before(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    import json
+
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.integrations.llamaindex import CONFIG_FILE
+    from private_vectors.llamaindex import PrivateLlamaEmbedding, SanitizeNodes, load_index, persist_index
+
+    ef = _ef(seal=False)
+    nodes = SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs()))
+    persist_index(VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef)), tmp_path / "i")
+    side = tmp_path / "i" / CONFIG_FILE
+    record = json.loads(side.read_text())
+    del record["embedding"]["seal"]  # persisted before sealing existed
+    side.write_text(json.dumps(record))
+    index = load_index(tmp_path / "i", key=KEY)
+    got = index.as_retriever(similarity_top_k=1).retrieve("unpaid invoice printer repair")
+    assert got[0].node.get_content().startswith("<PERSON> phoned")
