@@ -26,7 +26,10 @@ TEXTS = ["Maria Lopez flew to Madrid on Monday.", "The cat sat on the mat.", "Ra
 
 
 def _ef(**kw):
+    """A keyed function whose stores keep the sanitized text in clear (sealed stores:
+    tests/test_sealed_paths.py)."""
     kw.setdefault("eps", 20)
+    kw.setdefault("seal", False)
     return PrivateEmbedding(concept="PII", model="fake", key=KEY, **kw)
 
 

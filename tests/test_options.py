@@ -222,7 +222,8 @@ def test_a_text_concept_loads_or_fits_no_noise_concept(model: str | None) -> Non
 # -- options are resolved once: only options.py writes the defaults ---------------------------------
 _OPTION_NAMES = {"eps", "query_eps", "unit", "space", "store_geometry", "mechanism"}
 _OPTION_PATH = ("embedding.py", "options.py", "pipeline.py", "mechanisms/factory.py", "config.py",
-                "_build_cache.py", "report.py", "restore.py", "keys.py")
+                "_build_cache.py", "report.py", "restore/__init__.py", "restore/restorer.py", "restore/records.py", "keys.py",
+                "keying.py")
 """The modules an option passes through from ``PrivateEmbedding`` to the stages and the stored config
 (``retrieval.py``'s scoring helpers, used by the harness, keep their own ``space="ip"`` default)."""
 

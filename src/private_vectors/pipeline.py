@@ -32,7 +32,7 @@ from ._version import __version__
 from .config import CONFIG_VERSION, DRIFT_FIELDS, KEY_ENV, canonical
 from .encoders import load_encoder
 from .errors import ConfigMismatchError, InvalidParameterError, InvalidTypeError, PrivacyWarning
-from .keys import Keying, keyed_context_v2
+from .keying import Keying, keyed_context_v2
 from .keystream import keyed_perturb
 from .mechanisms import Mechanism
 from .mechanisms.factory import build_mechanism, carries_own_parameters
@@ -212,7 +212,7 @@ class Pipeline:
 
     def bind(self, stored: dict[str, Any], where: str) -> None:
         """Bind to the store whose configuration is ``stored``: check the key and adopt its key
-        derivation (:meth:`~private_vectors.keys.Keying.bind`). A store written before 0.2
+        derivation (:meth:`~private_vectors.keying.Keying.bind`). A store written before 0.2
         records a noise concept beside spherical noise: it is adopted as a recorded reference,
         so re-ingested documents get the noise they got then (:attr:`Stages.recorded_concept`).
 
@@ -255,7 +255,7 @@ class Pipeline:
         """Encoder identity ‖ mechanism config: the public context of keyed noise (no text, no key).
 
         v1: exact-float JSON (collections written with the first key derivation). v2: every number
-        canonicalised through float32 (:func:`private_vectors.keys.keyed_context_v2`).
+        canonicalised through float32 (:func:`private_vectors.keying.keyed_context_v2`).
         """
         version = version or self.keying.version
         with self._context_lock:

@@ -438,7 +438,7 @@ def embedding_for(config: dict[str, Any], where: str, secret: Any = None) -> Any
     from ..config import rebuild_arguments
     from ..embedding import PrivateEmbedding
     from ..errors import PrivacyWarning
-    from ..keys import Keying
+    from ..keying import Keying
 
     stored = Keying.stored_fields(config)
     if stored["keyed"] and secret is None:

@@ -50,6 +50,7 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..restore import with_records
+from ..sealed.stores import exact_relevance, require_key, seal_rows, sealer_of
 from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
 from ._stored import (
     check_metadata_text,
@@ -111,8 +112,16 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         self.store_raw_text = store_raw_text
         self.metadata_text = check_metadata_text(metadata_text)
         self._metadata_warned = False
+        self._sealer = None
         if isinstance(embedding_function, PrivateEmbedding):
             embedding_function.get_config()  # a keyed embedding fixes its random salt now (recorded on save)
+            self._sealer = sealer_of(embedding_function)  # sealed: markers + records (langchain_faiss_sealed)
+
+    @property
+    def sealed(self) -> bool:
+        """Whether this store seals (a keyed PrivateEmbedding, ``seal`` not False): the docstore
+        keeps markers and sealed records, searches re-rank by the exact vectors."""
+        return self._sealer is not None
 
     def __repr__(self) -> str:
         return (f"{type(self).__name__}(documents={len(self.index_to_docstore_id)}, "
@@ -186,11 +195,14 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             return []
         check_unique_ids(ids, "langchain_community's FAISS")
         held = set(self.index_to_docstore_id.values())
-        existing = [n for n, i in enumerate(ids) if i in held]
+        keys = [self._sealer.stored_id(i) for i in ids] if self._sealer is not None else ids
+        existing = [n for n, i in enumerate(keys) if i in held]
         if existing:  # langchain_community's FAISS refuses them too
             raise InvalidParameterError("ids", "ids not already in the store (langchain_community's FAISS refuses "
                                         "one it holds; delete it first)", Described(positions(existing, "held")))
         check_metadatas(metadatas, len(items))  # (refused before any work)
+        if self._sealer is not None:
+            return self._add_sealed(items, metadatas, ids)
         with protected_path():  # the library's own store path: the raw-text guard stays silent
             kept, vectors, records = prepare_cached(ef, self._vector_cache, items, ids,
                                                     store_raw_text=self.store_raw_text)
@@ -199,6 +211,21 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         kept = list(kept) if kept is not None else [""] * len(items)
         metas = [m or {} for m in (with_records(metas, records, len(items)) or metas)]  # + encrypted restore records
         return super().add_embeddings(zip(kept, np.asarray(vectors).tolist(), strict=True), metadatas=metas, ids=ids)
+
+    def _add_sealed(self, items: list[str], metadatas: list[dict] | None, ids: list[str]) -> list[str]:
+        """A sealed add: the record holds the kept text, metadata, restore record, exact vector."""
+        from ._sealed_prepare import prepare_sealed
+
+        ef = self.embedding_function
+        with protected_path():
+            got = prepare_sealed(ef, items, ids, store_raw_text=self.store_raw_text)
+            metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
+                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
+        rows = seal_rows(self._sealer, ids, texts=got.kept, metadatas=metas, vectors=got.exact,
+                         restores=got.restores, refs=got.refs)
+        super().add_embeddings(zip(rows.markers, got.vectors.tolist(), strict=True), metadatas=rows.metadatas,
+                               ids=rows.stored_ids)
+        return ids
 
     async def aadd_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None,
                          ids: list[str] | None = None, **kwargs: Any) -> list[str]:
@@ -227,17 +254,88 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         mine, theirs = self.embedding_function, target.embedding_function
         if isinstance(mine, PrivateEmbedding) and isinstance(theirs, PrivateEmbedding):
             check_config_compatible(mine.get_config(), theirs.get_config())
+        mine_s, theirs_s = getattr(self, "_sealer", None), getattr(target, "_sealer", None)
+        if (mine_s is None) != (theirs_s is None) or (mine_s is not None and mine_s.store != theirs_s.store):
+            raise InvalidParameterError("target", "a store sealed under this store's data key (or both unsealed)",
+                                        Described("a store sealed otherwise" if theirs_s is not None else "an unsealed store"),
+                                        note="a sealed record opens only in the store it was sealed for")
         if target.store_raw_text and not self.store_raw_text:
             raise InvalidParameterError("target", "a store without raw text (store_raw_text=False)",
                                         Described("a store with store_raw_text=True"))
         super().merge_from(target)
 
+    # -- the key holder's reads of a sealed store (langchain_faiss_sealed) --------------------------
+    def _embed_query(self, text: str) -> list[float]:
+        """The vector the store is sent; a sealed store's carries the clean query vector too
+        (``.clean``), so every search path of ``langchain_community`` re-ranks by it."""
+        if self._sealer is None:
+            return super()._embed_query(text)
+        from .langchain_faiss_sealed import SentQuery
+
+        sent, clean = self.embedding_function.pipeline.embed_queries([text], exact=True)
+        return SentQuery(sent[0].tolist(), clean[0])
+
+    async def _aembed_query(self, text: str) -> list[float]:
+        if self._sealer is None:
+            return await super()._aembed_query(text)
+        return await asyncio.get_running_loop().run_in_executor(None, self._embed_query, text)
+
+    def similarity_search_with_score_by_vector(self, embedding: list[float], k: int = 4, filter: Any = None,
+                                               fetch_k: int = 20, **kwargs: Any) -> list[tuple[Document, float]]:
+        """As ``langchain_community``'s (every similarity search ends here). A sealed store
+        fetches K noisy candidates, re-ranks them by the exact vectors (scores: exact inner
+        product, or squared L2 for an L2 store; ``score_threshold`` applied after the re-rank)
+        and returns the sanitized text; ``filter`` on readable keys only. A vector given by the
+        caller is the one the store is sent (``embed_query``'s); the re-rank uses its first
+        ``dim`` coordinates, the clean query when the query policy is ``"clean"``."""
+        if self._sealer is None:
+            return super().similarity_search_with_score_by_vector(embedding, k, filter=filter, fetch_k=fetch_k,
+                                                                  **kwargs)
+        from .langchain_faiss_sealed import sealed_scored
+
+        return sealed_scored(self, embedding, getattr(embedding, "clean", None), k, filter=filter, fetch_k=fetch_k,
+                             **kwargs)
+
+    def max_marginal_relevance_search_with_score_by_vector(self, embedding: list[float], *, k: int = 4,
+                                                           fetch_k: int = 20, lambda_mult: float = 0.5,
+                                                           filter: Any = None) -> list[tuple[Document, float]]:
+        """As ``langchain_community``'s (every MMR search ends here); a sealed store runs MMR on
+        the exact vectors of the ``fetch_k`` nearest candidates by exact distance."""
+        if self._sealer is None:
+            return super().max_marginal_relevance_search_with_score_by_vector(
+                embedding, k=k, fetch_k=fetch_k, lambda_mult=lambda_mult, filter=filter)
+        from .langchain_faiss_sealed import sealed_mmr
+
+        return sealed_mmr(self, embedding, getattr(embedding, "clean", None), k=k, fetch_k=fetch_k,
+                          lambda_mult=lambda_mult, filter=filter)
+
+    def get_by_ids(self, ids: Any, /) -> list[Document]:
+        """As ``langchain_community``'s; a sealed store's documents opened (sanitized text)."""
+        if self._sealer is None:
+            return super().get_by_ids(ids)
+        from .langchain_faiss_sealed import sealed_by_ids
+
+        return sealed_by_ids(self, list(ids))
+
+    def delete(self, ids: list[str] | None = None, **kwargs: Any) -> bool | None:
+        """As ``langchain_community``'s; in a sealed store also the documents' query-index entries
+        no remaining document holds and, with a keyring, their document keys."""
+        if self._sealer is None or ids is None:
+            return super().delete(ids, **kwargs)
+        from .langchain_faiss_sealed import sealed_delete
+
+        return super().delete(sealed_delete(self, list(ids)), **kwargs)
+
     # -- scores -----------------------------------------------------------------------------------
     def _select_relevance_score_fn(self) -> Callable[[float], float]:
-        """The caller's ``relevance_score_fn``; else one calibrated to the stored noise."""
+        """The caller's ``relevance_score_fn``; else one calibrated to the stored noise (a sealed
+        store's scores are exact: the clean cosine for unit vectors)."""
         ef = self.embedding_function
         if self.override_relevance_score_fn is not None or not isinstance(ef, PrivateEmbedding):
             return super()._select_relevance_score_fn()
+        if self._sealer is not None:
+            space = "l2" if self.distance_strategy == DistanceStrategy.EUCLIDEAN_DISTANCE else "ip"
+            return lambda score: exact_relevance(score if space == "l2" else 1.0 - float(score), space)
         if self.distance_strategy == DistanceStrategy.MAX_INNER_PRODUCT:
             return calibrated_relevance_score_fn(ef, "inner_product")
         if self.distance_strategy == DistanceStrategy.EUCLIDEAN_DISTANCE:
@@ -294,7 +392,8 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
 
     @classmethod
     def load_local(cls, folder_path: str, embeddings: Any = None, index_name: str = "index", *,
-                   key: Any = None, allow_dangerous_deserialization: bool = False, **kwargs: Any) -> FAISS:
+                   key: Any = None, allow_dangerous_deserialization: bool = False, seal: Any = None,
+                   **kwargs: Any) -> FAISS:
         """Load a store saved by :meth:`save_local` (JSON and a FAISS index; no pickle is read).
 
         Args:
@@ -304,10 +403,12 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             index_name: the files' stem.
             key: the key of a keyed store when ``embeddings`` is None (checked).
             allow_dangerous_deserialization: ignored (nothing here deserializes code).
+            seal: a sealed store's keyring when ``embeddings`` is None (``Sealing(keyring=...)``).
 
         Raises:
             ArtefactError: missing, foreign or inconsistent files (an ``index.pkl`` alone is refused).
             ConfigMismatchError: another configuration or another key than the store was written with.
+            SealedStoreError: naming ``key``, for a sealed store and no key.
         """
         import faiss
 
@@ -323,7 +424,10 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                                 f"{sidecar.get('format') if isinstance(sidecar, dict) else None!r})")
         wrapper = embeddings
         given, cache = unwrap_cache(embeddings)  # a CacheBackedEmbeddings: its PrivateEmbedding is checked
-        embeddings = _bind_embedding(sidecar.get("embedding"), given, key, f"FAISS store {str(path)!r}")
+        where = f"FAISS store {str(path)!r}"
+        keyed = isinstance(given, PrivateEmbedding) and given.pipeline.keying.keyed
+        require_key(sidecar.get("embedding"), where, given=key is not None or keyed)
+        embeddings = _bind_embedding(sidecar.get("embedding"), given, key, where, seal)
         try:
             index = faiss.read_index(str(index_file))
         except Exception as exc:
@@ -356,11 +460,11 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                                     note="unpickling runs code from the data")
 
 
-def _bind_embedding(stored: Any, given: Any, key: Any, where: str) -> Any:
+def _bind_embedding(stored: Any, given: Any, key: Any, where: str, seal: Any = None) -> Any:
     """The embedding for a loaded store: ``given`` checked against ``stored`` (config and key),
-    or ``stored`` rebuilt with ``key`` / ``PRIVATE_VECTORS_KEY``."""
+    or ``stored`` rebuilt with ``key`` / ``PRIVATE_VECTORS_KEY`` (and ``seal``)."""
     if stored is None:
         if given is None:
             raise ArtefactError(f"{where} records no PrivateEmbedding: pass embeddings=")
         return given
-    return stored_embedding(stored, where, given, key, parameter="embeddings")
+    return stored_embedding(stored, where, given, key, parameter="embeddings", seal=seal)

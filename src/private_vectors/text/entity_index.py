@@ -248,7 +248,7 @@ class EntityIndex:
 
     def job_words(self, job: JobIndex) -> KeyedWords:
         """The job's ordinary words as a set of words (``word in`` HMACs the word)."""
-        return KeyedWords(self, job.ordinary)
+        return KeyedWords(self.mac, job.ordinary)
 
     def commit_job(self, job: JobIndex, remembered: Mapping[str, str]) -> None:
         """Write a finished job into the index (:func:`job_changes`) and note the changes."""
