@@ -267,7 +267,12 @@ def write_llamaindex_from_documents(folder: Path, ef: PrivateEmbedding, ids, tex
     from llama_index.core import VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
 
-    from private_vectors.llamaindex import PrivateLlamaEmbedding, SanitizeNodes, persist_index, protect_documents
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        persist_index,
+        protect_documents,
+    )
 
     docs = protect_documents(ef, _llama_documents(ids, texts, metas))
     steps = [SentenceSplitter(), SanitizeNodes(embedding=ef)]  # keyed: the nodes are sealed before LlamaIndex stores them

@@ -75,8 +75,8 @@ from ..errors import (
 )
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path, store_on_stack
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
-from ._hashing import record_hasher
 from ..sealed.stores import require_key
+from ._hashing import record_hasher
 from ._stored import check_metadata_text, sanitize_metadatas, stored_embedding
 
 try:

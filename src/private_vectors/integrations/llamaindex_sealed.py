@@ -256,8 +256,8 @@ def _retriever_class() -> type:
     return _SealedRetriever
 
 
-def SealedRetriever(index: Any, embedding: Any, similarity_top_k: int = 2, candidates: int | str = "auto",
-                    **kwargs: Any) -> Any:  # noqa: N802 - a class made on first use
+def SealedRetriever(index: Any, embedding: Any, similarity_top_k: int = 2, candidates: int | str = "auto",  # noqa: N802
+                    **kwargs: Any) -> Any:
     """A LlamaIndex retriever for the key holder of a sealed index: the ``similarity_top_k``
     nodes by exact similarity among K noisy candidates (K = ``candidate_count``, one query),
     with the sanitized text and metadata; scores: exact cosine (``l2``: 1 − d/2).
