@@ -20,6 +20,7 @@ import numpy as np
 
 from ._build_cache import remember_live
 from ._protocols import LANGCHAIN_BASES
+from ._rebuild import built_for
 from ._validation import check_texts, text_list
 from .config import (
     CHROMA_NAME,
@@ -41,10 +42,16 @@ __all__ = ["CHROMA_NAME", "KEY_ENV", "PrivateEmbedding", "rebuild"]
 
 
 def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal: Any = None) -> PrivateEmbedding:
-    """A new PrivateEmbedding from a stored config (:func:`private_vectors._rebuild.rebuild`)."""
-    from ._rebuild import rebuild as _rebuild
-
-    return _rebuild(config, where, use_cache=use_cache, seal=seal)
+    """A new PrivateEmbedding from a stored config (:func:`private_vectors._rebuild.built_for`): a
+    fresh adapter, with its own key holder bound to ``config``, over an equal build's loaded stages."""
+    built, shared = built_for(PrivateEmbedding, config, where, use_cache=use_cache, seal=seal)
+    if not shared:
+        return built
+    clone = object.__new__(PrivateEmbedding)  # (copy.copy would pickle through __reduce__)
+    clone.__dict__.update(built.__dict__)
+    clone.pipeline = built.pipeline.copy_for(config, where)
+    clone.store_space, clone._raw_text_warned = None, False
+    return clone
 
 
 def _as_written(value: Any) -> Any:

@@ -20,6 +20,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .._calendar import MONTHS, WEEKDAYS
+
 __all__ = [
     "AGE",
     "HONORIFICS",
@@ -42,9 +44,6 @@ __all__ = [
     "stop_words",
 ]
 
-WEEKDAYS: tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                           "October", "November", "December")
 MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 """A month's name or its usual abbreviation, with an optional full stop ("Sept.", "March")."""
