@@ -377,6 +377,8 @@ def _check_path(kind, tmp_path, capsys, pairs, sources):
         answer = _reopen(kind, folder, source, queries, inputs)
         results = answer["results"]
         assert len(results) == len(queries) and all(results), (source, results)
+        shown = [str(r) for res in results for r in res]  # a key holder reads text, never a marker or a record
+        assert not any(r.startswith(("pv-sealed:", "pvs1.")) for r in shown), (kind, source)
         if kind in CHECKS:
             name, expected = CHECKS[kind]
             expected = len(ids) if expected == "all" else expected
