@@ -265,11 +265,19 @@ def write_llamaindex_pipeline(folder: Path, ef: PrivateEmbedding, ids, texts, me
 
 def write_llamaindex_from_documents(folder: Path, ef: PrivateEmbedding, ids, texts, metas) -> None:
     from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
 
-    from private_vectors.llamaindex import PrivateLlamaEmbedding, persist_index, protect_documents
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        persist_index,
+        protect_documents,
+    )
 
     docs = protect_documents(ef, _llama_documents(ids, texts, metas))
-    persist_index(VectorStoreIndex.from_documents(docs, embed_model=PrivateLlamaEmbedding(embedding=ef)), folder)
+    steps = [SentenceSplitter(), SanitizeNodes(embedding=ef)]  # keyed: the nodes are sealed before LlamaIndex stores them
+    persist_index(VectorStoreIndex.from_documents(docs, embed_model=PrivateLlamaEmbedding(embedding=ef),
+                                                  transformations=steps), folder)
 
 
 def write_langchain_cache(folder: Path, ef: PrivateEmbedding, ids, texts, metas) -> None:

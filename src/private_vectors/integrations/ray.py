@@ -302,6 +302,9 @@ class ProtectDocuments(_Worker):
         super().__init__(config, secret, id_column=id_column, text_column=text_column,
                          metadata_column=metadata_column, index_state=index_state)
         self.store_raw_text = bool(store_raw_text)
+        from ..sealed.stores import sealer_of
+
+        self._sealer = sealer_of(self.embedding)  # sealed rows (ray_sealed) under the store's data key
         self.job = None
         if job is not None:
             from ..text.entity_index import JobIndex
@@ -317,18 +320,30 @@ class ProtectDocuments(_Worker):
         texts = [str(t) for t in batch[self.text_column]]
         metas = self._metas(batch)
         remembered: Mapping[str, str | None] = {}
+        exact = refs = None
         with protected_path():
             if self.job is not None and self._job_sanitizer is not None and SPANS_COLUMN in batch:
-                stored, vectors, records, metas, remembered = self._second_step(batch, ids, texts, metas)
+                stored, vectors, records, metas, remembered, exact = self._second_step(batch, ids, texts, metas)
             else:
-                stored, vectors, records = prepare_with_restore(self.embedding, texts, ids,
-                                                                store_raw_text=self.store_raw_text)
+                if self._sealer is not None:  # sealed rows: the record needs the exact vectors
+                    from ._sealed_prepare import prepare_sealed
+
+                    got = prepare_sealed(self.embedding, texts, ids, store_raw_text=self.store_raw_text)
+                    stored, vectors, records, exact, refs = got.kept, got.vectors, got.restores, got.exact, got.refs
+                else:
+                    stored, vectors, records = prepare_with_restore(self.embedding, texts, ids,
+                                                                    store_raw_text=self.store_raw_text)
                 if metas is not None:
                     metas = _metadata_text(self.embedding, metas, "sanitize")
                 san = self.embedding.sanitizer
                 remembered = san.take_changes() if san is not None and getattr(san, "keyed", False) else {}
-        metas = with_records(metas, records, len(ids))
         index = [json.dumps(remembered, sort_keys=True) if remembered else ""] + [""] * (len(ids) - 1)
+        if self._sealer is not None and exact is not None:
+            from .ray_sealed import sealed_columns
+
+            return sealed_columns(self._sealer, ids, stored=stored, vectors=vectors, exact=exact, restores=records,
+                                  metas=metas, refs=refs, index=index)
+        metas = with_records(metas, records, len(ids))
         return {
             "id": np.array(ids, dtype=object),
             "document": np.array(stored if stored is not None else [""] * len(ids), dtype=object),
@@ -339,7 +354,7 @@ class ProtectDocuments(_Worker):
         }
 
     def _second_step(self, batch: Mapping[str, Any], ids: list[str], texts: list[str],
-                     metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str]]:
+                     metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str], Any]:
         from .._validation import check_stage_output
         from ..restore import seal_records, wants_restore
         from ..text import job_steps
@@ -360,14 +375,15 @@ class ProtectDocuments(_Worker):
         sanitized = out[:len(texts)]
         for (i, k), v in zip(slots, out[len(texts):], strict=True):
             metas[i][k] = v  # type: ignore[index]
-        vectors = pipeline.embed_sanitized(sanitized, raw=texts)
+        got = pipeline.embed_sanitized(sanitized, raw=texts, exact=self._sealer is not None)
+        vectors, exact = got if self._sealer is not None else (got, None)
         stored = pipeline.texts_to_store(texts, sanitized, store_raw_text=self.store_raw_text)
         records = None
         if logs is not None and wants_restore(self.embedding, store_raw_text=self.store_raw_text):
             records = seal_records(self.embedding, ids, texts, sanitized, logs[:len(texts)])
         merged: dict[str, str] = {}
         merge_values(merged, {k: v for k, v in remembered.items() if v is not None})
-        return stored, vectors, records, metas, merged
+        return stored, vectors, records, metas, merged, exact
 
 
 def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, secret: SecretRef | None = None,
