@@ -658,8 +658,9 @@ def write_readme(path: Path, res: dict[str, Any]) -> None:
                       "|---" * (6 + len(KS)) + "|"]
             for e in (f"{x:g}" for x in EPS):
                 c = b["eps"][e]["full"]
-                cells = [f"{c['K'][K]['ndcg10']:.3f} ({c['K'][K]['ndcg10'] / c['clean']:.2f}×, "
-                         f"R {c['K'][K]['recall10']:.2f})" for K in KS]
+                at = {K: c["K"].get(K) or c["K"][str(K)] for K in KS}  # (str keys once read from JSON)
+                cells = [f"{at[K]['ndcg10']:.3f} ({at[K]['ndcg10'] / c['clean']:.2f}×, R {at[K]['recall10']:.2f})"
+                         for K in KS]
                 rr = c["rule"]
                 lines.append(f"| {e} | {c['clean']:.3f} | {c['noisy']:.3f} | " + " | ".join(cells) +
                              f" | {rr['K']:,} ({rr['K_over_N']:.4f}) | {rr['ndcg10']:.3f} ({rr['ratio']:.3f}×) | "
