@@ -164,10 +164,11 @@ def run_cape(X, y, z, tr, te, args, encoder) -> tuple[object, dict]:
 
 def run_textcrafter(X, labels, texts, tr, te, args, encoder) -> tuple[object, dict]:
     from private_vectors.mechanisms import TextCrafter
-    from private_vectors.mechanisms.textcrafter import relabel_pii
+    from private_vectors.mechanisms.pii_classifier import relabel_pii
+    from private_vectors.text.light import LightDetector
 
     start = time.perf_counter()
-    fixed, flipped = relabel_pii(texts, labels)
+    fixed, flipped = relabel_pii(texts, labels, LightDetector())
     relabel_seconds = time.perf_counter() - start
     radius = TextCrafter.radius_from_eps(args.tc_eps, X.shape[1])
     start = time.perf_counter()

@@ -9,6 +9,7 @@ collapsed. Used by tests/test_sealed_paths.py.
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -36,10 +37,8 @@ def _decoded_b64(data: bytes) -> list[bytes]:
             continue  # a sealed record: ciphertext, opened only with the key
         run = m.group(0).rstrip(b"=")
         for alt in (b"+/", b"-_"):
-            try:
+            with contextlib.suppress(ValueError, TypeError):
                 out.append(base64.b64decode(run + b"=" * (-len(run) % 4), altchars=alt, validate=False))
-            except (ValueError, TypeError):
-                pass
     return out
 
 

@@ -1,12 +1,15 @@
 """docs/architecture.md describes the tree as it is: its table of top-level entries is the
-folder's, and its table of process-wide state names every piece the code holds (found on the
-syntax tree) and nothing the code does not hold."""
+folder's, its table of import layers is the one every import keeps to, and its table of
+process-wide state names every piece the code holds (found on the syntax tree) and nothing the
+code does not hold."""
 
 from __future__ import annotations
 
 import ast
 import re
 from pathlib import Path
+
+from test_import_cycles import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "private_vectors"
@@ -102,3 +105,39 @@ def test_the_state_table_names_nothing_the_code_does_not_hold() -> None:
                                                  source.read_text(encoding="utf-8"), re.M):
             stale.append(name)
     assert not stale, f"named in the state table but not defined there: {stale}"
+
+
+def _entry(module: str) -> str:
+    """The top-level entry of a module (``private_vectors.text.spans`` -> ``text``)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _layers() -> dict[str, int]:
+    """Top-level entry -> its layer, read from the second column of the import-layer table."""
+    out: dict[str, int] = {}
+    for line in _section("Import layers").splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if line.startswith("| ") and cells[0].isdigit():
+            out.update({name: int(cells[0]) for name in re.findall(r"`([\w.]+)`", cells[1])})
+    return out
+
+
+def _climbs(graph: dict[str, set[str]], layers: dict[str, int]) -> list[str]:
+    return sorted(f"{m} (layer {layers[_entry(m)]}) -> {d} (layer {layers[_entry(d)]})"
+                  for m, targets in graph.items() for d in targets
+                  if _entry(m) != _entry(d) and layers[_entry(m)] <= layers[_entry(d)])
+
+
+def test_each_layer_imports_only_the_layers_below() -> None:
+    """Every import between two top-level entries (``TYPE_CHECKING`` ones and those inside
+    functions included: the graph of tests/test_import_cycles.py) goes down the table."""
+    graph, layers = import_graph(), _layers()
+    entries = {_entry(m) for m in graph}
+    assert set(layers) == entries, {"missing from the table": sorted(entries - set(layers)),
+                                    "not a module": sorted(set(layers) - entries)}
+    climbs = _climbs(graph, layers)
+    assert not climbs, "imports that do not go down docs/architecture.md's layer table:\n" + "\n".join(climbs)
+    planted = {"private_vectors.text.x": {"private_vectors.options", "private_vectors.errors"},
+               "private_vectors.fitted.y": {"private_vectors.mechanisms.z"}}
+    assert _climbs(planted, layers) == ["private_vectors.text.x (layer 5) -> private_vectors.options (layer 6)"]

@@ -28,6 +28,7 @@ chromadb = pytest.importorskip("chromadb")
 from private_vectors.chroma import (  # noqa: E402
     add_documents,
     create_collection,
+    get,
     open_collection,
     query_index_collection_name,
 )
@@ -70,10 +71,12 @@ def _write(folder: Path) -> None:
 # -- what is stored --------------------------------------------------------------------------------
 def test_only_sanitized_text_and_sanitized_metadata_are_stored(tmp_path):
     _write(tmp_path)
-    got = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=_ef()).get(
-        include=["documents", "metadatas"])
-    assert got["documents"][0] == "<PERSON> flew to <LOCATION> on Monday." or "Amelia" not in got["documents"][0]
-    meta = dict(got["metadatas"][0])
+    col = chromadb.PersistentClient(path=str(tmp_path)).get_collection("notes", embedding_function=_ef())
+    got = col.get(ids=["a"], include=["documents", "metadatas"])  # sealed (a key): markers and one record
+    assert got["documents"][0].startswith("pv-sealed:") and list(got["metadatas"][0]) == ["pv_sealed"]
+    held = get(col, ["a"])  # the key holder's read opens the record
+    assert held["documents"][0] == "<PERSON> flew to <LOCATION> on Monday." or "Amelia" not in held["documents"][0]
+    meta = dict(held["metadatas"][0])
     assert meta.pop("pv_restore").startswith("pvr1.")  # keyed text stage: the encrypted restore record
     assert meta == {"author": "<PERSON>"}
     raw = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()).lower()

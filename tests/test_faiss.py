@@ -66,7 +66,7 @@ def test_save_load_round_trip_without_pickle(tmp_path, kind):
     loaded = PrivateFaissIndex.load(tmp_path, PrivateEmbedding(model="fake", eps=30, key="k-0123456789abcdef"))
     after = loaded.search(["trail snow mountain"], k=5)
     np.testing.assert_array_equal(before[1], after[1])
-    with pytest.raises(SealedStoreError, match="^key: "):  # keyed: sealed by default, so the key is needed
+    with pytest.raises(SealedStoreError, match=r"^key: "):  # keyed: sealed by default, so the key is needed
         PrivateFaissIndex.load(tmp_path)
     rebuilt = PrivateFaissIndex.load(tmp_path, key="k-0123456789abcdef")  # embedding rebuilt from the sidecar
     assert rebuilt.embedding.eps == 30 and rebuilt.kind == kind

@@ -16,12 +16,13 @@ What counts as an edge (the choice this test makes):
   ``private_vectors.embedding`` is an edge to ``private_vectors``).
 * ``from pkg import name`` is an edge to ``pkg.name`` when that is a module, else to ``pkg``.
 
-Two exceptions, both imports that never run when the package is loaded:
+Imports under ``if TYPE_CHECKING:`` count too: a type-only import is still a dependency of
+the code that names the type, and a cycle closed through one is a cycle a reader has to hold.
+A type shared by both sides belongs in the lower module (or is a protocol of the caller's).
 
-* imports under ``if TYPE_CHECKING:`` (type checkers only);
-* imports inside a module-level ``def __getattr__`` (PEP 562): the thin re-export shims that
-  keep old import paths (``private_vectors.encoders.CapeEncoder``, ...) working. They point
-  from an old room to the new one and run only when an old name is asked for.
+No exception remains: the package's lazy attributes (a ``__getattr__`` per PEP 562) import
+through :func:`importlib.import_module`, which names no module this scan could follow, and the
+old-path shims that once sat in such functions are gone.
 """
 
 from __future__ import annotations
@@ -51,34 +52,9 @@ def _ancestors(name: str) -> list[str]:
     return [".".join(parts[:i]) for i in range(1, len(parts))]
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
 def _import_nodes(tree: ast.Module) -> list[ast.Import | ast.ImportFrom]:
-    """Import statements that can run, skipping TYPE_CHECKING blocks and module ``__getattr__``."""
-    found: list[ast.Import | ast.ImportFrom] = []
-
-    def visit(node: ast.AST, top: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child.test):
-                for sub in child.orelse:
-                    visit_stmt(sub, top)
-                continue
-            visit_stmt(child, top)
-
-    def visit_stmt(child: ast.AST, top: bool) -> None:
-        if isinstance(child, (ast.Import, ast.ImportFrom)):
-            found.append(child)
-            return
-        if top and isinstance(child, ast.FunctionDef) and child.name == "__getattr__":
-            return
-        nested = top and not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-        visit(child, nested)
-
-    visit(tree, True)
-    return found
+    """Every import statement of a module, wherever it sits (``TYPE_CHECKING`` blocks included)."""
+    return [node for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))]
 
 
 def _edges(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
@@ -186,6 +162,11 @@ def test_cycle_finder_finds_a_planted_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert find_cycles(graph) == [["a", "b", "c", "a"]]
     assert find_cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_type_only_imports_count() -> None:
+    tree = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import X\n")
+    assert [n.module for n in _import_nodes(tree)] == ["typing", "b"]
 
 
 def test_no_import_cycles() -> None:

@@ -138,7 +138,7 @@ def test_reopen_refuses_drift_and_rebuilds_without_a_function(tmp_path):
 
 def test_keyed_collection_refuses_adds_without_the_key(tmp_path, monkeypatch):
     monkeypatch.setenv(KEY_ENV, "k1-0123456789abcdef")
-    _store(tmp_path, PrivateEmbedding(model="fake", eps=20)).add_texts(DOCS[:1])
+    _store(tmp_path, PrivateEmbedding(model="fake", eps=20, seal=False)).add_texts(DOCS[:1])  # (sealed: refused at open)
     monkeypatch.delenv(KEY_ENV)
     with pytest.raises(ConfigMismatchError, match="keyed"):
         _store(tmp_path, PrivateEmbedding(model="fake", eps=20))

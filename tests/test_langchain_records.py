@@ -84,7 +84,7 @@ def test_cache_needs_a_key_and_warns_for_unkeyed_choices():
 
 def test_drop_in_chroma_through_the_cache_stores_sanitized_text_and_reuses_vectors(tmp_path):
     cache = InMemoryByteStore()
-    cached = CacheBackedEmbeddings.from_bytes_store(_ef(), cache)
+    cached = CacheBackedEmbeddings.from_bytes_store(_ef(seal=False), cache)  # (a sealed store seals fresh vectors)
     store = Chroma(collection_name="cached", embedding_function=cached, persist_directory=str(tmp_path))
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrivacyWarning)
@@ -145,7 +145,7 @@ def test_plain_index_into_the_drop_in_warns_once(tmp_path):
 def test_parent_docstore_keeps_sanitized_parents_the_key_holder_restores(tmp_path):
     from private_vectors.restore import restore
 
-    ef = _ef(sanitize="surrogate")
+    ef = _ef(sanitize="surrogate", seal=False)  # the clear store (sealed parents: tests/test_sealed_chroma.py)
     docstore = InMemoryStore()
     store = Chroma(collection_name="children", embedding_function=ef, persist_directory=str(tmp_path))
     retriever = ParentDocumentRetriever(vectorstore=store, docstore=docstore,

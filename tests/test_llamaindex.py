@@ -27,6 +27,7 @@ KEY = "llamaindex-test-key-5Rz8Kq2w"
 
 def _ef(**kw):
     kw.setdefault("eps", 20)
+    kw.setdefault("seal", False)  # the clear path (sealed nodes: tests/test_sealed_paths.py)
     return PrivateEmbedding(concept="PII", model="fake", key=KEY, **kw)
 
 

@@ -28,10 +28,10 @@ from private_vectors.integrations.ray import (
     ParquetDatasink,
     ProtectDocuments,
     SecretRef,
-    _blocks_rows,
     merge_index_changes,
     protect_dataset,
 )
+from private_vectors.integrations.ray_stages import _blocks_rows
 
 KEY = "ray-test-key-Zq8vN3xW1pLk7Rt2"
 KEY_ENV_NAME = "PV_RAY_TEST_KEY"
@@ -121,7 +121,31 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def embedding(cluster: dict[str, Path]) -> object:
     from private_vectors import PrivateEmbedding
 
-    return PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact")
+    return PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact", seal=False)  # clear rows
+
+
+@pytest.mark.slow  # two jobs on the cluster (40-130 s); tests/test_sealed_paths.py runs the same worker and sinks directly
+def test_sealed_rows_on_ray_open_for_the_key_holder_and_a_rerun_rewrites_the_same_files(
+        cluster: dict[str, Path], tmp_path: Path) -> None:
+    """A keyed configuration seals (the default): the workers unwrap the recorded data key with
+    the key they read, so every row is a marker and a record, the same bytes on a rerun."""
+    import pyarrow.parquet as pq
+
+    from private_vectors import PrivateEmbedding
+    from private_vectors.integrations.ray_sealed import open_rows
+
+    ef = PrivateEmbedding(model="fake:32", eps=10, key=KEY, sanitize="redact")
+    docs = _docs(8)
+    sink = ParquetDatasink(tmp_path / "pq")
+    _protect(ef, docs, sink)
+    first = {p.name: p.read_bytes() for p in Path(sink.path).glob("part-*.parquet")}
+    table = pq.read_table(sink.path).to_pydict()
+    assert all(d.startswith("pv-sealed:") for d in table["document"])
+    assert not any(n in json.dumps(table) for d in docs for n in d["text"].split()[:2])
+    opened = {p.doc_id: p.text for p in open_rows(ef, table["id"], table["metadata"])}
+    assert [opened[d["id"]] for d in docs] == ef.sanitize_documents([d["text"] for d in docs])
+    _protect(ef, docs, sink)  # a rerun (every task retried): the same files, byte for byte
+    assert {p.name: p.read_bytes() for p in Path(sink.path).glob("part-*.parquet")} == first
 
 
 def _protect(embedding: object, docs: list[dict[str, str]], sink: object, **kwargs: object) -> None:

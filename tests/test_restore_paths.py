@@ -16,8 +16,8 @@ from test_restore import KEY, OTHER, generated_documents
 N = 120
 
 
-def _ef() -> PrivateEmbedding:
-    return PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10)
+def _ef(**kw) -> PrivateEmbedding:
+    return PrivateEmbedding(model="fake", concept="PII", sanitize="surrogate", key=KEY, eps=10, **kw)
 
 
 def _clear_ef() -> PrivateEmbedding:
@@ -59,7 +59,7 @@ def test_chroma_add_documents(tmp_path):
     texts = generated_documents(N, seed=3)
     ids = [f"c{i}" for i in range(N)]
     client = chromadb.PersistentClient(path=str(tmp_path / "db"))
-    ef = _ef()
+    ef = _ef(seal=False)  # the clear store: records under pv_restore (sealed stores: tests/test_sealed_chroma.py)
     col = client.create_collection("notes", embedding_function=ef)
     add_documents(col, ids=ids, documents=texts, metadatas=[{"n": i} for i in range(N)])
     got = col.get(ids=ids, include=["documents", "metadatas"])
@@ -74,7 +74,7 @@ def test_chroma_add_documents(tmp_path):
 
     # reopened in a "new process" (a new PrivateEmbedding with the key): records still open
     client = chromadb.PersistentClient(path=str(tmp_path / "db"))
-    ef2 = _ef()
+    ef2 = _ef(seal=False)
     col = open_collection(client, "notes", ef2)
     one = col.get(ids=["c5"], include=["documents", "metadatas"])
     assert Restorer.for_embedding(ef2).restore_text("c5", one["documents"][0], one["metadatas"][0][RESTORE_KEY]) \
@@ -156,7 +156,7 @@ def test_faiss_index(tmp_path):
 def test_raw_text_paths_keep_no_records(tmp_path):
     from private_vectors.langchain import Chroma
 
-    ef = _ef()
+    ef = _clear_ef()  # the clear store (a sealed one seals the raw text too)
     store = Chroma(collection_name="raw", embedding_function=ef, persist_directory=str(tmp_path / "raw"),
                    store_raw_text=True)
     store.add_texts(["Amelia Okafor flew to Lagos."], ids=["r"])

@@ -67,7 +67,7 @@ def test_llamaindex(tmp_path):
     )
 
     texts = generated_documents(N, seed=7)
-    ef = _ef()
+    ef = _clear_ef()
     documents = [Document(text=t, id_=f"li{i}") for i, t in enumerate(texts)]
     nodes = SanitizeNodes(embedding=ef)(documents)
     assert all(RESTORE_KEY in n.metadata for n in nodes)

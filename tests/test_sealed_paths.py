@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from _byte_scan import scan
 
+from _byte_scan import scan
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import SealedRecordError, SealedStoreError
 from private_vectors.keys import KEY_ENV
@@ -63,7 +63,7 @@ def _sanitized(ef: PrivateEmbedding) -> list[str]:
 
 
 def _raw_values() -> list[str]:
-    return NAMES + ["Lisbon", "Berlin"]
+    return [*NAMES, "Lisbon", "Berlin"]
 
 
 # -- FAISS: PrivateFaissIndex ---------------------------------------------------------------------
@@ -116,7 +116,7 @@ def test_faiss_sealed_index_needs_the_key_and_reopens_with_it(tmp_path: Path, mo
     from private_vectors.integrations.faiss import PrivateFaissIndex
 
     _faiss_store(tmp_path / "s")
-    with pytest.raises(SealedStoreError, match="^key: "):
+    with pytest.raises(SealedStoreError, match=r"^key: "):
         PrivateFaissIndex.load(tmp_path / "s")
     again = PrivateFaissIndex.load(tmp_path / "s", key=KEY)
     assert again.sealed
@@ -232,7 +232,7 @@ def test_langchain_faiss_key_holder_search_mmr_thresholds_and_filters(tmp_path: 
     assert all(not d.page_content.startswith("pv-sealed:") for d in mmr)
     billing = store.similarity_search(query, k=5, filter={"topic": "billing"})
     assert {d.id for d in billing} == {"d-jose", "d-mail"}
-    with pytest.raises(InvalidParameterError, match="filter.*sealed"):
+    with pytest.raises(InvalidParameterError, match=r"filter.*sealed"):
         store.similarity_search(query, filter={"author": "<PERSON>"})
     assert store.get_by_ids(["d-jose"])[0].page_content.startswith("<PERSON> phoned")
     import asyncio
@@ -248,7 +248,7 @@ def test_langchain_faiss_sealed_needs_the_key_reopens_and_deletes(tmp_path: Path
 
     store = _lc_store(tmp_path / "s")
     entries = len(store.embedding_function.sanitizer.index)
-    with pytest.raises(SealedStoreError, match="^key: "):
+    with pytest.raises(SealedStoreError, match=r"^key: "):
         FAISS.load_local(str(tmp_path / "s"))
     again = FAISS.load_local(str(tmp_path / "s"), key=KEY)
     assert again.sealed and again.similarity_search("unpaid invoice printer repair", k=1)[0].id == "d-jose"
@@ -291,3 +291,182 @@ def test_langchain_faiss_merges_only_stores_sealed_under_its_data_key() -> None:
     for other in (FAISS.from_texts(DOCS[2:], _ef(), ids=IDS[2:]), FAISS.from_texts(DOCS[2:], _ef(seal=False))):
         with pytest.raises(InvalidParameterError, match="target"):
             store.merge_from(other)
+
+
+# -- LlamaIndex: PrivateIngestionPipeline, SanitizeNodes, persist_index, chroma_vector_store ------
+def _li_docs() -> list[Any]:
+    from llama_index.core import Document
+
+    return [Document(text=t, metadata=dict(m or {}), id_=i) for t, m, i in zip(DOCS, METAS, IDS, strict=True)]
+
+
+def _li_sanitized(ef: PrivateEmbedding) -> list[str]:
+    """The sanitized chunk texts (one chunk per short document) and metadata values."""
+    return _sanitized(ef)
+
+
+def test_llamaindex_sealed_pipeline_cache_docstore_and_index_hold_no_text(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+    from llama_index.core.storage.docstore import SimpleDocumentStore
+
+    from private_vectors.llamaindex import (
+        PrivateIngestionPipeline,
+        PrivateLlamaEmbedding,
+        persist_index,
+    )
+
+    for seal, name in ((None, "sealed"), (False, "clear")):
+        ef = _ef(seal)
+        pipe = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef)],
+                                        docstore=SimpleDocumentStore())
+        nodes = pipe.run(documents=_li_docs())
+        pipe.persist(str(tmp_path / name / "pipeline"))
+        index = VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef))
+        persist_index(index, tmp_path / name / "index")
+        texts = _li_sanitized(ef)
+        if seal is None:
+            assert all(n.text.startswith("pv-sealed:") for n in nodes)
+            assert scan([tmp_path / name], _raw_values(), texts) == []
+        else:
+            assert scan([tmp_path / name], _raw_values(), texts)  # control: the clear folders keep the text
+            assert not [f for f in scan([tmp_path / name], _raw_values()) if "value" in f]
+
+
+def test_llamaindex_key_holder_retrieves_sanitized_text_and_reopens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        SealedRetriever,
+        load_index,
+        open_nodes,
+        persist_index,
+    )
+
+    ef = _ef()
+    nodes = SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs()))  # sealed: embedded and sealed here
+    assert all(n.embedding is not None and n.text.startswith("pv-sealed:") for n in nodes)
+    index = VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef))
+    query = "Who takes the early train to work in Berlin?"
+    hits = SealedRetriever(index, ef, similarity_top_k=2).retrieve(query)
+    assert hits[0].node.get_content() == ef.sanitize_documents([DOCS[0]])[0]
+    assert hits[0].node.metadata["author"] == "<PERSON>" and SEALED_KEY not in hits[0].node.metadata
+    assert hits[0].score >= hits[1].score
+    plain = index.as_retriever(similarity_top_k=1).retrieve(query)  # LlamaIndex's own: the markers
+    assert plain[0].node.get_content().startswith("pv-sealed:")
+    assert open_nodes(ef, plain)[0].node.get_content() in ef.sanitize_documents(DOCS)  # opened for the key holder
+    persist_index(index, tmp_path / "index")
+    with pytest.raises(SealedStoreError, match=r"^key: "):
+        load_index(tmp_path / "index")
+    monkeypatch.setenv(KEY_ENV, KEY)
+    again = load_index(tmp_path / "index")
+    got = SealedRetriever(again, again._embed_model.embedding, similarity_top_k=1).retrieve("unpaid invoice printer")
+    assert got[0].node.get_content().startswith("<PERSON> phoned about the unpaid invoice")
+
+
+def test_llamaindex_sealed_cache_opens_on_a_hit_and_refuses_unsealed_indexing(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.llamaindex import PrivateIngestionPipeline, PrivateLlamaEmbedding
+
+    ef = _ef()
+    pipe = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef)])
+    first = pipe.run(documents=_li_docs())
+    pipe.persist(str(tmp_path / "p"))
+    ef2 = _ef()
+    again = PrivateIngestionPipeline(transformations=[SentenceSplitter(), PrivateLlamaEmbedding(embedding=ef2)])
+    again.load(str(tmp_path / "p"))  # a new function adopts the recorded data key: the cache opens
+    second = again.run(documents=_li_docs())
+    assert [n.text for n in second] == [n.text for n in first]  # sealed nodes from the cache
+    assert [n.embedding for n in second] == [n.embedding for n in first]
+    with pytest.raises(SealedStoreError, match=r"^key: .*SanitizeNodes"):
+        VectorStoreIndex.from_documents(_li_docs(), embed_model=PrivateLlamaEmbedding(embedding=ef))
+
+
+def test_llamaindex_unsealed_folders_open_as_before(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    import json
+
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.integrations.llamaindex import CONFIG_FILE
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        load_index,
+        persist_index,
+    )
+
+    ef = _ef(seal=False)
+    nodes = SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs()))
+    persist_index(VectorStoreIndex(nodes, embed_model=PrivateLlamaEmbedding(embedding=ef)), tmp_path / "i")
+    side = tmp_path / "i" / CONFIG_FILE
+    record = json.loads(side.read_text())
+    del record["embedding"]["seal"]  # persisted before sealing existed
+    side.write_text(json.dumps(record))
+    index = load_index(tmp_path / "i", key=KEY)
+    got = index.as_retriever(similarity_top_k=1).retrieve("unpaid invoice printer repair")
+    assert got[0].node.get_content().startswith("<PERSON> phoned")
+
+
+# -- Ray: ProtectDocuments rows and the Parquet / FAISS-shard sinks (called directly: no cluster) ---
+def _ray_rows(config: dict, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    import json
+
+    from private_vectors.integrations.ray import ProtectDocuments, SecretRef
+
+    monkeypatch.setenv("PV_SEALED_PATHS_KEY", KEY)  # the worker reads the key itself
+    worker = ProtectDocuments(config, SecretRef(env="PV_SEALED_PATHS_KEY"), metadata_column="meta")
+    batch = {"id": np.array(IDS, dtype=object), "text": np.array(DOCS, dtype=object),
+             "meta": np.array([json.dumps(m) if m else "" for m in METAS], dtype=object)}
+    return worker(batch)
+
+
+def _ray_write(rows: dict[str, Any], folder: Path) -> None:
+    import pyarrow as pa
+
+    from private_vectors.integrations.ray import FaissShardDatasink, ParquetDatasink
+
+    table = pa.table({"id": list(rows["id"]), "document": list(rows["document"]), "metadata": list(rows["metadata"]),
+                      "embedding": [list(map(float, v)) for v in rows["embedding"]], "pv_index": list(rows["pv_index"])})
+    for sink in (ParquetDatasink(folder / "pq"), FaissShardDatasink(folder / "shards")):
+        sink.on_write_start()
+        sink.write([table], None)
+
+
+def test_ray_sealed_rows_hold_no_text_and_a_retry_writes_the_same_bytes(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ray")
+    pytest.importorskip("pyarrow")
+    from private_vectors.integrations.ray_sealed import open_rows
+
+    ef = _ef()
+    rows = _ray_rows(ef.get_config(), monkeypatch)
+    retry = _ray_rows(ef.get_config(), monkeypatch)  # another actor, the same batch (a retried task)
+    for column in ("id", "document", "metadata"):
+        assert list(rows[column]) == list(retry[column])  # AES-GCM-SIV: equal input, equal bytes
+    np.testing.assert_array_equal(rows["embedding"], retry["embedding"])
+    assert all(d.startswith("pv-sealed:") for d in rows["document"])
+    _ray_write(rows, tmp_path / "sealed")
+    _ray_write(retry, tmp_path / "sealed")  # the retry rewrites the same files
+    assert len(list((tmp_path / "sealed" / "pq").glob("part-*.parquet"))) == 1
+    texts = _sanitized(ef)
+    assert scan([tmp_path / "sealed"], _raw_values(), texts) == []
+    clear = _ray_rows(_ef(seal=False).get_config(), monkeypatch)
+    _ray_write(clear, tmp_path / "clear")
+    assert scan([tmp_path / "clear"], _raw_values(), texts)  # control: clear rows keep the sanitized text
+    opened = open_rows(ef, list(rows["id"]), list(rows["metadata"]))
+    assert [p.text for p in opened] == ef.sanitize_documents(DOCS)
+    assert opened[0].metadata["author"] == "<PERSON>" and opened[0].restore.startswith("pvr1.")
+    _, _, exact = ef.pipeline.embed_documents(DOCS, exact=True)
+    np.testing.assert_allclose(np.stack([p.vector for p in opened]), exact, atol=2e-3)  # float16 exact vectors
+    with pytest.raises(SealedStoreError, match=r"^key: "):
+        open_rows(_ef(key=None), list(rows["id"]), list(rows["metadata"]))

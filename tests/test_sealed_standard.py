@@ -17,11 +17,11 @@ pytest.importorskip("langchain_tests")
 pytest.importorskip("langchain_community")
 pytest.importorskip("faiss")
 
-from langchain_core.vectorstores import VectorStore  # noqa: E402
-from langchain_tests.integration_tests import VectorStoreIntegrationTests  # noqa: E402
+from langchain_core.vectorstores import VectorStore
+from langchain_tests.integration_tests import VectorStoreIntegrationTests
 
-from private_vectors import PrivateEmbedding  # noqa: E402
-from private_vectors.langchain import FAISS  # noqa: E402
+from private_vectors import PrivateEmbedding
+from private_vectors.langchain import FAISS
 
 
 class TestSealedFaissDropIn(VectorStoreIntegrationTests):

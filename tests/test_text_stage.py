@@ -327,7 +327,8 @@ def test_config_is_json_safe_and_has_no_key(surrogater):
     assert "test key one" not in text and "test key one" not in repr(surrogater)
     assert cfg["policy"] == "surrogate" and cfg["keyed"] is True
     assert cfg["pool"]["version"] == "1" and len(cfg["pool"]["sha256"]) == 64
-    assert [d["type"] for d in cfg["detectors"]] == ["regex", "names", "places", "firms", "identifiers", "presidio"]
+    assert [d["type"] for d in cfg["detectors"]] == ["regex", "names", "places", "firms", "identifiers", "presidio",
+                                                     "tagger"]  # (the tagger: the default for a concept with names)
     again = Sanitizer.from_config(cfg, key="test key one, 16+ bytes")
     assert again.apply(DOCS[:1]) == surrogater.apply(DOCS[:1])
     with pytest.raises(ConfigMismatchError):
@@ -367,7 +368,8 @@ def test_wordlist_fallback_when_presidio_is_absent(monkeypatch):
     with pytest.warns(UserWarning, match="word-list"):
         s = Sanitizer("PII")
     cfg = s.get_config()
-    assert cfg["fallback"] is True and [d["type"] for d in cfg["detectors"]] == ["regex", "names", "places", "firms", "identifiers", "wordlist"]
+    assert cfg["fallback"] is True and [d["type"] for d in cfg["detectors"]] == ["regex", "names", "places", "firms",
+                                                                                  "identifiers", "wordlist", "tagger"]
     assert s.apply(["Maria Lopez moved to Madrid."]) == ["<PERSON> moved to <LOCATION>."]
 
 

@@ -109,7 +109,8 @@ def test_a_model_stage_records_the_detector_and_reopens(shipped: TaggerRecognize
         assert cfg["detector"] == "model"
         assert cfg["detectors"][-1] == {**shipped.get_config(), "labels": ["PERSON"]}
         assert Sanitizer.from_config(cfg).get_config() == cfg
-        assert "detector" not in Sanitizer("person").get_config()
+        assert Sanitizer("person").get_config() == cfg  # the tagger is the default for a concept with names
+        assert "detector" not in Sanitizer("person", detector="rules").get_config()
         bad = {**cfg, "detectors": [*cfg["detectors"][:-1], {**cfg["detectors"][-1], "weights_sha256": "0" * 64}]}
         with pytest.raises(Exception, match="other weights"):
             Sanitizer.from_config(bad)
@@ -179,7 +180,8 @@ def test_a_stage_with_the_tagger_says_so_to_its_rules() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert Sanitizer("person", detector="model")._settings.tagger
-        assert not Sanitizer("person")._settings.tagger
+        assert Sanitizer("person")._settings.tagger  # (the default for a concept with names)
+        assert not Sanitizer("person", detector="rules")._settings.tagger
 
 
 def test_an_initial_before_lower_case_words_is_a_species_not_a_name() -> None:

@@ -17,8 +17,9 @@ from private_vectors.errors import (
 )
 from private_vectors.mechanisms import Mechanism, TextCrafter, load_learned
 from private_vectors.mechanisms.learned import NotFittedError
-from private_vectors.mechanisms.textcrafter import PIIClassifier, kmeans, relabel_pii
+from private_vectors.mechanisms.pii_classifier import PIIClassifier, kmeans, relabel_pii
 from private_vectors.random import keyed_stream
+from private_vectors.text.light import LightDetector
 
 N = 48
 TOL = 1e-5
@@ -115,7 +116,7 @@ def test_pii_classifier_and_relabelling() -> None:
     with pytest.raises(NotFittedError):
         PIIClassifier().predict_proba(X)
     texts = ["Email me at ann@example.org", "The weather is fine.", "Call 555-123-4567 now", "Cats sleep a lot."]
-    fixed, flipped = relabel_pii(texts, [0, 0, 0, 1])
+    fixed, flipped = relabel_pii(texts, [0, 0, 0, 1], LightDetector())
     assert fixed.tolist() == [1, 0, 1, 1] and flipped == 2
 
 

@@ -8,26 +8,19 @@ from typing import Any
 
 from ._build_cache import cached_build, remember_build
 from .config import rebuild_arguments, validate_config
-from .embedding import PrivateEmbedding
 from .errors import PrivacyWarning
 from .keying import Keying
 from .keys import MIN_KEY_BYTES, SecretKey
 
-__all__ = ["rebuild"]
+__all__ = ["built_for"]
 
 
-def _fresh_adapter(built: PrivateEmbedding, config: dict[str, Any], where: str) -> PrivateEmbedding:
-    """A new adapter over ``built``'s loaded stages, with its own key holder bound to ``config``."""
-    clone = object.__new__(PrivateEmbedding)  # (copy.copy would pickle through __reduce__)
-    clone.__dict__.update(built.__dict__)
-    clone.pipeline = built.pipeline.copy_for(config, where)
-    clone.store_space, clone._raw_text_warned = None, False
-    return clone
-
-
-def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal: Any = None) -> PrivateEmbedding:
-    """A new PrivateEmbedding from a stored config (key from ``PRIVATE_VECTORS_KEY``; another key is refused,
-    naming ``where``; ``seal``: e.g. a sealed store's keyring), reusing the stages of an equal config built here."""
+def built_for(cls: Any, config: dict[str, Any], where: str, *, use_cache: bool = True,
+              seal: Any = None) -> tuple[Any, bool]:
+    """The embedding function (a ``cls``, :class:`~private_vectors.embedding.PrivateEmbedding`) of a
+    stored config (key from ``PRIVATE_VECTORS_KEY``; another key is refused, naming ``where``;
+    ``seal``: e.g. a sealed store's keyring), reusing the stages of an equal config built here; and
+    whether it is that shared build, which is never handed out (the caller wraps it in a fresh adapter)."""
     validate_config(config)
     stored = Keying.stored_fields(config)
     if use_cache and seal is None:
@@ -35,16 +28,16 @@ def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal:
         if cached is not None and cached.pipeline.keying.keyed == bool(stored["keyed"]):  # (set_key may key it)
             env = SecretKey.resolve(None, min_bytes=1)
             if env is None or not cached.pipeline.keying.keyed or cached.pipeline.keying.secret == env:
-                return _fresh_adapter(cached, config, where)  # (another key in the environment: checked below)
+                return cached, True  # (another key in the environment: checked below)
     secret = SecretKey.resolve(None, min_bytes=1 if stored.get("key_derivation") == "v1" else MIN_KEY_BYTES)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PrivacyWarning)
         warnings.simplefilter("ignore", DeprecationWarning)
-        ef = PrivateEmbedding(**rebuild_arguments(config), key=secret, seal=seal)
+        ef = cls(**rebuild_arguments(config), key=secret, seal=seal)
     if not stored["keyed"] and secret is not None:
         ef.pipeline.keying, ef.key_source = Keying(None), "none"  # an unkeyed collection stays unkeyed
     ef.pipeline.bind(config, where)
     if use_cache and seal is None:  # the cached build is never handed out: a caller's may be remembered as live
         remember_build(config, ef)
-        return _fresh_adapter(ef, config, where)
-    return ef
+        return ef, True
+    return ef, False

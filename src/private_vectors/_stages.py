@@ -95,11 +95,11 @@ def build_sanitizer(options: EmbeddingOptions, keying: Keying) -> Any:
 
         concept = options.text_concept
         return Sanitizer(list(concept) if isinstance(concept, tuple) else concept, policy=sanitize,
-                         key=keying.secret)
-    if isinstance(sanitize, dict):  # a stored Sanitizer config
+                         key=keying.secret, detector=options.detector, device=options.device)
+    if isinstance(sanitize, dict):  # a stored Sanitizer config: its own detector (absent: "rules")
         from .text import Sanitizer
 
-        return Sanitizer.from_config(sanitize, key=keying.secret)
+        return Sanitizer.from_config(sanitize, key=keying.secret, device=options.device)
     if all(callable(getattr(sanitize, m, None)) for m in ("apply", "apply_queries", "get_config")):
         return sanitize
     raise InvalidTypeError("sanitize", "one of ('redact', 'surrogate'), 'auto', None or a Sanitizer", sanitize)

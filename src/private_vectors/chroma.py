@@ -26,6 +26,7 @@ from .integrations.chroma import (
     save_query_index,
     scrub_index_files,
 )
+from .integrations.chroma_keyholder import delete, get, query
 
-__all__ = ["add_documents", "check_collection", "create_collection", "load_query_index", "open_collection",
-           "query_index_collection_name", "save_query_index", "scrub_index_files"]
+__all__ = ["add_documents", "check_collection", "create_collection", "delete", "get", "load_query_index",
+           "open_collection", "query", "query_index_collection_name", "save_query_index", "scrub_index_files"]

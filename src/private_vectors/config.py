@@ -162,7 +162,7 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
                 a, b = ({k: v for k, v in c.items() if k not in UPGRADED_FIELDS} for c in (a, b))
             a, b = _without_versions(a), _without_versions(b)
             if a != b:  # name what differs, never the values (HMACs of what a user asked to hide)
-                diffs.append(f"sanitizer: differs in {_differing_keys(a, b)}")
+                diffs.append(f"sanitizer: differs in {_differing_keys(a, b)}{_detector_note(a, b)}")
             continue
         if a != b:
             diffs.append(f"{field}: stored {a!r}, given {b!r}")
@@ -171,6 +171,18 @@ def check_config_compatible(old: dict[str, Any], new: dict[str, Any]) -> None:
             "the PrivateEmbedding does not match the one this collection/index was written with — "
             + "; ".join(diffs) + ". Reopen it without an embedding function to rebuild the stored one, "
             "or write to a new collection.")
+
+
+def _detector_note(stored: Any, given: Any) -> str:
+    """What to pass when the text stage's ``detector`` differs (absent: ``"rules"``, as written
+    before the learned tagger became the default): a store keeps the detector it was written with."""
+    if not isinstance(stored, dict) or not isinstance(given, dict):
+        return ""
+    was, now = stored.get("detector", "rules"), given.get("detector", "rules")
+    if was == now:
+        return ""
+    return (f" (detector: stored {was!r}, given {now!r}; pass PrivateEmbedding(detector={was!r}, ...) "
+            "to write to it with the detection it was written with)")
 
 
 def _geometry_identity(ref: Any) -> Any:

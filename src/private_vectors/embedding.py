@@ -20,6 +20,7 @@ import numpy as np
 
 from ._build_cache import remember_live
 from ._protocols import LANGCHAIN_BASES
+from ._rebuild import built_for
 from ._validation import check_texts, text_list
 from .config import (
     CHROMA_NAME,
@@ -41,10 +42,16 @@ __all__ = ["CHROMA_NAME", "KEY_ENV", "PrivateEmbedding", "rebuild"]
 
 
 def rebuild(config: dict[str, Any], where: str, *, use_cache: bool = True, seal: Any = None) -> PrivateEmbedding:
-    """A new PrivateEmbedding from a stored config (:func:`private_vectors._rebuild.rebuild`)."""
-    from ._rebuild import rebuild as _rebuild
-
-    return _rebuild(config, where, use_cache=use_cache, seal=seal)
+    """A new PrivateEmbedding from a stored config (:func:`private_vectors._rebuild.built_for`): a
+    fresh adapter, with its own key holder bound to ``config``, over an equal build's loaded stages."""
+    built, shared = built_for(PrivateEmbedding, config, where, use_cache=use_cache, seal=seal)
+    if not shared:
+        return built
+    clone = object.__new__(PrivateEmbedding)  # (copy.copy would pickle through __reduce__)
+    clone.__dict__.update(built.__dict__)
+    clone.pipeline = built.pipeline.copy_for(config, where)
+    clone.store_space, clone._raw_text_warned = None, False
+    return clone
 
 
 def _as_written(value: Any) -> Any:
@@ -86,6 +93,9 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
             "method": "leace"}``, a folder or an ``AttributeConcept``: :mod:`private_vectors.fitted.erase`).
         noise_concept: a fitted concept that shapes Mahalanobis noise.
         seal: None (sealed when keyed; a reopened store's own), True, False or a :class:`~private_vectors.sealed.Sealing`.
+        detector: the text stage's detection: ``"model"`` (default for a concept with names or places:
+            the recognizers plus the learned, case-blind tagger) or ``"rules"`` (the recognizers alone).
+        device: where the tagger runs (``"cpu"``, ``"cuda"``; not recorded).
     """
 
     eps, unit, space, store_geometry, geometry_bound, query, query_eps, query_transform, query_transform_kind = (
@@ -99,7 +109,8 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                  query: str = "clean", query_eps: float | None = None, query_transform: str = "auto",
                  key: Any = None, random_state: Any = None, unit: float | None = None, space: str | None = None,
                  store_geometry: Any = "auto", sanitize: Any = "auto", key_salt: bytes | None = None,
-                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None, seal: Any = None) -> None:
+                 text_concept: Any = None, erase: Any = None, noise_concept: Any = None, seal: Any = None,
+                 detector: str | None = None, device: str = "cpu") -> None:
         try:  # the raw key never stays in a local a traceback could show
             secret = SecretKey.resolve(key, min_bytes=1 if isinstance(key, SecretKey) else MIN_KEY_BYTES)
         finally:
@@ -108,7 +119,8 @@ class PrivateEmbedding(*(LANGCHAIN_BASES or (object,))):  # type: ignore[misc]
                               noise_concept=noise_concept)
         self.options = EmbeddingOptions(**parts, eps=eps, model=model, mechanism=mechanism, query=query,
                                         query_eps=query_eps, query_transform=query_transform, unit=unit,
-                                        space=space, store_geometry=store_geometry, sanitize=sanitize, seal=seal)
+                                        space=space, store_geometry=store_geometry, sanitize=sanitize, seal=seal,
+                                        detector=detector, device=device)
         if eps is None:
             warnings.warn(f"eps not given: using the default eps={DEFAULT_EPS:g} (per unit 1/sqrt(n)). Pass eps "
                           "explicitly: the protection of the stored vectors depends on it.", PrivacyWarning, stacklevel=2)

@@ -17,6 +17,8 @@ from .integrations.llamaindex import (
     persist_index,
     protect_documents,
 )
+from .integrations.llamaindex_sealed import SealedRetriever, open_nodes
 
-__all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "chroma_vector_store",
-           "index_from_collection", "load_index", "persist_index", "protect_documents"]
+__all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "SealedRetriever",
+           "chroma_vector_store", "index_from_collection", "load_index", "open_nodes", "persist_index",
+           "protect_documents"]

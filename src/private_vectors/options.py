@@ -234,9 +234,12 @@ class EmbeddingOptions:
     sanitize: Any = "auto"
     geometry_bound: float | None = None
     seal: Any = None
+    detector: str | None = None
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         _check_mechanism(self.mechanism)
+        _check_detector(self.detector, self.device, self.sanitize)
         object.__setattr__(self, "seal", check_seal(self.seal))
         if self.erase is not None:
             from .fitted.erase import check_erase
@@ -266,6 +269,20 @@ class EmbeddingOptions:
     def eps_given(self) -> bool:
         """Whether ε was given (of options as written; resolved options always have one)."""
         return self.eps is not None
+
+
+def _check_detector(detector: Any, device: Any, sanitize: Any) -> None:
+    """``detector``: None (the concept's default), ``"rules"`` or ``"model"``, given for a text stage
+    this function builds (a ``Sanitizer`` passed as ``sanitize=`` carries its own); ``device``: a name."""
+    from .text.stage_options import DETECTORS
+
+    if detector is not None:
+        check_choice(detector, "detector", DETECTORS)
+        if sanitize is not None and not isinstance(sanitize, (str, dict)):
+            raise InvalidParameterError("detector", "None when sanitize= is a Sanitizer (give detector= to the "
+                                        "Sanitizer instead)", detector)
+    if not isinstance(device, str) or not device:
+        raise InvalidTypeError("device", "a torch device name such as 'cpu' or 'cuda'", device)
 
 
 def _check_mechanism(mechanism: Any) -> None:

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..text.vocabulary import MONTHS, WEEKDAYS
+from .._calendar import MONTHS, WEEKDAYS
 from .removal import remove_spans
 
 __all__ = ["BUILTIN_TEMPLATES", "LOCALES", "fill_template", "generate", "generate_swaps", "generic_templates",

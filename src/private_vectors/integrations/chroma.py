@@ -62,9 +62,9 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ..restore import prepare_with_restore, with_records
 from ._stored import check_unique_ids, sanitize_values, warn_existing_ids
 from .chroma_files import scrub_collection, writing
+from .chroma_sealed import clear_write, sealed_write, sealer_of
 
 __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collection", "create_collection",
            "load_query_index", "open_collection", "protected_write", "query_index_collection_name", "register",
@@ -317,19 +317,16 @@ def add_documents(collection: Any, *, ids: Sequence[str], documents: Sequence[st
     if bad is not None:  # (before Chroma sees them: its own error would show the id)
         raise InvalidTypeError(f"ids[{bad}]", "a non-empty str (Chroma's ids are strings)", ids[bad])
     check_unique_ids(ids, "Chroma")
-    warn_existing_ids(collection.get(ids=ids, include=[])["ids"], f"collection {collection.name!r}",
+    sealer = sealer_of(collection, ef)  # a sealed collection: markers, records, noisy vectors (chroma_sealed)
+    as_stored = dict(zip(ids, ids if sealer is None else [sealer.stored_id(i) for i in ids], strict=True))
+    held = set(collection.get(ids=list(as_stored.values()), include=[])["ids"])
+    warn_existing_ids([i for i in ids if as_stored[i] in held], f"collection {collection.name!r}",
                       "replaced (upsert=True)" if upsert else "Chroma's add keeps the stored documents "
                       "(upsert=True replaces them)", ids)
     with protected_path():  # documents first: the text stage then knows their names in a lone metadata value
-        stored, vectors, records = prepare_with_restore(ef, documents, ids, store_raw_text=store_raw_text)
-        if metas is not None:
-            metas = _metadata_text(ef, metas, metadata_text)
-    kwargs: dict[str, Any] = {"ids": ids, "embeddings": vectors}
-    if stored is not None:
-        kwargs["documents"] = stored
-    metas = with_records(metas, records, len(ids))  # a keyed text stage: each record under pv_restore
-    if metas is not None:
-        kwargs["metadatas"] = metas
+        kwargs, stored = (clear_write if sealer is None else functools.partial(sealed_write, sealer=sealer))(
+            ef, ids, documents, metas, store_raw_text=store_raw_text,
+            sanitize_metadata=lambda m: _metadata_text(ef, m, metadata_text))
     with protected_write(collection):
         (collection.upsert if upsert else collection.add)(**kwargs)
         save_query_index(collection, ef)

@@ -19,7 +19,7 @@ import numpy as np
 from ..sealed.records import SealedPayload
 from ..sealed.stores import drop_refs, fetch_count, open_ranked, record_of
 
-__all__ = ["sealed_hits", "sealed_payloads", "forget_sealed"]
+__all__ = ["forget_sealed", "sealed_hits", "sealed_payloads"]
 
 Hit = tuple[int, SealedPayload, float]
 """(internal id, opened record, exact distance in the index's space)."""

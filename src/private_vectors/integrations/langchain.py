@@ -44,6 +44,7 @@ from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNo
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY, with_records
+from ..sealed.stores import require_key
 from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
 from ._stored import (
     check_metadata_text,
@@ -59,6 +60,8 @@ from .chroma import (
     save_query_index,
     upgrade_recorded_config,
 )
+from .chroma_sealed import sealed_write
+from .langchain_sealed import SealedChromaReads
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["FAISS", "Chroma", "chroma_store", "stored_texts"]  # noqa: F822 (FAISS: lazy, module __getattr__)
@@ -122,7 +125,7 @@ def stored_texts(embedding: Any, texts: Sequence[str], *, store_raw_text: bool =
 _Base: Any = _LangChainChroma if _LangChainChroma is not None else object
 
 
-class Chroma(_Base):
+class Chroma(SealedChromaReads, _Base):
     """``langchain_chroma.Chroma`` that records the PrivateEmbedding and keeps no raw text.
 
     The constructor is ``langchain_chroma.Chroma``'s, parameter for parameter, plus
@@ -182,6 +185,7 @@ class Chroma(_Base):
             secret = SecretKey.resolve(key, min_bytes=1)
         finally:
             del key
+        self._key_given = secret is not None
         with key_scope(secret):  # a stored function rebuilt by Chroma or below takes this key (else the env's)
             self._open(base, collection_name=collection_name, embedding_function=embedding_function,
                        persist_directory=persist_directory, host=host, port=port, headers=headers,
@@ -205,6 +209,7 @@ class Chroma(_Base):
         if embedding_function is None:  # a private collection: rebuild its stored function
             cfg = (col.configuration_json or {}).get("embedding_function") or {}
             if cfg.get("name") == CHROMA_NAME:
+                require_key(cfg.get("config"), f"collection {col.name!r}", given=self._key_given)
                 self._embedding_function = rebuild(cfg.get("config") or {}, f"collection {col.name!r}",
                                                    use_cache=False)
         else:
@@ -226,6 +231,14 @@ class Chroma(_Base):
         """The caller's ``relevance_score_fn``; else, for a PrivateEmbedding, one calibrated to
         the noise of the collection's ε (:func:`~private_vectors.integrations.scores.relevance_score_fn`);
         else LangChain's choice for the collection's space."""
+        ef = self._embedding_function
+        if self.override_relevance_score_fn is not None or not isinstance(ef, PrivateEmbedding):
+            return super()._select_relevance_score_fn()
+        if self._sealer() is not None:  # exact distances: the clean relevance, thresholds after the re-rank
+            return self.sealed_relevance_fn()
+        return self._noisy_relevance_fn()
+
+    def _noisy_relevance_fn(self) -> Callable[[float], float]:
         ef = self._embedding_function
         if self.override_relevance_score_fn is not None or not isinstance(ef, PrivateEmbedding):
             return super()._select_relevance_score_fn()
@@ -273,19 +286,32 @@ class Chroma(_Base):
                 "embedding_function", "an Embeddings (e.g. PrivateEmbedding) to embed texts before they are stored",
                 None, note="without one Chroma embeds the raw text itself; pass store_raw_text=True to allow that")
         check_metadatas(metadatas, len(items))  # (refused before any work)
-        documents, embeddings, records = self._documents_and_vectors(items, ids)
-        metas = [m or None for m in self._metadatas_for(metadatas, len(items))]  # after: names learnt from the texts
-        metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
+        rows = self._rows(items, ids, metadatas)
         with protected_write(self._collection):
             for start in range(0, len(items), self._batch_size()):
-                stop = start + self._batch_size()
-                self._collection.upsert(
-                    ids=ids[start:stop], documents=documents[start:stop],
-                    embeddings=None if embeddings is None else embeddings[start:stop],
-                    metadatas=metas[start:stop] if any(m is not None for m in metas[start:stop]) else None)
+                part = {k: None if v is None else v[start:start + self._batch_size()] for k, v in rows.items()}
+                if part["metadatas"] is not None and all(m is None for m in part["metadatas"]):
+                    part["metadatas"] = None
+                self._collection.upsert(**part)
             save_query_index(self._collection, ef)
         upgrade_recorded_config(self._collection, ef)
         return ids
+
+    def _rows(self, items: list[str], ids: list[str], metadatas: Any) -> dict[str, Any]:
+        """Chroma's upsert arguments for a batch: sealed (markers, readable metadata with the
+        record, the stored ids) or clear (the stored text, its restore record under pv_restore)."""
+        sealer = self._sealer() if isinstance(self._embedding_function, PrivateEmbedding) else None
+        if sealer is not None:
+            with protected_path():
+                kw, _ = sealed_write(self._embedding_function, ids, items, None if metadatas is None else list(metadatas),
+                                     sealer=sealer, store_raw_text=self._store_raw_text,
+                                     sanitize_metadata=lambda m: self._metadatas_for(m, len(items)))
+            return {"ids": kw["ids"], "documents": kw.get("documents"), "metadatas": kw["metadatas"],
+                    "embeddings": [list(map(float, v)) for v in kw["embeddings"]]}
+        documents, embeddings, records = self._documents_and_vectors(items, ids)
+        metas = [m or None for m in self._metadatas_for(metadatas, len(items))]  # after: names learnt from the texts
+        metas = with_records(metas, records, len(items)) or metas  # encrypted restore records (pv_restore)
+        return {"ids": ids, "documents": documents, "embeddings": embeddings, "metadatas": metas}
 
     def _documents_and_vectors(self, items: list[str], ids: list[str]) -> tuple[list[str], Any, list[str] | None]:
         """(documents to store, vectors, restore records or None): one pass through a
@@ -307,6 +333,9 @@ class Chroma(_Base):
             raise InvalidParameterError("embedding_function", "an Embeddings to re-embed updated documents", None)
         texts = [d.page_content for d in documents]
         metas = [{k: v for k, v in (d.metadata or {}).items() if k != RESTORE_KEY} or None for d in documents]
+        if self._sealer() is not None:  # sealed: the rows are sealed again (an upsert)
+            self.add_texts(texts, metas, list(ids))
+            return
         stored, embeddings, records = self._documents_and_vectors(texts, list(ids))
         metas = [m or None for m in self._metadatas_for(metas, len(documents))]
         metas = with_records(metas, records, len(texts)) or metas

@@ -39,9 +39,23 @@ import numpy as np
 
 from .._progress import advance, counts_documents
 from ..embedding import PrivateEmbedding
-from ..errors import Described, InvalidParameterError, ModelNotAvailableError, PrivacyWarning
+from ..errors import (
+    Described,
+    InvalidParameterError,
+    ModelNotAvailableError,
+    PrivacyWarning,
+    SealedStoreError,
+)
 from ..guard import protected_path
-from ..restore import prepare_with_restore, sanitize_recorded, seal_records, with_records
+from ..restore import (
+    RESTORE_KEY,
+    prepare_with_restore,
+    sanitize_recorded,
+    seal_records,
+    with_records,
+)
+from ..sealed import SEALED_KEY
+from ..sealed.stores import seal_rows, sealer_of
 from ._hashing import record_hasher
 from ._stored import sanitize_metadatas
 
@@ -314,6 +328,37 @@ class ParentDocumentRetriever(_ParentDocumentRetriever):
         ef = _store_embedding(self.vectorstore, self.embedding)
         return docs, list(zip([i for i, _ in full_docs], sanitize_documents(ef, full_docs), strict=True))
 
+    def _get_relevant_documents(self, query: str, *, run_manager: Any) -> list[Any]:
+        return open_parents(self.embedding or getattr(self.vectorstore, "embeddings", None),
+                            super()._get_relevant_documents(query, run_manager=run_manager))
+
+    async def _aget_relevant_documents(self, query: str, *, run_manager: Any) -> list[Any]:
+        return open_parents(self.embedding or getattr(self.vectorstore, "embeddings", None),
+                            await super()._aget_relevant_documents(query, run_manager=run_manager))
+
+
+def open_parents(embedding: Any, documents: Sequence[Any]) -> list[Any]:
+    """Sealed parents (a keyed marker and a record) opened for the key holder: the sanitized
+    text and metadata (with ``pv_restore``); other documents as they are.
+
+    Raises:
+        SealedStoreError: naming ``key``, for sealed parents and no keyed embedding.
+    """
+    sealed = [n for n, d in enumerate(documents) if SEALED_KEY in (d.metadata or {})]
+    if not sealed:
+        return list(documents)
+    ef, _ = unwrap(embedding)
+    sealer = sealer_of(ef) if isinstance(ef, PrivateEmbedding) and ef.pipeline.keying.keyed else None
+    if sealer is None:
+        raise SealedStoreError("key: the parent documents are sealed; give the retriever's vector store the "
+                               "PrivateEmbedding with the key they were sealed with")
+    out = list(documents)
+    opened = sealer.open_many([out[n].id for n in sealed], [out[n].metadata[SEALED_KEY] for n in sealed])
+    for n, p in zip(sealed, opened, strict=True):
+        meta = dict(p.metadata, **({RESTORE_KEY: p.restore} if p.restore is not None else {}))
+        out[n] = Document(id=p.doc_id, page_content=p.text or "", metadata=meta)
+    return out
+
 
 def sanitize_documents(embedding: PrivateEmbedding, documents: Sequence[tuple[str, Any]]) -> list[Any]:
     """``(id, Document)`` pairs as sanitized Documents carrying their id (and restore record)."""
@@ -323,5 +368,11 @@ def sanitize_documents(embedding: PrivateEmbedding, documents: Sequence[tuple[st
         clean, logs = sanitize_recorded(embedding, texts)
         records = seal_records(embedding, ids, texts, clean, logs)
         metas = sanitize_metadatas(embedding, [dict(d.metadata or {}) for _, d in documents], len(documents))
+    sealer = sealer_of(embedding)
+    if sealer is not None:  # a sealed store: its parents are sealed too (no vector of their own)
+        rows = seal_rows(sealer, ids, texts=clean, metadatas=metas, vectors=np.zeros((len(ids), 1), np.float32),
+                         restores=records)
+        return [Document(id=i, page_content=k, metadata=m) for i, k, m in zip(ids, rows.markers, rows.metadatas,
+                                                                              strict=True)]
     metas = with_records(metas, records, len(documents)) or metas
     return [Document(id=i, page_content=c, metadata=m or {}) for i, c, m in zip(ids, clean, metas, strict=True)]

@@ -71,9 +71,11 @@ from ..errors import (
     InvalidTypeError,
     ModelNotAvailableError,
     PrivacyWarning,
+    SealedStoreError,
 )
 from ..guard import RAW_TEXT_MESSAGE, on_protected_path, protected_path, store_on_stack
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
+from ..sealed.stores import require_key
 from ._hashing import record_hasher
 from ._stored import check_metadata_text, sanitize_metadatas, stored_embedding
 
@@ -123,6 +125,19 @@ def _check_embedding(embedding: Any) -> PrivateEmbedding:
     if not isinstance(embedding, PrivateEmbedding):
         raise InvalidTypeError("embedding", "a PrivateEmbedding", embedding)
     return embedding
+
+
+def _seals(embedding: PrivateEmbedding) -> bool:
+    """Whether ``embedding`` seals (a key, ``seal`` not False): nodes are stored as markers and
+    records (:mod:`~private_vectors.integrations.llamaindex_sealed`)."""
+    return bool(embedding.pipeline.seal.sealed)
+
+
+_UNSEALED_STORE = ("key: this PrivateEmbedding seals (it has a key), and LlamaIndex is embedding nodes it has "
+                   "not sealed, whose sanitized text it would store in clear. Seal them first: SanitizeNodes("
+                   "embedding=ef) as the last step before the index (after splitting), or PrivateLlamaEmbedding as "
+                   "the last transformation of a PrivateIngestionPipeline; or build the PrivateEmbedding with "
+                   "seal=False to keep the sanitized text in clear")
 
 
 def _is_marked(node: BaseNode) -> bool:
@@ -205,7 +220,12 @@ class SanitizeNodes(TransformComponent):
     def __call__(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         """Sanitize ``nodes`` in place and return them (see the module)."""
         self._pipeline_warned = _warn_if_hashed_raw(nodes, self._pipeline_warned)
-        return sanitize_nodes(self.embedding, nodes, metadata_text=check_metadata_text(self.metadata_text))
+        out = sanitize_nodes(self.embedding, nodes, metadata_text=check_metadata_text(self.metadata_text))
+        if _seals(self.embedding):  # sealed: embedded here, text kept only inside each node's record
+            from .llamaindex_sealed import seal_nodes
+
+            return seal_nodes(self.embedding, out)
+        return out
 
     def __repr__(self) -> str:
         return f"SanitizeNodes(embedding={self.embedding!r}, metadata_text={self.metadata_text!r})"
@@ -241,6 +261,8 @@ class PrivateLlamaEmbedding(BaseEmbedding):
     def _get_text_embeddings(self, texts: list[str]) -> list[list[float]]:
         ef: PrivateEmbedding = self.embedding
         items = list(texts)
+        if _seals(ef) and store_on_stack():
+            raise SealedStoreError(_UNSEALED_STORE)
         registry = _registry(ef)
         fresh = [i for i, t in enumerate(items) if _digest(t) not in registry]
         if fresh:
@@ -267,11 +289,19 @@ class PrivateLlamaEmbedding(BaseEmbedding):
         """As a transformation: sanitize the nodes not yet sanitized, then embed them."""
         self._pipeline_warned = _warn_if_hashed_raw(nodes, self._pipeline_warned)
         sanitize_nodes(self.embedding, nodes)
+        if _seals(self.embedding):
+            from .llamaindex_sealed import seal_nodes
+
+            return seal_nodes(self.embedding, nodes)
         return super().__call__(nodes, **kwargs)
 
     async def acall(self, nodes: Sequence[BaseNode], **kwargs: Any) -> Sequence[BaseNode]:
         self._pipeline_warned = _warn_if_hashed_raw(nodes, self._pipeline_warned)
         sanitize_nodes(self.embedding, nodes)
+        if _seals(self.embedding):
+            from .llamaindex_sealed import seal_nodes
+
+            return seal_nodes(self.embedding, nodes)
         return await super().acall(nodes, **kwargs)
 
     # -- queries ----------------------------------------------------------------------------------
@@ -389,6 +419,46 @@ class PrivateIngestionPipeline(IngestionPipeline):
                 "among the transformations", None)
         self.embedding = _check_embedding(embedding)
         self.metadata_text = check_metadata_text(metadata_text)
+        if _seals(self.embedding):  # its cache seals every entry (keyed by an HMAC of LlamaIndex's hash)
+            from .llamaindex_sealed import sealed_cache
+
+            self.cache = sealed_cache(self.cache, self.embedding)
+
+    def _update_docstore(self, nodes: Sequence[BaseNode], *args: Any, **kwargs: Any) -> None:
+        """LlamaIndex's docstore update; a sealed pipeline's docstore keeps sealed copies."""
+        super()._update_docstore(self._for_docstore(nodes), *args, **kwargs)
+
+    async def _aupdate_docstore(self, nodes: Sequence[BaseNode], *args: Any, **kwargs: Any) -> None:
+        await super()._aupdate_docstore(self._for_docstore(nodes), *args, **kwargs)
+
+    def _for_docstore(self, nodes: Sequence[BaseNode]) -> Sequence[BaseNode]:
+        if not _seals(self.embedding):
+            return nodes
+        from .llamaindex_sealed import seal_documents
+
+        return seal_documents(self.embedding, nodes)
+
+    def persist(self, persist_dir: str = "./pipeline_storage", *args: Any, **kwargs: Any) -> None:
+        """LlamaIndex's ``persist`` plus ``private_vectors.json`` (the PrivateEmbedding's config:
+        a sealed pipeline's wrapped data key, which opens its cache and docstore again)."""
+        super().persist(persist_dir, *args, **kwargs)
+        record = {"format": _FORMAT, "embedding": self.embedding.get_config()}
+        (Path(persist_dir) / CONFIG_FILE).write_text(json.dumps(record), encoding="utf-8")
+
+    def load(self, persist_dir: str = "./pipeline_storage", *args: Any, **kwargs: Any) -> None:
+        """LlamaIndex's ``load``; the pipeline's PrivateEmbedding is checked against the recorded
+        one and adopts its data key (a sealed pipeline's cache stays sealed)."""
+        path = Path(persist_dir) / CONFIG_FILE
+        if path.is_file():
+            stored = json.loads(path.read_text(encoding="utf-8")).get("embedding")
+            where = f"LlamaIndex pipeline folder {str(persist_dir)!r}"
+            require_key(stored, where, given=bool(self.embedding.pipeline.keying.keyed))
+            stored_embedding(stored, where, self.embedding)
+        super().load(persist_dir, *args, **kwargs)
+        if _seals(self.embedding):
+            from .llamaindex_sealed import sealed_cache
+
+            self.cache = sealed_cache(self.cache, self.embedding)
 
     def _prepare_inputs(self, documents: Any, nodes: Any) -> list[BaseNode]:
         """The pipeline's inputs, protected (the one place LlamaIndex gathers them before hashing).
@@ -522,6 +592,8 @@ def load_index(folder: str | Path, *, embedding: Any = None, key: Any = None, in
     where = f"LlamaIndex folder {str(path)!r}"
     if embedding is not None:
         _check_embedding(embedding)
+    keyed = embedding is not None and bool(embedding.pipeline.keying.keyed)
+    require_key(record["embedding"], where, given=key is not None or keyed)
     embedding = stored_embedding(record["embedding"], where, embedding, key)
     embedding.pipeline.load_query_index_state(record.get("query_index"))
     storage = StorageContext.from_defaults(persist_dir=str(path))

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import hmac
 import json
 import re
-import secrets
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..errors import Described, InvalidParameterError, InvalidTypeError
-from ..keys import SecretKey, canonical_context, make_key_hint
+from ..keys import SecretBytes, SecretKey, canonical_context, hkdf_sha256, make_key_hint
 from .documents import _answer_forms, _as_list, _parts, _with_text
 from .records import (
     RESTORE_KEY,
@@ -94,6 +94,10 @@ class Restorer:
             raise InvalidTypeError("context", "a configuration digest (str, see config_digest)", context)
         sched = secret.schedule(derivation, bytes(salt), dict(scrypt) if scrypt is not None else None)
         self._aead = AESGCM(bytes(sched.restore))
+        # a synthetic nonce (SIV construction): HMAC of the associated data and the plaintext, so a
+        # document sealed again (a retried Ray task, a re-sealed store) gives the same record bytes
+        self._nonce_key = SecretBytes(hkdf_sha256(bytes(sched.restore), salt=b"private_vectors/restore",
+                                                  info=b"nonce/v1"))
         self.salt = bytes(salt)
         self.context = context
         self.derivation = derivation
@@ -155,8 +159,9 @@ class Restorer:
         body = {"v": _PLAINTEXT_VERSION, "t": hashlib.sha256(stored.encode("utf-8")).hexdigest(),
                 "r": [[r.start, r.end, r.label, r.written, r.original] for r in replacements]}
         padded = _pad(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-        nonce = secrets.token_bytes(_NONCE_BYTES)
-        sealed = nonce + self._aead.encrypt(nonce, padded, self._aad(doc_id))
+        aad = self._aad(doc_id)
+        nonce = hmac.digest(self._nonce_key, struct.pack(">I", len(aad)) + aad + padded, "sha256")[:_NONCE_BYTES]
+        sealed = nonce + self._aead.encrypt(nonce, padded, aad)
         return RECORD_PREFIX + base64.urlsafe_b64encode(sealed).decode("ascii")
 
     def sanitize(self, texts: Sequence[str], ids: Sequence[Any], sanitizer: Any) -> tuple[list[str], list[str]]:

@@ -98,7 +98,8 @@ class SealedPayload:
         doc_id: the user's id of the document.
         text: the stored text (sanitized, or None when the store keeps none).
         metadata: the key holder's metadata (string values as the text stage left them).
-        vector: the exact vector (after erasure, before noise), float32.
+        vector: the exact vector (after erasure, before noise), float32; empty for a record sealed
+            with no vector (a LlamaIndex input document or cached node).
         restore: the document's restore record string, or None.
         index_refs: the document's keyed query-index references.
     """
@@ -291,7 +292,7 @@ class Sealer:
         body = json.dumps({"id": doc_id, "text": text, "meta": _check_metadata(metadata), "restore": restore,
                            "refs": refs}, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode("utf-8")
         code, dtype = _DTYPES[self.sealing.vector]
-        vec = _check_vector(vector).astype(dtype).tobytes()
+        vec = b"" if vector is None else _check_vector(vector).astype(dtype).tobytes()  # None: no vector kept
         payload = _HEADER.pack(_FORMAT, len(body), code, len(vec) // dtype.itemsize) + body + vec
         size = size_class(len(payload) + 4)
         return struct.pack(">I", len(payload)) + payload + b"\x00" * (size - 4 - len(payload))

@@ -8,14 +8,11 @@ built on several workers and merged (the merge is commutative and associative).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import Described, InvalidParameterError
-
-if TYPE_CHECKING:
-    from .entity_index import EntityIndex
 
 __all__ = [
     "ORDINARY",
@@ -194,11 +191,11 @@ def job_changes(stored: Mapping[str, str], job: JobIndex, remembered: Mapping[st
 
 
 class KeyedWords(Collection[str]):
-    """A set of words known only by their ``low`` HMACs: ``word in words`` HMACs the word
-    (answers cached). Iterating gives the HMACs, never words."""
+    """A set of words known only by their ``low`` HMACs: ``word in words`` HMACs the word with
+    ``mac`` (the entity index's keyed HMAC; answers cached). Iterating gives the HMACs, never words."""
 
-    def __init__(self, index: EntityIndex, macs: frozenset[str]) -> None:
-        self._mac, self._macs = index.mac, macs
+    def __init__(self, mac: Callable[[str, str], str], macs: frozenset[str]) -> None:
+        self._mac, self._macs = mac, macs
         self._seen: dict[str, bool] = {}
 
     def __contains__(self, word: object) -> bool:

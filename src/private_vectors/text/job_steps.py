@@ -10,19 +10,31 @@ runs the same two steps on one batch, so a single process and a distributed job 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
-from .entity_index import JobFacts, JobIndex, merge_values, strong_evidence
-from .operators import Keep
+from .entity_index import EntityIndex, JobFacts, JobIndex, merge_values, strong_evidence
+from .operators import Keep, Operator
+from .overlap import OverlapIndex
 from .replacement import Replacement, replace_spans
 from .rules import escape
 from .spans import Span, validate_texts
 
-if TYPE_CHECKING:
-    from .sanitizer import Sanitizer
-
 __all__ = ["apply_job", "detect", "escaped", "freeze_job", "job_facts", "job_spans"]
+
+
+class Stage(Protocol):
+    """What the two steps read of the text stage (a :class:`~.sanitizer.Sanitizer`): its
+    entity index, its detection, its span selection and its operators."""
+
+    index: EntityIndex
+
+    def _prepared(self, texts: Sequence[str]) -> tuple[list[str], list[list[Span]] | None]: ...
+
+    def _select(self, text: str, spans: list[Span], extra: Sequence[Span] = (),
+                view: Mapping[str, str] | None = None, lower: frozenset[str] = frozenset()) -> list[Span]: ...
+
+    def _operator(self, label: str) -> Operator: ...
 
 
 def escaped(texts: Sequence[str]) -> list[str]:
@@ -30,13 +42,13 @@ def escaped(texts: Sequence[str]) -> list[str]:
     return [escape(t) for t in validate_texts(texts)]
 
 
-def detect(san: Sanitizer, texts: Sequence[str]) -> tuple[list[str], list[list[Span]] | None]:
+def detect(san: Stage, texts: Sequence[str]) -> tuple[list[str], list[list[Span]] | None]:
     """Escaped texts and their detected spans (None: a recognizer failed under
     ``on_error="redact_all"``): what both steps of a job read, detected once."""
     return san._prepared(texts)
 
 
-def job_facts(san: Sanitizer, texts: list[str], found: list[list[Span]]) -> JobFacts:
+def job_facts(san: Stage, texts: list[str], found: list[list[Span]]) -> JobFacts:
     """The first step of a job, on some of its documents (escaped texts and their detected
     spans): keyed facts only, merged over the job in any order. Each detected entity that is
     replaced gives its entries (weak unless :func:`~.entity_index.strong_evidence`); each text
@@ -44,9 +56,10 @@ def job_facts(san: Sanitizer, texts: list[str], found: list[list[Span]]) -> JobF
     facts = JobFacts()
     with san.index.remembering():
         for t, s in zip(texts, found, strict=True):
+            near = OverlapIndex(s)
             for span in san._select(t, s):
                 if not isinstance(san._operator(span.label), Keep):
-                    weak = not strong_evidence(t, span, s)
+                    weak = not strong_evidence(t, span, s, near)
                     san.index.entity_facts(facts, span.label, t[span.start:span.end], weak=weak)
             san.index.text_facts(facts, t)
     return facts
@@ -57,7 +70,7 @@ def freeze_job(facts: JobFacts | Sequence[JobFacts]) -> JobIndex:
     return JobIndex.freeze(facts if isinstance(facts, JobFacts) else JobFacts.merged(facts))
 
 
-def job_spans(san: Sanitizer, texts: list[str], found: list[list[Span]], job: JobIndex) -> list[list[Span]]:
+def job_spans(san: Stage, texts: list[str], found: list[list[Span]], job: JobIndex) -> list[list[Span]]:
     """The second step's spans: detected spans plus every occurrence of an entity of the job
     index or of earlier jobs' (:meth:`~.entity_index.EntityIndex.spans`), where a word the
     *job* writes in lower case in two texts or more is an ordinary word."""
@@ -67,7 +80,7 @@ def job_spans(san: Sanitizer, texts: list[str], found: list[list[Span]], job: Jo
                 for t, s in zip(texts, found, strict=True)]
 
 
-def apply_job(san: Sanitizer, texts: list[str], found: list[list[Span]], job: JobIndex
+def apply_job(san: Stage, texts: list[str], found: list[list[Span]], job: JobIndex
               ) -> tuple[list[str], list[list[Replacement]], dict[str, str]]:
     """The second step on some of a job's documents: sanitized texts, replacement logs, and
     the index entries of every replaced span (merged over the job, then written with

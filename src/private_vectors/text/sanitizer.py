@@ -46,6 +46,7 @@ from .stage_config import (
     SANITIZER_VERSION,
     build_rules,
     choose_concept,
+    default_detector,
     from_config,
     get_config,
     hide_config,
@@ -84,9 +85,10 @@ class Sanitizer(DocumentTransformer):
             (``"context-free.ages"``); see :mod:`.rules`.
         thresholds: per-label score thresholds, e.g. ``{"LOCATION": 0.6}``.
         recognizers: names of registered recognizers to run besides the concept's (:mod:`.registry`).
-        detector: ``"rules"`` (the concept's recognizers) or ``"model"`` (those plus the learned,
-            case-blind tagger for the concept's names, places, organisations and dates; see
-            :mod:`.recognizers.tagger`).
+        detector: ``"model"`` (the concept's recognizers plus the learned, case-blind tagger for
+            its names, places, organisations and dates; see :mod:`.recognizers.tagger`) or
+            ``"rules"`` (the recognizers alone: cheaper, but blind to a name in lower case).
+            Default None: ``"model"`` for a concept with names or places, else ``"rules"``.
         device: where the tagger runs (``"cpu"``, ``"cuda"``); not recorded.
     """
 
@@ -96,7 +98,7 @@ class Sanitizer(DocumentTransformer):
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
                  timeout: float | None = DEFAULT_TIMEOUT, chunk_size: int = 10_000,
                  rules_off: Sequence[str] | None = None, thresholds: Mapping[str, float] | None = None,
-                 recognizers: Sequence[str] | None = None, detector: str = "rules", device: str = "cpu") -> None:
+                 recognizers: Sequence[str] | None = None, detector: str | None = None, device: str = "cpu") -> None:
         try:  # first, so that no later error leaves the raw key in this frame's locals
             self._key = stage_key(key)
         finally:
@@ -106,6 +108,8 @@ class Sanitizer(DocumentTransformer):
             thresholds=thresholds, allow_list=allow_list, on_error=on_error, timeout=timeout, chunk_size=chunk_size,
             rules_off=rules_off, keyed=self._key is not None, detector=detector, device=device)
         choice = choose_concept(concept, detectors, recognizers)
+        if self.options.detector is None:
+            self.options = replace(self.options, detector=default_detector(choice.name, detectors))
         self.concept_name, self._concept, self._concept_cfg = choice.name, choice.label, choice.recorded
         self.detectors: list[Detector] = choice.recognizers
         if self.options.detector == "model" and detectors is None:
@@ -285,17 +289,18 @@ class Sanitizer(DocumentTransformer):
 
     @classmethod
     def from_config(cls, config: dict[str, Any], *, key: str | bytes | None = None,
-                    detectors: Sequence[Detector] | None = None) -> Sanitizer:
+                    detectors: Sequence[Detector] | None = None, device: str = "cpu") -> Sanitizer:
         """Rebuild from :meth:`get_config`; refuses a different pool, a key that does not match, a
         recognizer or rule not registered in this process, or a newer version. A config whose
         token lists, patterns or allow list are stored as HMACs cannot rebuild them: pass
         ``detectors=`` (and build the Sanitizer with the same allow list), or reopen the store with
-        the same PrivateEmbedding."""
+        the same PrivateEmbedding. A config without ``detector`` (written with the recognizers
+        alone) opens as ``detector="rules"``; ``device``: where a recorded tagger runs."""
         try:  # first, so that no later error leaves the raw key in this frame's locals
             secret = stage_key(key)
         finally:
             del key
-        return from_config(cls, config, secret, detectors)
+        return from_config(cls, config, secret, detectors, device)
 
     def check_config_key(self, config: Mapping[str, Any], where: str) -> None:
         """Refuse a keyed sanitizer config whose key check value is missing or belongs to another

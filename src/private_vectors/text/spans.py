@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from .._spans import Span, validate_texts
 from ..errors import InvalidParameterError, InvalidTypeError
 
 __all__ = ["LABELS", "Detector", "Span", "check_labels", "chunk_text", "merge_spans", "validate_texts"]
@@ -22,21 +22,6 @@ LABELS: tuple[str, ...] = (
 """The label vocabulary (presidio's names where they exist). User concepts may add their own."""
 
 
-@dataclass(frozen=True)
-class Span:
-    """One detected span: ``text[start:end]`` is a ``label`` found by ``detector`` with ``score``."""
-
-    start: int
-    end: int
-    label: str
-    score: float
-    detector: str
-
-    def shifted(self, offset: int) -> Span:
-        """The same span moved by ``offset`` characters (chunked detection)."""
-        return Span(self.start + offset, self.end + offset, self.label, self.score, self.detector)
-
-
 @runtime_checkable
 class Detector(Protocol):
     """Finds spans in a batch of texts. ``get_config()`` is JSON-safe and names versions."""
@@ -46,20 +31,6 @@ class Detector(Protocol):
     def spans(self, texts: Sequence[str]) -> list[list[Span]]: ...
 
     def get_config(self) -> dict[str, Any]: ...
-
-
-def validate_texts(texts: Any, name: str = "texts") -> list[str]:
-    """A list of str from ``texts``; a bare str or a non-str item is refused with a clear error."""
-    if isinstance(texts, str):
-        raise InvalidTypeError(name, "a sequence of strings", texts, note="wrap a single text in a list")
-    try:
-        out = list(texts)
-    except TypeError as exc:
-        raise InvalidTypeError(name, "a sequence of strings", texts) from exc
-    for i, t in enumerate(out):
-        if not isinstance(t, str):
-            raise InvalidTypeError(f"{name}[{i}]", "a str", t)
-    return out
 
 
 def check_labels(entities: Any, allowed: Sequence[str], default: tuple[str, ...], *,

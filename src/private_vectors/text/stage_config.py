@@ -26,8 +26,8 @@ from .spans import Detector, validate_texts
 from .stage_options import parse_rule
 from .surrogates import load_pool
 
-__all__ = ["MODEL_THRESHOLDS", "SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "from_config",
-           "get_config", "hide_config", "model_recognizer"]
+__all__ = ["MODEL_THRESHOLDS", "SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "default_detector",
+           "from_config", "get_config", "hide_config", "model_labels", "model_recognizer"]
 
 SANITIZER_VERSION = 5
 """Version of the text stage's configuration and behaviour. 5: recognizers and rules by name in a
@@ -91,18 +91,33 @@ place is dropped again (rule ``context-free``, part ``unsure-places``). Chosen o
 Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/text_rules.py``."""
 
 
-def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
-    """The learned tagger for ``detector="model"``: the labels of the concept (a preset, a
-    built-in concept or ``"A+B"``) that the tagger reports (names, places, organisations, dates),
-    with :data:`MODEL_THRESHOLDS` for those labels."""
+def model_labels(concept_name: str) -> list[str]:
+    """The labels of the concept (a preset, a built-in concept or ``"A+B"``) that the learned
+    tagger reports (names, places, organisations, dates); empty for a concept without them."""
     from .presets import PRESETS
-    from .recognizers.tagger import MODEL_LABELS, TaggerRecognizer
+    from .recognizers.tagger import MODEL_LABELS
 
     wanted: set[str] = set()
     for part in concept_name.split("+"):
         preset = PRESETS.get(part)
         wanted |= set(preset.labels if preset is not None else _CONCEPT_MODEL_LABELS.get(part.lower(), ()))
-    labels = [lab for lab in MODEL_LABELS if lab in wanted]
+    return [lab for lab in MODEL_LABELS if lab in wanted]
+
+
+def default_detector(concept_name: str, detectors: Sequence[Detector] | None) -> str:
+    """``detector=None``: ``"model"`` (the recognizers plus the learned tagger) for a built-in
+    concept with names, places or organisations; ``"rules"`` for a concept without them (dates
+    alone: ``"datetime"``, which may still ask for ``"model"``) and for a user's own ``detectors``."""
+    named = set(model_labels(concept_name)) - {"DATE_TIME"}
+    return "model" if detectors is None and named else "rules"
+
+
+def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
+    """The learned tagger for ``detector="model"``: the labels of the concept that the tagger
+    reports (:func:`model_labels`), with :data:`MODEL_THRESHOLDS` for those labels."""
+    from .recognizers.tagger import TaggerRecognizer
+
+    labels = model_labels(concept_name)
     if not labels:
         raise InvalidParameterError("detector", "'rules' for a concept without names, places, organisations or "
                                     "dates (the model finds only those)", Described("model"))
@@ -189,7 +204,8 @@ def _rules_off(config: Mapping[str, Any]) -> list[str] | None:
     return off or None
 
 
-def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Sequence[Detector] | None) -> Any:
+def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Sequence[Detector] | None,
+                device: str = "cpu") -> Any:
     """A Sanitizer rebuilt from :func:`get_config` (see the module docstring)."""
     if not isinstance(config, Mapping) or config.get("type") != "sanitizer":
         raise InvalidParameterError("config", "a dict from Sanitizer.get_config()", Described("<not a sanitizer config>"))
@@ -223,12 +239,15 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
     upgrade = version < SANITIZER_VERSION
     if detectors is None and (user or not upgrade):  # an upgrade of a built-in concept takes today's recognizers
         detectors = [REGISTRY.recognizer_from_config(d) for d in stored]
+        for rebuilt in detectors:
+            if getattr(rebuilt, "kind", None) == "tagger":
+                rebuilt.device = device  # type: ignore[attr-defined]  # (not recorded; read when it loads)
     out = cls(concept, policy=config["policy"], key=secret if config.get("keyed") else None, detectors=detectors,
               entities=config.get("entities"), score_threshold=config["score_threshold"],
               allow_list=config.get("allow_list"), operators=config.get("operators"),
               on_error=config.get("on_error", "raise"), timeout=config.get("timeout"),
               chunk_size=config.get("chunk_size", 10_000), thresholds=config.get("thresholds"),
-              rules_off=None if upgrade else _rules_off(config), detector=detector)
+              rules_off=None if upgrade else _rules_off(config), detector=detector, device=device)
     out._user_detectors = user
     if config.get("keyed"):
         out.check_config_key(config, "the stored text stage")

@@ -24,9 +24,10 @@ from .spans import LABELS, validate_texts
 __all__ = ["DETECTORS", "KNOWN_LABELS", "StageOptions", "resolve_stage_options"]
 
 DETECTORS: tuple[str, ...] = ("rules", "model")
-"""``detector=``: ``"rules"``, the concept's recognizers; ``"model"``, those plus the learned,
-case-blind tagger (:class:`~.recognizers.tagger.TaggerRecognizer`) for the concept's names,
-places, organisations and dates."""
+"""``detector=``: ``"model"``, the concept's recognizers plus the learned, case-blind tagger
+(:class:`~.recognizers.tagger.TaggerRecognizer`) for the concept's names, places, organisations
+and dates (the default for a concept that has them); ``"rules"``, the recognizers alone (the
+default for a concept without names and for a user's own ``detectors``)."""
 
 KNOWN_LABELS = frozenset(LABELS) | frozenset(PRESIDIO_LABELS) | frozenset(IDENTIFIER_LABELS) | frozenset(
     REGEX_LABELS) | {"REDACTED", "QUANTITY", "DEMOGRAPHIC", "ORDINARY"} | {x for p in PRESETS.values() for x in p.labels}
@@ -47,7 +48,9 @@ class StageOptions:
     timeout: float | None = 60.0
     chunk_size: int = 10_000
     rules: tuple[str, ...] = RULESETS["0.2"]
-    detector: str = "rules"
+    detector: str | None = None
+    """``"rules"`` or ``"model"``; None until the Sanitizer resolves it for its concept
+    (:func:`~.stage_config.default_detector`)."""
     device: str = "cpu"
 
     def settings(self) -> StageSettings:
@@ -93,7 +96,7 @@ def resolve_stage_options(*, policy: Any = "redact", operators: Any = None, enti
                           score_threshold: Any = 0.35, thresholds: Any = None, allow_list: Any = None,
                           on_error: Any = "raise", timeout: Any = 60.0, chunk_size: Any = 10_000,
                           ruleset: str = "0.2", rules_off: Any = None, keyed: bool = False,
-                          detector: Any = "rules", device: Any = "cpu") -> StageOptions:
+                          detector: Any = None, device: Any = "cpu") -> StageOptions:
     """Validate the text stage's arguments (clear errors naming each) and freeze them; ``keyed``
     says whether a key was given (a surrogate needs one)."""
     if policy not in POLICIES:
@@ -117,8 +120,8 @@ def resolve_stage_options(*, policy: Any = "redact", operators: Any = None, enti
         raise InvalidParameterError("chunk_size", "an int >= 500", chunk_size)
     if isinstance(allow_list, str):
         raise InvalidTypeError("allow_list", "a list of strings", allow_list)
-    if detector not in DETECTORS:
-        raise InvalidParameterError("detector", f"one of {list(DETECTORS)}", detector)
+    if detector is not None and (not isinstance(detector, str) or detector not in DETECTORS):
+        raise InvalidParameterError("detector", f"None (the concept's default) or one of {list(DETECTORS)}", detector)
     if not isinstance(device, str) or not device:
         raise InvalidTypeError("device", "a torch device name such as 'cpu' or 'cuda'", device)
     return StageOptions(

@@ -20,6 +20,8 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
+from .._calendar import MONTHS, WEEKDAYS
+
 __all__ = [
     "AGE",
     "HONORIFICS",
@@ -42,9 +44,6 @@ __all__ = [
     "stop_words",
 ]
 
-WEEKDAYS: tuple[str, ...] = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-MONTHS: tuple[str, ...] = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                           "October", "November", "December")
 MONTH = (r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
          r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?")
 """A month's name or its usual abbreviation, with an optional full stop ("Sept.", "March")."""
@@ -77,12 +76,20 @@ def calendar_words() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def stop_words() -> frozenset[str]:
-    """Casefolded English function words (spaCy's stop words); empty without spaCy."""
-    try:
-        from spacy.lang.en.stop_words import STOP_WORDS
-    except ImportError:  # pragma: no cover - spaCy absent
+    """Casefolded English function words (spaCy's stop words); empty without spaCy. The list is
+    read from spaCy's ``lang/en/stop_words.py`` alone (a module of literals), so spaCy itself is
+    not imported before the text stage first runs."""
+    spec = importlib.util.find_spec("spacy")  # locates the package without running it
+    path = Path(next(iter(spec.submodule_search_locations or ()), "")) / "lang" / "en" / "stop_words.py" \
+        if spec is not None else None
+    if path is None or not path.is_file():  # pragma: no cover - spaCy absent
         return frozenset()
-    return frozenset(w.casefold() for w in STOP_WORDS)
+    module_spec = importlib.util.spec_from_file_location("private_vectors_spacy_en_stop_words", path)
+    if module_spec is None or module_spec.loader is None:  # pragma: no cover
+        return frozenset()
+    module = importlib.util.module_from_spec(module_spec)  # (not entered in sys.modules)
+    module_spec.loader.exec_module(module)
+    return frozenset(w.casefold() for w in module.STOP_WORDS)
 
 
 # capitalised words that end a name sequence: places, organisations, document labels

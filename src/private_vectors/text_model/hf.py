@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from .._spans import Span, validate_texts
 from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from ..text.spans import Span, validate_texts
 from .windows import Window, decode, plan_windows, read_whole, word_groups
 
 __all__ = ["HFTagger", "bio_tags"]

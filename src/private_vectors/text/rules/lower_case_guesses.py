@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from ..overlap import OverlapIndex
 from ..recognizers.words import sentence_initial
-from ..shapes import overlaps
 from ..spans import Span
-from ..vocabulary import countries, places
+from ..vocabulary import common_words, countries, places
 from ..wordlist import plain_nouns
 from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, RuleContext, _PartedRule, learned
 
@@ -23,7 +23,10 @@ class LowerCaseGuesses(_PartedRule):
     same for a name of one word capitalised only because it opens a sentence, when no name or
     place list knows it (:func:`~private_vectors.text.wordlist.plain_nouns`, not a place or a
     country: "Email zebulon@...", "Attendance : 3,900"); places are left alone (the place
-    lists lack many real towns, "Chesterfield", "Wigan"). Spans of validated patterns (a name after "my name is", an address) and of
+    lists lack many real towns, "Chesterfield", "Wigan"). Part ``common-places``: a one-word place
+    in lower case that only the tagger reports and that is a common English word
+    (:func:`~private_vectors.text.vocabulary.common_words`: "near the river", "at the station"),
+    not a known city or country, is dropped too. Spans of validated patterns (a name after "my name is", an address) and of
     the keyed index stay, and so does everything when the tagger does not read the documents.
     Rows ``lower-case-guesses`` and ``lower-case-guesses.sentence-initial`` of
     ``benchmarks/text_rules.py``.
@@ -35,21 +38,38 @@ class LowerCaseGuesses(_PartedRule):
     name = "lower-case-guesses"
     stage = "document"
     summary = "where the tagger reads, a lower-case name that only capitalising made is no name"
-    parts = ("sentence-initial",)
+    version = "2"
+    parts = ("sentence-initial", "common-places")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         if not context.settings.tagger:
             return spans
-        tagged = [s for s in spans if learned(s)]
+        tagged = OverlapIndex([s for s in spans if learned(s)])
         initial = "sentence-initial" not in self.off
-        return [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
+        kept = [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
+        if "common-places" in self.off:
+            return kept
+        return [s for s in kept if not _common_place(text, s, kept)]
 
 
-def _unconfirmed(text: str, s: Span, tagged: list[Span], initial: bool) -> bool:
+def _common_place(text: str, s: Span, spans: list[Span]) -> bool:
+    """A lower-case, one-word place of the tagger's alone that is a common English word and no
+    known city or country ("river", "station", "park")."""
+    if s.label != "LOCATION" or not learned(s):
+        return False
+    value = text[s.start:s.end]
+    if not value.isalpha() or not value.islower():
+        return False
+    if any(o is not s and o.start < s.end and s.start < o.end and not learned(o) for o in spans):
+        return False
+    return value in common_words() and value not in places() and value not in countries()
+
+
+def _unconfirmed(text: str, s: Span, tagged: OverlapIndex, initial: bool) -> bool:
     """A case-reading recognizer's guess in lower case (or one plain word opening a sentence) that
     no tagger span overlaps."""
     if s.label not in MODEL_LABELS or learned(s) or s.detector in PATTERN_RECOGNIZERS or s.detector == "keyed-index" \
-            or any(overlaps(s, t) for t in tagged):
+            or tagged.positions(s.start, s.end):
         return False
     value = text[s.start:s.end]
     if value.islower():
