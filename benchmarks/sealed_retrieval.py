@@ -642,7 +642,9 @@ def write_readme(path: Path, res: dict[str, Any]) -> None:
     for part, run in res.get("runs", {}).items():
         runs.setdefault(f"`{run['command']}` at git `{run['git']}` ({run['seconds']} s, {run['machine']})", []).append(part)
     lines = ["# Sealed stores: key-holder retrieval with 100,000 distractor vectors", "",
-             *[f"- {', '.join(parts)}: {text}" for text, parts in runs.items()], "",
+             *[f"- {', '.join(parts)}: {text}" for text, parts in runs.items()],
+             "", "(The run of 2026-12-02 recorded HEAD when each part was saved; the code it ran is "
+             "benchmarks/sealed_retrieval.py of 8d802efa. Seconds: since the start of the run.)", "",
              "Library pipeline: `PrivateEmbedding(eps=ε, key=...)`, packaged all-MiniLM-L6-v2, Laplace, default "
              "geometry (cosine, unit-norm noisy vectors), no text stage; clean queries. NDCG@10 on the BEIR test "
              "queries; \"clean\" = the same store without noise (exact vectors); \"key holder\" = the noisy top K "
@@ -761,9 +763,11 @@ def main(argv: list[str] | None = None) -> int:
     cmd = "nice -n 10 .venv/bin/python benchmarks/sealed_retrieval.py " + " ".join(
         argv if argv is not None else sys.argv[1:])
 
+    sha = _git_sha()  # the checkout the run started from
+
     def save(part: str) -> None:
         res.setdefault("runs", {})[part] = {
-            "command": cmd, "git": _git_sha(), "seconds": round(time.perf_counter() - start),
+            "command": cmd, "git": sha, "seconds": round(time.perf_counter() - start),
             "machine": f"{os.cpu_count()} CPU cores shared with other jobs (load {os.getloadavg()[0]:.1f} at the end)"}
         args.out.mkdir(parents=True, exist_ok=True)
         results.write_text(json.dumps(res, indent=1) + "\n")
