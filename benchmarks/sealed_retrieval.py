@@ -709,7 +709,9 @@ def library_agrees(r: dict[str, Any]) -> bool:
 def cost_lines(c: dict[str, Any]) -> list[str]:
     out = [f"## Store-side query cost (chromadb {c['chromadb']}, {c['index']}, N = {c['N']:,}, ε = {c['eps']:g}, k = 10)",
            "", "Median ms per query (best of the repeats per query): unsealed = one query for k with documents; "
-           "sealed = one query for K with the records, open, re-rank. Stages: median ms (one more pass).", "",
+           "sealed = one query for K with the records, open, re-rank. Stages: median ms (one more pass). "
+           "Timed with chromadb, `Sealer.open_many` and `rerank` directly on collections written as the sealed "
+           "paths write them, not through `private_vectors.chroma.query`.", "",
            "| client | unsealed ms | K | sealed ms | × unsealed | query+fetch | open | re-rank |", "|---|---|---|---|---|---|---|---|"]
     for client in ("persistent", "http"):
         t = c.get(client) or {}
