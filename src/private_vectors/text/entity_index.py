@@ -61,6 +61,7 @@ from .job_index import (
     merge_values,
     stronger,
 )
+from .overlap import OverlapIndex, TakenRanges
 from .rules.ordinary_words import WORD
 from .shapes import acronym, looks_like_a_name
 from .spans import Span
@@ -99,12 +100,13 @@ def index_stop_words() -> frozenset[str]:
     return frozenset(stop) | stop_words()
 
 
-def strong_evidence(text: str, span: Span, raw: Sequence[Span]) -> bool:
+def strong_evidence(text: str, span: Span, raw: Sequence[Span], index: OverlapIndex | None = None) -> bool:
     """Whether ``span`` is found on evidence strong enough to replace the entity in other
     documents: a validated pattern (regex, cue/shape identifier), a score of at least 0.9, a
     full name on one line with each part capitalised (not all caps) and name-shaped, or two
-    independent recognizers (``raw``: the document's detected spans); never an all-caps word of
-    at most four letters ("RNA", "CI", "RT")."""
+    independent recognizers (``raw``: the document's detected spans; ``index``, an
+    :class:`~.overlap.OverlapIndex` of them, reads only those near ``span``); never an all-caps
+    word of at most four letters ("RNA", "CI", "RT")."""
     if acronym(text[span.start:span.end]):
         return False
     if span.detector in _PATTERN_RECOGNIZERS or span.score >= 0.9:
@@ -114,7 +116,8 @@ def strong_evidence(text: str, span: Span, raw: Sequence[Span]) -> bool:
     if span.label == "PERSON" and len(words) >= 2 and "\n" not in value \
             and all(w[:1].isupper() and not w.isupper() for w in words) and looks_like_a_name(value):
         return True
-    found_by = {s.detector for s in raw if s.start < span.end and span.start < s.end}
+    near = raw if index is None else index.overlapping(span)
+    found_by = {s.detector for s in near if s.start < span.end and span.start < s.end}
     return len(found_by) >= 2
 
 
@@ -308,7 +311,7 @@ class EntityIndex:
         plain = [k in ordinary for k in keys] if ordinary else None
         common = common_words()
         usual = [k in common for k in keys] if strict and self.case_veto else None
-        busy: list[tuple[int, int]] = []
+        busy = TakenRanges()
         out: list[Span] = []
         for n in (4, 3, 2, 1):
             for i in range(len(words) - n + 1):
@@ -322,7 +325,7 @@ class EntityIndex:
                     b -= 2
                 while b > a and text[b - 1] in ".'’-":  # a sentence's full stop is not the entity's
                     b -= 1
-                if any(a < e and s < b for s, e in busy):
+                if busy.overlaps(a, b):
                     continue
                 label = self._lookup(text[a:b], index, n)
                 if label is not None and not any_case and (
@@ -330,7 +333,7 @@ class EntityIndex:
                     label = None
                 if label is not None:
                     out.append(Span(a, b, label_of(label), 1.0, "keyed-index"))
-                    busy.append((a, b))
+                    busy.add(a, b)
         return out
 
     def _lookup(self, value: str, index: Mapping[str, str], n: int) -> str | None:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 from .entity_index import EntityIndex, JobFacts, JobIndex, merge_values, strong_evidence
 from .operators import Keep, Operator
+from .overlap import OverlapIndex
 from .replacement import Replacement, replace_spans
 from .rules import escape
 from .spans import Span, validate_texts
@@ -55,9 +56,10 @@ def job_facts(san: Stage, texts: list[str], found: list[list[Span]]) -> JobFacts
     facts = JobFacts()
     with san.index.remembering():
         for t, s in zip(texts, found, strict=True):
+            near = OverlapIndex(s)
             for span in san._select(t, s):
                 if not isinstance(san._operator(span.label), Keep):
-                    weak = not strong_evidence(t, span, s)
+                    weak = not strong_evidence(t, span, s, near)
                     san.index.entity_facts(facts, span.label, t[span.start:span.end], weak=weak)
             san.index.text_facts(facts, t)
     return facts

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .overlap import OverlapIndex
 from .spans import Span, merge_spans
 
 __all__ = ["PRECEDENCE", "merge_document_spans", "precedence"]
@@ -26,14 +27,15 @@ def precedence(s: Span) -> tuple[bool, bool, float, int]:
     return (s.detector != PRECEDENCE[0], s.detector != PRECEDENCE[1], -s.score, -(s.end - s.start))
 
 
-def _credited(span: Span, detected: Sequence[Span]) -> Span:
-    """A merged span the keyed index won, credited to a recognizer that also found it: only spans
-    no recognizer found keep the name ``"keyed-index"`` (they came from propagation)."""
+def _credited(span: Span, detected: OverlapIndex) -> Span:
+    """A merged span the keyed index won, credited to the first recognizer span (of
+    ``detected``, in its order) that also found it: only spans no recognizer found keep the name
+    ``"keyed-index"`` (they came from propagation)."""
     if span.detector != "keyed-index":
         return span
-    for s in detected:
-        if s.start < span.end and span.start < s.end:
-            return Span(span.start, span.end, span.label, span.score, s.detector)
+    first = detected.positions(span.start, span.end)
+    if first:
+        return Span(span.start, span.end, span.label, span.score, detected.spans[first[0]].detector)
     return span
 
 
@@ -41,5 +43,6 @@ def merge_document_spans(kept: list[Span], extra: Sequence[Span] = ()) -> list[S
     """The merged spans of one document: its selected spans and the keyed index's (``extra``)."""
     merged = merge_spans(kept + list(extra), priority=precedence)
     if extra:  # "keyed-index" names a span only the second pass found
-        merged = [_credited(s, kept) for s in merged]
+        detected = OverlapIndex(kept)
+        merged = [_credited(s, detected) for s in merged]
     return merged

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from ..overlap import OverlapIndex
 from ..shapes import overlaps
 from ..spans import Span
 
@@ -46,13 +47,17 @@ def learned_detector(name: str) -> bool:
     return name == "tagger" or name.startswith("tagger:")
 
 
-def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset()) -> bool:
+def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset(),
+          index: OverlapIndex | None = None) -> bool:
     """Whether no other recognizer of ``span``'s kind (learned or not, :func:`learned`) reported a
     span overlapping it (those in ``agreeing`` aside). The learned tagger and the other models err
     on the same words ("Hodgkin", "Pol IV", "C. elegans"), so the tagger's agreement does not
-    confirm another recognizer's guess, nor theirs the tagger's: each is weighed on its own."""
+    confirm another recognizer's guess, nor theirs the tagger's: each is weighed on its own.
+    ``index``, an :class:`~..overlap.OverlapIndex` of ``spans``, reads only the spans near
+    ``span`` (a rule asking for every span of a long document stays linear)."""
+    near = spans if index is None else index.overlapping(span)
     return not any(o is not span and o.detector != span.detector and o.detector not in agreeing
-                   and learned(o) == learned(span) and overlaps(o, span) for o in spans)
+                   and learned(o) == learned(span) and overlaps(o, span) for o in near)
 
 
 @dataclass(frozen=True)

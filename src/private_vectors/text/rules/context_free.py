@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from ..normalise import country_line
+from ..overlap import OverlapIndex
 from ..shapes import overlaps, term_shaped
 from ..spans import Span
 from ..tags import as_words
@@ -124,11 +125,12 @@ class ContextFree(_PartedRule):
         candidates = self.candidates(text, spans, context.settings.tagger)
         if not candidates:
             return spans
-        person = next((s for s in spans if s not in candidates and _personal(text, s, spans)), None)
+        dropped, near = set(candidates), OverlapIndex(spans)
+        person = next((s for s in spans if s not in dropped and _personal(text, s, near)), None)
         if person is not None:
             return self._kept(spans, candidates, f"the document names someone ({person.label} at {person.start})",
                               context, text)
-        return [s for s in spans if s not in candidates]
+        return [s for s in spans if s not in dropped]
 
     def candidates(self, text: str, spans: list[Span], tagger: bool = False) -> list[Span]:
         """The spans dropped unless the document has personal context (``tagger``: whether the
@@ -141,6 +143,7 @@ class ContextFree(_PartedRule):
         places = tagger and "one-word-places" not in self.off and long
         unsure = tagger and "unsure-places" not in self.off and long
         sure_is_no_cue = "tagger-scores" not in self.off and long
+        near = OverlapIndex(spans)
 
         def lone(s: Span) -> bool:
             if unsure and s.label == "LOCATION" and learned(s) and s.score < _SURE:
@@ -148,7 +151,7 @@ class ContextFree(_PartedRule):
             value = text[s.start:s.end]
             country = s.label in ("LOCATION", "PERSON") and s.detector != "regex" \
                 and " ".join(value.casefold().split()) in known
-            place = places and _unconfirmed_place(text, s, spans)
+            place = places and _unconfirmed_place(text, s, near)
             if (country or place) and learned(s):  # the tagger's probability is no cue's boost
                 return True
             if s.score >= _CUED and not (learned(s) and sure_is_no_cue):
@@ -164,7 +167,7 @@ class ContextFree(_PartedRule):
             # "#AmeliaOkafor" (a tag, read as its words) are two words
             return (s.label == "PERSON" and (s.detector in recognizers or learned(s))
                     and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
-                    and alone(s, spans, agreeing) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
+                    and alone(s, spans, agreeing, near) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
 
         return [s for s in spans if lone(s)]
 
@@ -175,7 +178,7 @@ class ContextFree(_PartedRule):
         return spans
 
 
-def _unconfirmed_place(text: str, s: Span, spans: list[Span]) -> bool:
+def _unconfirmed_place(text: str, s: Span, near: OverlapIndex) -> bool:
     """A one-word place guess that no second recognizer confirms: one model or vocabulary
     recognizer (spaCy's, the city list, the learned tagger) and no other one reported a place
     overlapping it. Unlike :func:`~.base.alone`, the learned tagger confirms a place that spaCy
@@ -185,17 +188,17 @@ def _unconfirmed_place(text: str, s: Span, spans: list[Span]) -> bool:
     return (s.label == "LOCATION" and (s.detector in _ONE_WORD_RECOGNIZERS or learned(s))
             and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
             and not any(o is not s and o.detector != s.detector and o.label == "LOCATION" and overlaps(o, s)
-                        for o in spans))
+                        for o in near.overlapping(s)))
 
 
-def _personal(text: str, s: Span, spans: list[Span]) -> bool:
+def _personal(text: str, s: Span, near: OverlapIndex) -> bool:
     """Whether a span gives personal context: contact or identity data, or a full name (two or
     more words, not all capitals) that is not a model's guess alone (presidio's or the learned
     tagger's: "Kaplan Meier" is an eponym to both)."""
     if s.label != "PERSON":
         return s.label in _PERSONAL
     value = text[s.start:s.end]
-    found_by = {o.detector for o in spans if o.label == "PERSON" and o.start < s.end and s.start < o.end
+    found_by = {o.detector for o in near.overlapping(s) if o.label == "PERSON" and o.start < s.end and s.start < o.end
                 and learned(o) == learned(s)}
     return len(value.split()) >= 2 and not value.isupper() and (
         len(found_by) >= 2 or (s.detector != "presidio" and not learned(s)))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..overlap import TakenRanges
 from ..spans import Span
 from .base import Rule, RuleContext
 
@@ -34,4 +35,7 @@ class EscapedPlaceholders(Rule):
                    if m.group(0)[1:-1] in known or m.group(0)[1:-1] in entities]
         if not guarded:
             return spans
-        return [s for s in spans if not any(s.start < b and a < s.end for a, b in guarded)]
+        taken = TakenRanges()
+        for a, b in guarded:  # matches of one pattern: no two overlap
+            taken.add(a, b)
+        return [s for s in spans if not taken.overlaps(s.start, s.end)]

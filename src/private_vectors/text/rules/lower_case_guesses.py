@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from ..overlap import OverlapIndex
 from ..recognizers.words import sentence_initial
-from ..shapes import overlaps
 from ..spans import Span
 from ..vocabulary import common_words, countries, places
 from ..wordlist import plain_nouns
@@ -44,7 +44,7 @@ class LowerCaseGuesses(_PartedRule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         if not context.settings.tagger:
             return spans
-        tagged = [s for s in spans if learned(s)]
+        tagged = OverlapIndex([s for s in spans if learned(s)])
         initial = "sentence-initial" not in self.off
         kept = [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
         if "common-places" in self.off:
@@ -65,11 +65,11 @@ def _common_place(text: str, s: Span, spans: list[Span]) -> bool:
     return value in common_words() and value not in places() and value not in countries()
 
 
-def _unconfirmed(text: str, s: Span, tagged: list[Span], initial: bool) -> bool:
+def _unconfirmed(text: str, s: Span, tagged: OverlapIndex, initial: bool) -> bool:
     """A case-reading recognizer's guess in lower case (or one plain word opening a sentence) that
     no tagger span overlaps."""
     if s.label not in MODEL_LABELS or learned(s) or s.detector in PATTERN_RECOGNIZERS or s.detector == "keyed-index" \
-            or any(overlaps(s, t) for t in tagged):
+            or tagged.positions(s.start, s.end):
         return False
     value = text[s.start:s.end]
     if value.islower():

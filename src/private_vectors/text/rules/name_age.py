@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..overlap import OverlapIndex, TakenRanges
 from ..spans import Span
 from .base import Rule, RuleContext
 
@@ -31,14 +32,15 @@ class NameAge(Rule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         if "AGE" not in context.settings.reported:
             return spans
-        ages = [s for s in spans if s.label == "AGE"]
-        added = []
+        ages = OverlapIndex([s for s in spans if s.label == "AGE"])
+        added, taken = [], TakenRanges()
         for s in spans:
             m = _AFTER.match(text, s.end) if s.label == "PERSON" else None
             group = None if m is None else ("a" if m.group("a") else "b")
             if group is None or int(m.group(group)) > _OLDEST:
                 continue
             age = Span(m.start(group), m.end(group), "AGE", AGE_AFTER_NAME_SCORE, self.name)
-            if not any(a.start < age.end and age.start < a.end for a in [*ages, *added]):
+            if not ages.positions(age.start, age.end) and not taken.overlaps(age.start, age.end):
                 added.append(age)
+                taken.add(age.start, age.end)
         return spans + added

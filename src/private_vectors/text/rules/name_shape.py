@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from ..overlap import OverlapIndex
 from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
@@ -34,9 +35,9 @@ _TAIL = re.compile(r"(?:[ \t]*[,;:]+|[ \t]*,[ \t]*\d{1,2}|[ \t]+[A-Za-z]{1,2}\d[
 def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
     """Spans that are no lone model guess, or whose text (a hashtag or handle: its words) ``shaped``
     accepts; a lone guess that fails only for its tail (:data:`_TAIL`) is kept without it."""
-    out = []
+    out, index = [], OverlapIndex(spans)
     for s in spans:
-        if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS or not alone(s, spans) \
+        if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS or not alone(s, spans, index=index) \
                 or shaped(as_words(text, s.start, s.end)):  # type: ignore[operator]
             out.append(s)
             continue
@@ -74,7 +75,8 @@ class NameShape(_PartedRule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         code = place_code_kept(text, "place-codes" not in self.off)
         kept = _guesses_kept(text, spans, looks_like_a_name)
-        return kept + [s for s in spans if s not in kept and code(s) and not any(k.start == s.start for k in kept)]
+        kept_set, starts = set(kept), {k.start for k in kept}
+        return kept + [s for s in spans if s not in kept_set and code(s) and s.start not in starts]
 
 
 class MixedCaps(_PartedRule):
