@@ -275,54 +275,70 @@ def recall_at(rank: np.ndarray, clean_top: np.ndarray, K: int) -> float:
 
 
 
-def k_grid(n: int, eps: float) -> list[int]:
-    """The K values measured: KS, the library's rule at k = 10, and a geometric grid from 10 to n."""
-    from private_vectors.sealed import candidate_count
-
+def k_grid(n: int) -> list[int]:
+    """The K values measured: KS and a geometric grid from 10 to n."""
     geo = np.unique(np.round(np.geomspace(10, n, 44)).astype(int)).tolist()
-    return sorted({*[K for K in KS if n >= K], *geo, n, candidate_count(10, eps, n)})
+    return sorted({*[K for K in KS if n >= K], *geo, n})
 
 
-def curve(v: dict[str, Any], ix: dict[str, Any], S_noisy: np.ndarray, E: np.ndarray, keep: np.ndarray,
-          Ks: Sequence[int], k: int = 10) -> dict[str, Any]:
+def curve(ix: dict[str, Any], S_noisy: np.ndarray, E: np.ndarray, keep: np.ndarray | None,
+          Ks: Sequence[int], k: int = 10, ranked: tuple[np.ndarray, np.ndarray] | None = None) -> dict[str, Any]:
     """Clean and noisy NDCG@10 and, per K, the key holder's NDCG@10 and candidate recall@K (of the
-    clean top 5, 10, 20) in the index restricted to the documents ``keep`` (a boolean mask)."""
-    cols = np.flatnonzero(keep)
-    sub = {**ix, "doc_ids": [ix["doc_ids"][j] for j in cols]}
-    Sn, Ee = S_noisy[:, cols], E[:, cols]
-    order, rank = noisy_ranks(Sn)
+    clean top 5, 10, 20) in the index restricted to the documents ``keep`` (a boolean mask; None:
+    all, with ``ranked`` = :func:`noisy_ranks` of ``S_noisy`` when already computed)."""
+    if keep is None:
+        sub, Sn, Ee = ix, S_noisy, E
+        order, rank = ranked if ranked is not None else noisy_ranks(Sn)
+    else:
+        cols = np.flatnonzero(keep)
+        sub = {**ix, "doc_ids": [ix["doc_ids"][j] for j in cols]}
+        Sn, Ee = S_noisy[:, cols], E[:, cols]
+        order, rank = noisy_ranks(Sn)
     clean_top = {m: topk(Ee, m) for m in (5, 10, 20)}
-    out = {"N": int(cols.size), "clean": ndcg10(clean_top[10], Ee, sub), "noisy": ndcg10(order[:, :k], Sn, sub),
-           "K": {}}
+    n = Sn.shape[1]
+    out = {"N": int(n), "clean": ndcg10(clean_top[10], Ee, sub), "noisy": ndcg10(order[:, :k], Sn, sub), "K": {}}
     for K in Ks:
-        if cols.size < K:
+        if n < K:
             continue
         out["K"][int(K)] = {"ndcg10": ndcg10(reranked_top(Ee, rank, K, k), Ee, sub),
                             **{f"recall{m}": recall_at(rank, t, K) for m, t in clean_top.items()}}
     return out
 
 
-def measure(ix: dict[str, Any], eps: float, enc: Any, *, subsets: Sequence[int] = (),
-            memo: dict[tuple[float, str], Any] | None = None) -> dict[str, Any]:
-    """One corpus at one ε: the full index, and the corpus with only the first m distractors for m in ``subsets``."""
+def measure(ix: dict[str, Any], eps: float, enc: Any, *, memo: dict[tuple[float, str], Any] | None = None,
+            keep: bool = False) -> tuple[dict[str, Any], Any]:
+    """One corpus at one ε, the full index: (its curve, with the library re-rank check; the score
+    matrices when ``keep``, for the rule's K and the smaller stores once the rule is fitted)."""
     t0 = time.perf_counter()
     v = vectors(ix, eps, enc, memo)
     S_noisy, E = scores(v["sent"], v["noisy"], v["space"]), scores(v["clean"], v["exact"], v["space"])
-    n = len(ix["texts"])
-    full = curve(v, ix, S_noisy, E, np.ones(n, bool), k_grid(n, eps))
     order, rank = noisy_ranks(S_noisy)
+    full = curve(ix, S_noisy, E, None, k_grid(len(ix["texts"])), ranked=(order, rank))
     agree = {}
     for K in KS:  # the library's own re-rank gives the same top 10 as the score-matrix shortcut (ties aside)
         lib, short = np.sort(library_rerank(v, order, K), axis=1), np.sort(reranked_top(E, rank, K), axis=1)
         agree[K] = float(np.mean(lib == short))
-        assert agree[K] > 0.99, f"library rerank and shortcut disagree at K={K}: {agree[K]}"
-    out = {"eps": eps, "space": v["space"], "full": full, "subsets": {}, "library_rerank_agreement": agree}
-    for m in subsets:
-        keep = np.arange(n) < ix["n_corpus"] + m
-        out["subsets"][int(m)] = curve(v, ix, S_noisy, E, keep, k_grid(int(keep.sum()), eps))
-    out["seconds"] = round(time.perf_counter() - t0, 1)
-    return out
+        assert agree[K] >= 0.97, f"library rerank and shortcut disagree at K={K}: {agree[K]}"
+    out = {"eps": eps, "space": v["space"], "full": full, "subsets": {}, "library_rerank_agreement": agree,
+           "seconds": round(time.perf_counter() - t0, 1)}
+    return out, ((S_noisy, E, order, rank) if keep else None)
 
+
+def with_rule(m: dict[str, Any], ix: dict[str, Any], mats: Any, fit: dict[str, Any]) -> None:
+    """Add the fitted rule's K (and the smaller stores of SUBSETS) to a measured ε of one corpus."""
+    S_noisy, E, order, rank = mats
+    eps, n = m["eps"], len(ix["texts"])
+    K = fitted_count(10, eps, n, fit)
+    m["full"]["K"].update(curve(ix, S_noisy, E, None, [K], ranked=(order, rank))["K"])
+    for c in [m["full"]]:
+        c["rule"] = rule_row(c, K)
+    for sub in SUBSETS:
+        keep = np.arange(n) < ix["n_corpus"] + sub
+        N = int(keep.sum())
+        c = m["subsets"][int(sub)] = curve(ix, S_noisy, E, keep, [*k_grid(N), fitted_count(10, eps, N, fit)])
+        c["rule"] = rule_row(c, fitted_count(10, eps, N, fit))
+    for c in [m["full"], *m["subsets"].values()]:
+        c["needed"] = {f"recall{r}": needed(c, "recall10", r) for r in (0.9, 0.95, 0.99)}
 
 
 # --------------------------------------------------------------------------- store-side query cost
@@ -410,28 +426,37 @@ def clear_query(col: Any, sent: np.ndarray, k: int) -> list[str]:
         "documents"][0]
 
 
+BIG_K = 5_000  # a sealed read of more candidates is timed on 5 queries, once each
+
+
 def time_queries(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, Ks: Sequence[int], k: int = 10,
                  repeats: int = 3) -> dict[str, Any]:
     """Median ms per query (each query timed alone, the best of ``repeats`` rounds over the query
     set, interleaved clear / sealed) of the clear read and of the sealed read at each K."""
     cols, sealer, space = state["cols"], state["sealer"], state["space"]
+    small = [K for K in Ks if K <= BIG_K]
     for q in range(min(5, len(sent))):  # warm both collections (HNSW loaded, sqlite pages cached)
         clear_query(cols["clear"], sent[q], k)
-        sealed_query(cols["sealed"], sealer, sent[q], clean[q], max(Ks), k, space)
-    best = {"clear": np.full(len(sent), np.inf), **{K: np.full(len(sent), np.inf) for K in Ks}}
-    for _ in range(repeats):
+        sealed_query(cols["sealed"], sealer, sent[q], clean[q], max(small, default=k), k, space)
+    best: dict[Any, np.ndarray] = {"clear": np.full(len(sent), np.inf), **{K: np.full(len(sent), np.inf) for K in Ks}}
+    for rnd in range(repeats):
         for q in range(len(sent)):
             t = time.perf_counter()
             clear_query(cols["clear"], sent[q], k)
             best["clear"][q] = min(best["clear"][q], time.perf_counter() - t)
             for K in Ks:
+                if K > BIG_K and (rnd or q >= 5):
+                    continue
                 t = time.perf_counter()
                 sealed_query(cols["sealed"], sealer, sent[q], clean[q], K, k, space)
                 best[K][q] = min(best[K][q], time.perf_counter() - t)
     clear_ms = float(np.median(best["clear"]) * 1e3)
-    return {"clear_ms": round(clear_ms, 2), "queries": len(sent), "repeats": repeats,
-            "sealed": {int(K): {"ms": round(float(np.median(best[K]) * 1e3), 2),
-                                "ratio": round(float(np.median(best[K])) * 1e3 / clear_ms, 2)} for K in Ks}}
+    sealed = {}
+    for K in Ks:
+        ms = float(np.median(best[K][np.isfinite(best[K])]) * 1e3)
+        sealed[int(K)] = {"ms": round(ms, 2), "ratio": round(ms / clear_ms, 2),
+                          "queries": int(np.isfinite(best[K]).sum())}
+    return {"clear_ms": round(clear_ms, 2), "queries": len(sent), "repeats": repeats, "sealed": sealed}
 
 
 def stage_split(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, K: int, k: int = 10) -> dict[str, float]:
@@ -441,7 +466,7 @@ def stage_split(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, K: i
 
     col, sealer, space = state["cols"]["sealed"], state["sealer"], state["space"]
     times: dict[str, list[float]] = {"query_fetch": [], "open": [], "rerank": []}
-    for q in range(len(sent)):
+    for q in range(len(sent) if K <= BIG_K else min(5, len(sent))):
         t0 = time.perf_counter()
         res = col.query(query_embeddings=sent[q][None, :], n_results=K, include=["metadatas"])
         t1 = time.perf_counter()
@@ -476,7 +501,7 @@ def start_server(path: Path, port: int) -> Any:
 
 
 def cost(ix: dict[str, Any], eps: float, enc: Any, Ks: Sequence[int], db: Path, n_queries: int,
-         port: int) -> dict[str, Any]:
+         port: int, rule_k: int) -> dict[str, Any]:
     """Store-side query cost on a native PersistentClient, then through HttpClient against ``chroma run``."""
     import chromadb
 
@@ -488,10 +513,8 @@ def cost(ix: dict[str, Any], eps: float, enc: Any, Ks: Sequence[int], db: Path, 
     out["persistent"] = time_queries(state, q_sent, q_clean, Ks)
     out["persistent"]["stages_ms"] = {int(K): stage_split(state, q_sent, q_clean, K) for K in Ks}
     print(f"[cost] persistent: {out['persistent']}", flush=True)
-    from private_vectors.sealed import candidate_count
-
     all_sent, all_clean = embedding(eps, enc).pipeline.embed_queries(ix["queries"], exact=True)
-    out["hnsw_ndcg10"] = chroma_ndcg(state, ix, all_sent, all_clean, candidate_count(10, eps, out["N"]))
+    out["hnsw_ndcg10"] = chroma_ndcg(state, ix, all_sent, all_clean, rule_k)
     print(f"[cost] through HNSW: {out['hnsw_ndcg10']}", flush=True)
     sealer = state["sealer"]
     del client, state
@@ -540,6 +563,15 @@ def fit_rule(fine: dict[float, dict[str, Any]], recall: float) -> dict[str, Any]
             "points": [{"eps": e, "share": round(f, 6)} for e, f in pts]}
 
 
+def fitted_count(k: int, eps: float, n: int, fit: dict[str, Any]) -> int:
+    """The rule of :func:`private_vectors.sealed.candidate_count` with the fitted constants:
+    min(n, max(10 k, 200, ceil(k/10 · n · Φ(z − a·ε))))."""
+    import math
+
+    share = 0.5 * math.erfc(-(fit["z"] - fit["a"] * eps) / math.sqrt(2.0))
+    return min(n, max(10 * k, 200, math.ceil(k / 10 * n * share)))
+
+
 def rule_row(c: dict[str, Any], K: int) -> dict[str, Any]:
     row = c["K"].get(K) or c["K"].get(str(K))
     return {"K": K, "K_over_N": round(K / c["N"], 5), **{m: round(v, 4) for m, v in row.items()},
@@ -566,34 +598,29 @@ def _say(name: str, m: dict[str, Any]) -> None:
           f"({m['seconds']} s)", flush=True)
 
 
-def fit_part(indexes: dict[str, dict[str, Any]], enc: Any) -> dict[str, Any]:
-    """FIT_CORPUS's full index at every ε of FINE_EPS, and the probit fit of the K it needs."""
-    ix = indexes[FIT_CORPUS]
-    block = _header(ix)
-    for eps in FINE_EPS:
-        m = measure(ix, eps, enc)
-        block["eps"][f"{eps:g}"] = m
-        _say(FIT_CORPUS, m)
-    fine = {float(e): m["full"] for e, m in block["eps"].items()}
-    return {"corpus": FIT_CORPUS, "curves": block, "fit": fit_rule(fine, RECALL)}
-
-
 def retrieval(indexes: dict[str, dict[str, Any]], enc: Any) -> dict[str, Any]:
-    """Every corpus at every ε of EPS (the full index and SUBSETS), with the library's rule
-    (:func:`~private_vectors.sealed.candidate_count`) read on each."""
-    from private_vectors.sealed import candidate_count
-
+    """FIT_CORPUS at every ε of FINE_EPS and CHECK_CORPUS at EPS (full indexes); the rule fitted on
+    FIT_CORPUS; then, at EPS, both corpora at the fitted rule's K and in smaller stores (SUBSETS)."""
     res: dict[str, Any] = {"corpora": {n: _header(ix) for n, ix in indexes.items()}, "fit_corpus": FIT_CORPUS,
                            "check_corpus": CHECK_CORPUS, "recall": RECALL}
-    for eps in EPS:
+    kept = {}
+    for eps in FINE_EPS:
         memo: dict[tuple[float, str], Any] = {}
         for name, ix in indexes.items():
-            m = measure(ix, eps, enc, subsets=SUBSETS, memo=memo)
+            if name != FIT_CORPUS and eps not in EPS:
+                continue
+            m, mats = measure(ix, eps, enc, memo=memo, keep=eps in EPS)
             res["corpora"][name]["eps"][f"{eps:g}"] = m
             _say(name, m)
-            for c in [m["full"], *m["subsets"].values()]:
-                c["rule"] = rule_row(c, candidate_count(10, eps, c["N"]))
-                c["needed"] = {f"recall{r}": needed(c, "recall10", r) for r in (0.9, 0.95, 0.99)}
+            if mats is not None:
+                kept[(name, eps)] = mats
+    fine = {float(e): m["full"] for e, m in res["corpora"][FIT_CORPUS]["eps"].items()}
+    res["fit"] = fit = fit_rule(fine, RECALL)
+    print(f"[fit] {fit}", flush=True)
+    for (name, eps), mats in kept.items():
+        m = res["corpora"][name]["eps"][f"{eps:g}"]
+        with_rule(m, indexes[name], mats, fit)
+        print(f"[{name} eps={eps:g}] rule {m['full']['rule']}", flush=True)
     return res
 
 
@@ -615,7 +642,9 @@ def write_readme(path: Path, res: dict[str, Any]) -> None:
     for part, run in res.get("runs", {}).items():
         runs.setdefault(f"`{run['command']}` at git `{run['git']}` ({run['seconds']} s, {run['machine']})", []).append(part)
     lines = ["# Sealed stores: key-holder retrieval with 100,000 distractor vectors", "",
-             *[f"- {', '.join(parts)}: {text}" for text, parts in runs.items()], "",
+             *[f"- {', '.join(parts)}: {text}" for text, parts in runs.items()],
+             "", "(The run of 2026-12-02 recorded HEAD when each part was saved; the code it ran is "
+             "benchmarks/sealed_retrieval.py of 8d802efa. Seconds: since the start of the run.)", "",
              "Library pipeline: `PrivateEmbedding(eps=ε, key=...)`, packaged all-MiniLM-L6-v2, Laplace, default "
              "geometry (cosine, unit-norm noisy vectors), no text stage; clean queries. NDCG@10 on the BEIR test "
              "queries; \"clean\" = the same store without noise (exact vectors); \"key holder\" = the noisy top K "
@@ -631,8 +660,9 @@ def write_readme(path: Path, res: dict[str, Any]) -> None:
                       "|---" * (6 + len(KS)) + "|"]
             for e in (f"{x:g}" for x in EPS):
                 c = b["eps"][e]["full"]
-                cells = [f"{c['K'][K]['ndcg10']:.3f} ({c['K'][K]['ndcg10'] / c['clean']:.2f}×, "
-                         f"R {c['K'][K]['recall10']:.2f})" for K in KS]
+                at = {K: c["K"].get(K) or c["K"][str(K)] for K in KS}  # (str keys once read from JSON)
+                cells = [f"{at[K]['ndcg10']:.3f} ({at[K]['ndcg10'] / c['clean']:.2f}×, R {at[K]['recall10']:.2f})"
+                         for K in KS]
                 rr = c["rule"]
                 lines.append(f"| {e} | {c['clean']:.3f} | {c['noisy']:.3f} | " + " | ".join(cells) +
                              f" | {rr['K']:,} ({rr['K_over_N']:.4f}) | {rr['ndcg10']:.3f} ({rr['ratio']:.3f}×) | "
@@ -651,22 +681,37 @@ def write_readme(path: Path, res: dict[str, Any]) -> None:
                     lines.append(f"| {e} | {c['N']:,} | {need} | {rr['K']:,} | {rr['recall10']:.3f} | "
                                  f"{rr['ndcg10']:.3f} ({rr['ratio']:.3f}×) |")
             lines.append("")
-    if res.get("fit"):
-        f = res["fit"]["fit"]
+    if r:
+        f = r["fit"]
         lines += ["## The K rule", "",
-                  f"Fitted on {res['fit']['corpus']} (full index, ε in {', '.join(f'{e:g}' for e in FINE_EPS)}), "
-                  f"checked on {CHECK_CORPUS} above: the share of the index at which candidate recall@K of the clean "
-                  f"top 10 reaches {f['recall']}, against ε: Φ⁻¹(K/N) = {f['z']} − {f['a']}·ε (points: " +
-                  ", ".join(f"ε {p['eps']:g}: {p['share']:.5f}" for p in f["points"]) + ").", ""]
+                  f"Fitted on {r['fit_corpus']} (full index, ε in {', '.join(f'{e:g}' for e in FINE_EPS)}), "
+                  f"checked on {r['check_corpus']} above: the share of the index at which candidate recall@K of the "
+                  f"clean top 10 first reaches {f['recall']} on the grid, against ε, fitted as Φ⁻¹(K/N) = z − a·ε: "
+                  f"z = {f['z']}, a = {f['a']} (points: " +
+                  ", ".join(f"ε {p['eps']:g}: {p['share']:.5f}" for p in f["points"]) + "). Rule: K = min(N, "
+                  "max(10 k, 200, ceil(k/10 · N · Φ(z − a·ε)))), `private_vectors.sealed.candidate_count`" +
+                  (" (its constants are these)." if library_agrees(r) else
+                   " — **the library's constants differ from this fit**."), ""]
     if res.get("cost"):
         lines += cost_lines(res["cost"])
     path.write_text("\n".join(lines) + "\n")
 
 
+def library_agrees(r: dict[str, Any]) -> bool:
+    """Whether :func:`private_vectors.sealed.candidate_count` gives the fitted rule's K everywhere measured."""
+    from private_vectors.sealed import candidate_count
+
+    return all(c["rule"]["K"] == candidate_count(10, float(e), c["N"])
+               for b in r["corpora"].values() for e, m in b["eps"].items()
+               for c in [m["full"], *m["subsets"].values()] if "rule" in c)
+
+
 def cost_lines(c: dict[str, Any]) -> list[str]:
     out = [f"## Store-side query cost (chromadb {c['chromadb']}, {c['index']}, N = {c['N']:,}, ε = {c['eps']:g}, k = 10)",
            "", "Median ms per query (best of the repeats per query): unsealed = one query for k with documents; "
-           "sealed = one query for K with the records, open, re-rank. Stages: median ms (one more pass).", "",
+           "sealed = one query for K with the records, open, re-rank. Stages: median ms (one more pass). "
+           "Timed with chromadb, `Sealer.open_many` and `rerank` directly on collections written as the sealed "
+           "paths write them, not through `private_vectors.chroma.query`.", "",
            "| client | unsealed ms | K | sealed ms | × unsealed | query+fetch | open | re-rank |", "|---|---|---|---|---|---|---|---|"]
     for client in ("persistent", "http"):
         t = c.get(client) or {}
@@ -689,7 +734,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--cache-dir", type=Path, default=Path(os.environ.get("TMPDIR", "/tmp")) / "pv_sealed_retrieval")
-    ap.add_argument("--parts", nargs="+", default=["fit", "retrieval"], choices=["encode", "fit", "retrieval", "cost"])
+    ap.add_argument("--parts", nargs="+", default=["retrieval"], choices=["encode", "retrieval", "cost", "readme"])
     ap.add_argument("--cost-queries", type=int, default=30)
     ap.add_argument("--cost-eps", type=float, default=10.0)
     ap.add_argument("--port", type=int, default=8765)
@@ -706,6 +751,9 @@ def main(argv: list[str] | None = None) -> int:
     from private_vectors.eval.cache import CachingEncoder
 
     start = time.perf_counter()
+    if args.parts == ["readme"]:  # the page again from results.json (e.g. once the library's constants are the fit's)
+        write_readme(args.out / "README.md", json.loads((args.out / "results.json").read_text()))
+        return 0
     enc = CachingEncoder(load_encoder(None), cache_dir=args.cache_dir)
     indexes = build_indexes(args.data, enc)
     for name, ix in indexes.items():
@@ -714,26 +762,33 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     results = args.out / "results.json"
     res = json.loads(results.read_text()) if results.exists() else {}
-    if "fit" in args.parts:
-        res["fit"] = fit_part(indexes, enc)
-        print(f"[fit] {res['fit']['fit']}", flush=True)
+    cmd = "nice -n 10 .venv/bin/python benchmarks/sealed_retrieval.py " + " ".join(
+        argv if argv is not None else sys.argv[1:])
+
+    sha = _git_sha()  # the checkout the run started from
+
+    def save(part: str) -> None:
+        res.setdefault("runs", {})[part] = {
+            "command": cmd, "git": sha, "seconds": round(time.perf_counter() - start),
+            "machine": f"{os.cpu_count()} CPU cores shared with other jobs (load {os.getloadavg()[0]:.1f} at the end)"}
+        args.out.mkdir(parents=True, exist_ok=True)
+        results.write_text(json.dumps(res, indent=1) + "\n")
+
     if "retrieval" in args.parts:
         res["retrieval"] = retrieval(indexes, enc)
+        save("retrieval")
     if "cost" in args.parts:
         from private_vectors.sealed import candidate_count
 
         ix = indexes[FIT_CORPUS]
-        Ks = sorted({100, 1000, *(candidate_count(10, e, len(ix["texts"])) for e in EPS)})
-        res["cost"] = cost(ix, args.cost_eps, enc, Ks, args.cache_dir / "chroma", args.cost_queries, args.port)
+        n = len(ix["texts"])
+        fit = (res.get("retrieval") or {}).get("fit")
+        rule = (lambda e: fitted_count(10, e, n, fit)) if fit else (lambda e: candidate_count(10, e, n))
+        Ks = sorted({100, 1000, *(rule(e) for e in EPS)})
+        res["cost"] = cost(ix, args.cost_eps, enc, Ks, args.cache_dir / "chroma", args.cost_queries, args.port,
+                           rule(args.cost_eps))
         res["cost"]["index"] = FIT_CORPUS
-    run = {"command": "nice -n 10 .venv/bin/python benchmarks/sealed_retrieval.py " + " ".join(
-               argv if argv is not None else sys.argv[1:]), "git": _git_sha(),
-           "machine": f"{os.cpu_count()} CPU cores shared with other jobs (load {os.getloadavg()[0]:.1f} at the end)",
-           "seconds": round(time.perf_counter() - start)}
-    for part in args.parts:
-        res.setdefault("runs", {})[part] = run
-    args.out.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(res, indent=1) + "\n")
+        save("cost")
     write_readme(args.out / "README.md", res)
     return 0
 

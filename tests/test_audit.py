@@ -33,7 +33,7 @@ SALT = b"audit-test-salt!"
 N_DOCS = 120
 SMALL = 60
 POLICIES = {"redact": {"sanitize": "redact"},
-            "surrogate": {"sanitize": "surrogate", "key": KEY, "key_salt": SALT},
+            "surrogate": {"sanitize": "surrogate", "key": KEY, "key_salt": SALT, "seal": False},  # a keyed clear store (sealed ones: test_audit_sealed.py)
             "none": {"sanitize": None}}
 
 

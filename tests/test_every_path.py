@@ -341,6 +341,10 @@ store is sealed (a key), and a sealed write embeds each text afresh (its record 
 which the cache does not keep; tests/test_langchain_records.py covers the cache of a clear store)."""
 
 
+KEY_HOLDER_TEXT = {"chroma_native", "chroma_dropin", "langchain_cache", "langchain_index", "langchain_parent"}
+"""Paths whose reopened reads are the key holder's (sealed: the records opened, never a marker shown)."""
+
+
 QUICK_SLOW = {"llamaindex_chroma", "faiss_dropin", "llamaindex_default"}
 """Paths whose default-run check is slow-marked (a sibling path in the default run writes through the
 same store code); every path runs at full size with -m slow."""
@@ -385,6 +389,9 @@ def _check_path(kind, tmp_path, capsys, pairs, sources):
         answer = _reopen(kind, folder, source, queries, inputs)
         results = answer["results"]
         assert len(results) == len(queries) and all(results), (source, results)
+        shown = [str(r) for res in results for r in res]  # a key holder reads text, never a marker or a record
+        if kind in KEY_HOLDER_TEXT:
+            assert not any(r.startswith(("pv-sealed:", "pvs1.")) for r in shown), (kind, source)
         if kind in CHECKS:
             name, expected = CHECKS[kind]
             expected = len(ids) if expected == "all" else expected

@@ -28,10 +28,10 @@ from private_vectors.integrations.ray import (
     ParquetDatasink,
     ProtectDocuments,
     SecretRef,
-    _blocks_rows,
     merge_index_changes,
     protect_dataset,
 )
+from private_vectors.integrations.ray_stages import _blocks_rows
 
 KEY = "ray-test-key-Zq8vN3xW1pLk7Rt2"
 KEY_ENV_NAME = "PV_RAY_TEST_KEY"

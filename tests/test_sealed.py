@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import pickle
 import warnings
 
@@ -375,14 +376,30 @@ def test_exact_vectors_come_from_the_same_pass() -> None:
 
 # -- re-ranking ---------------------------------------------------------------------------------------
 def test_candidate_count_rule() -> None:
-    assert candidate_count(10, 10.0, 100_000) == 200
-    assert candidate_count(50, 10.0, 100_000) == 500
+    from private_vectors.sealed import rerank as rr
+
+    def documented(k: int, eps: float, n: int) -> int:  # the docstring's formula, written out
+        share = 0.5 * math.erfc(-(rr.RULE_Z - rr.RULE_A * eps) / math.sqrt(2.0))
+        return min(n, max(10 * k, 200, math.ceil(k / 10 * n * share)))
+
+    for k, eps, n in [(10, 5.0, 105_183), (10, 10.0, 105_183), (10, 20.0, 105_183), (5, 10.0, 1_000_000),
+                      (50, 7.5, 2_000_000), (10, 40.0, 100_000), (1, 10.0, 10)]:
+        assert candidate_count(k, eps, n) == documented(k, eps, n)
+    # the floor for small stores and large ε, the cap at n, growth in n and k, fall in ε
+    assert candidate_count(10, 40.0, 5_000) == 200 and candidate_count(50, 40.0, 5_000) == 500
     assert candidate_count(10, 10.0, 150) == 150
+    sizes = [candidate_count(10, 10.0, n) for n in (10**4, 10**5, 10**6, 10**7)]
+    assert sizes == sorted(sizes) and sizes[-1] > sizes[0]
+    by_eps = [candidate_count(10, e, 10**6) for e in (2.0, 5.0, 10.0, 20.0, 40.0)]
+    assert by_eps == sorted(by_eps, reverse=True) and by_eps[0] > by_eps[-1]
+    assert candidate_count(20, 5.0, 10**6) >= 2 * candidate_count(10, 5.0, 10**6) - 1
     assert candidate_count(5, 10.0, 10_000, candidates=40) == 40
     with pytest.raises(InvalidParameterError, match=r"^candidates"):
         candidate_count(5, 10.0, 100, candidates=3)
     with pytest.raises(InvalidParameterError, match=r"^eps"):
         candidate_count(5, 0.0, 100)
+    with pytest.raises(InvalidParameterError, match=r"^eps"):
+        candidate_count(5, float("inf"), 100)
 
 
 def test_exact_distances_follow_chroma_s_conventions() -> None:

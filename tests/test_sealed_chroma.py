@@ -212,8 +212,9 @@ def test_langchain_writes_sealed_rows_and_searches_as_the_key_holder(tmp_path):
     raw = store.get(include=["documents", "metadatas"])  # langchain_chroma's get: what is stored
     assert all(d.startswith("pv-sealed:") for d in raw["documents"]) and all(list(m) == ["pv_sealed"]
                                                                                for m in raw["metadatas"])
-    assert not scan([tmp_path], RAW_VALUES, [])
     store = Chroma(collection_name="lcnotes", persist_directory=str(tmp_path), key=KEY)  # reopened with the key
+    held = [d.page_content for d in store.get_by_ids(list(DOCS))]
+    assert len(held) == 4 and not scan([tmp_path], RAW_VALUES, held)  # no raw value, no 4-word run on disk
     hits = store.similarity_search_with_score(DOCS["a"], k=2)
     assert hits[0][0].id == "a" and hits[0][0].page_content.startswith("<PERSON> flew to Lagos")
     assert hits[0][1] == pytest.approx(0.0, abs=2e-3) and hits[0][1] <= hits[1][1]  # exact distances
@@ -256,7 +257,9 @@ def test_langchain_without_the_key_refuses_and_shows_no_record(tmp_path):
 
 
 def test_langchain_delete_and_update(tmp_path):
-    store = _lc_write(tmp_path, _ef(seal=Sealing(keyring=str(tmp_path / "ring.json"))))
+    store = _lc_write(tmp_path, _ef(seal=Sealing(keyring=str(tmp_path / "ring.json"), ids="hmac")))
+    with pytest.warns(UserWarning, match="already in the collection"):  # the keyed id is found
+        store.add_texts(["Okafor left."], ids=["d"])
     store.delete(["a"])
     assert store.get_by_ids(["a"]) == [] and store._collection.count() == 3
     from langchain_core.documents import Document

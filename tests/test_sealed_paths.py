@@ -470,3 +470,26 @@ def test_ray_sealed_rows_hold_no_text_and_a_retry_writes_the_same_bytes(tmp_path
     np.testing.assert_allclose(np.stack([p.vector for p in opened]), exact, atol=2e-3)  # float16 exact vectors
     with pytest.raises(SealedStoreError, match=r"^key: "):
         open_rows(_ef(key=None), list(rows["id"]), list(rows["metadata"]))
+
+
+# -- the audit recognises sealed FAISS folders --------------------------------------------------------
+def test_audit_of_sealed_faiss_folders_reads_no_text_and_opens_the_records(tmp_path: Path) -> None:
+    pytest.importorskip("presidio_analyzer")
+    pytest.importorskip("langchain_community")
+    from private_vectors.eval.audit import audit
+    from private_vectors.integrations.faiss import PrivateFaissIndex
+    from private_vectors.langchain import FAISS
+
+    people = ["Maria Lopez", "Anna Weber", "Peter Novak", "Lisa Chen", "Tom Becker", "Karl Huber", "Eva Klein",
+              "Jonas Berg", "Ida Moreau", "Omar Haddad", "Rita Kowalski", "Zoë Ångström"]
+    raw = {str(i): f"{n} lives in Berlin and phoned about invoice {4400 + i}." for i, n in enumerate(people)}
+    index = PrivateFaissIndex(_ef())
+    index.add_texts(list(raw.values()))  # integer ids 0..11, audited as "0".."11"
+    index.save(tmp_path / "faiss")
+    FAISS.from_texts(list(raw.values()), _ef(), ids=list(raw)).save_local(str(tmp_path / "lc"))
+    for folder, kind in ((tmp_path / "faiss", "faiss"), (tmp_path / "lc", "langchain-faiss")):
+        rep = audit(folder, raw, key=KEY, kind=kind, attackers={"prior": {}}, clean_baseline=False, progress=False)
+        assert rep["sealed"]["records"] == rep["sealed"]["markers"] == len(raw), kind
+        assert rep["residual_pii"]["documents_with_text"] == 0, kind  # a copy without the key: markers only
+        assert rep["sealed_content"]["documents_with_text"] == len(raw), kind  # the key holder's records
+        assert rep["retrieval"]["key_holder"] and rep["retrieval"]["ndcg@10"] >= rep["retrieval"]["ndcg@10_noisy"]

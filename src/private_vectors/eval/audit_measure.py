@@ -81,7 +81,8 @@ class StoreMeasure:
         records = snap.extra.get("records")
         if records is None or snap.embedding is None:
             return None
-        return open_records(snap.embedding, [snap.ids[r] for r in rows], [records[r] for r in rows])
+        held = snap.extra.get("record_ids") or snap.ids  # the ids the records are bound to (FAISS: string ids)
+        return open_records(snap.embedding, [held[r] for r in rows], [records[r] for r in rows])
 
     def _attack(self, V: np.ndarray, idx: list[int], made: dict[str, Any], transforms: dict[str, Any]) -> dict[str, Any]:
         d = self.docs

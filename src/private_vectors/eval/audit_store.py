@@ -305,11 +305,16 @@ def _read_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
         else np.zeros((0, index.d), np.float32)
     texts = [stored.get(str(i)) or None for i in raw_ids]
     meta = sidecar.get("metadata") or {}
+    texts, records, sealed = sealed_view(dict(sidecar["embedding"]), texts, [meta.get(str(i)) for i in raw_ids])
     embedding = embedding_for(dict(sidecar["embedding"]), label, secret)
     if sidecar.get("query_index"):
         embedding.pipeline.load_query_index_state(sidecar["query_index"])
+    extra: dict[str, Any] = {"metric": sidecar.get("metric")}
+    if sealed is not None:  # records bound to the ids the index holds (string ids through its map)
+        held = sidecar.get("string_ids") or {}
+        extra.update({"sealed": sealed, "records": records, "record_ids": [str(held.get(str(i), i)) for i in raw_ids]})
     return StoreSnapshot("faiss", label, dict(sidecar["embedding"]), [str(i) for i in raw_ids], vecs, texts,
-                         str(sidecar.get("space", "ip")), embedding, {"metric": sidecar.get("metric")},
+                         str(sidecar.get("space", "ip")), embedding, extra,
                          metadata_texts=[metadata_text(meta.get(str(i))) for i in raw_ids])
 
 
@@ -358,6 +363,8 @@ def _read_langchain_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
         texts = [d.get("page_content") or None for d in docs]
         metas = [metadata_text(d.get("metadata")) for d in docs]
         config = sidecar.get("embedding")
+        texts, records, sealed = sealed_view(dict(config) if isinstance(config, dict) else {}, texts,
+                                             [d.get("metadata") for d in docs])
         embedding = embedding_for(dict(config), label, secret) if isinstance(config, dict) else None
         if embedding is not None and sidecar.get("query_index"):
             embedding.pipeline.load_query_index_state(sidecar["query_index"])
@@ -378,13 +385,15 @@ def _read_langchain_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
         metas = [metadata_text(by_id.get(i, {}).get("metadata")) for i in ids]
         config, embedding = {}, None
         space = "ip" if index.metric_type == faiss.METRIC_INNER_PRODUCT else "l2"
+        sealed = None
     if not ids:
         raise ArtefactError(f"{label}: the store is empty")
     if index.ntotal != len(ids):
         raise ArtefactError(f"{label}: index.faiss holds {index.ntotal} vectors for {len(ids)} documents")
     vecs = np.vstack([index.reconstruct(n) for n in range(index.ntotal)]).astype(np.float32)
+    extra = {"sealed": sealed, "records": records} if sealed is not None else {}
     return StoreSnapshot("langchain-faiss", label, dict(config or {}), ids, vecs, texts, space, embedding,
-                         metadata_texts=metas)
+                         extra, metadata_texts=metas)
 
 
 # --------------------------------------------------------------------------- LlamaIndex

@@ -278,8 +278,11 @@ class Chroma(SealedChromaReads, _Base):
         if not items:
             return []
         check_unique_ids(ids, "Chroma")
-        warn_existing_ids(self._collection.get(ids=ids, include=[])["ids"], f"collection {self._collection.name!r}",
-                          "replaced (langchain_chroma's add_texts upserts)", ids)
+        sealer = self._sealer() if isinstance(self._embedding_function, PrivateEmbedding) else None
+        as_stored = ids if sealer is None else [sealer.stored_id(i) for i in ids]  # (keyed ids when sealed so)
+        held = set(self._collection.get(ids=as_stored, include=[])["ids"])
+        warn_existing_ids([i for i, s in zip(ids, as_stored, strict=True) if s in held],
+                          f"collection {self._collection.name!r}", "replaced (langchain_chroma's add_texts upserts)", ids)
         ef = self._embedding_function
         if ef is None and not self._store_raw_text:
             raise InvalidParameterError(
