@@ -53,14 +53,14 @@ def test_the_build_cache_spares_chroma_s_rebuilds(tmp_path, monkeypatch, cache):
     chromadb = pytest.importorskip("chromadb")
     import gc
 
-    import private_vectors.embedding as embedding
+    import private_vectors._rebuild as _rebuild
     from private_vectors.chroma import add_documents, create_collection, open_collection
 
     client = chromadb.PersistentClient(path=str(tmp_path))
     create_collection(client, "notes", PrivateEmbedding(model="fake:16", eps=10, concept="PII"))
     gc.collect()  # the writer is gone: no live object to reuse
     if not cache:
-        monkeypatch.setattr(embedding, "cached_build", lambda config: None)
+        monkeypatch.setattr(_rebuild, "cached_build", lambda config: None)
     builds = _count_builds(monkeypatch)
     col = open_collection(client, "notes")
     for i in range(3):
@@ -104,10 +104,10 @@ def _no_live_function(monkeypatch: pytest.MonkeyPatch) -> None:
     """In this process, as in a fresh one: no keyed function to reuse, no key in the environment."""
     import gc
 
-    import private_vectors.embedding as embedding
+    import private_vectors._rebuild as _rebuild
 
     gc.collect()
-    monkeypatch.setattr(embedding, "cached_build", lambda config: None)
+    monkeypatch.setattr(_rebuild, "cached_build", lambda config: None)
     monkeypatch.delenv(KEY_ENV, raising=False)
 
 

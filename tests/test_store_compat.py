@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from private_vectors import PrivateEmbedding
+from private_vectors.errors import ConfigMismatchError
 from private_vectors.keys import KEY_ENV
 
 FIXTURES = Path(__file__).parent / "data" / "stores-0.1.0"
@@ -108,7 +109,9 @@ def test_native_chroma_reopens_with_todays_default_line(tmp_path):
     from private_vectors.integrations.chroma import open_collection
 
     client = chromadb.PersistentClient(path=str(_copy("chroma-redact", tmp_path)))
-    ef = PrivateEmbedding(concept="PII", eps=10)
+    with pytest.raises(ConfigMismatchError, match="detector: stored 'rules', given 'model'"):
+        open_collection(client, EXPECTED["collection"], embedding=PrivateEmbedding(concept="PII", eps=10))
+    ef = PrivateEmbedding(concept="PII", eps=10, detector="rules")  # the store's detector, as the error says
     col = open_collection(client, EXPECTED["collection"], embedding=ef)
     _check("chroma-redact", _chroma_top3(col, "chroma-redact"))
     from private_vectors.integrations.chroma import (
@@ -165,14 +168,15 @@ def test_todays_line_on_a_keyed_0_1_0_store_reproduces_its_noise(tmp_path, monke
     monkeypatch.setenv(KEY_ENV, KEY)  # Chroma rebuilds the stored function to show its config
     stored_config = client.get_collection(EXPECTED["collection"]).configuration_json["embedding_function"]["config"]
     monkeypatch.delenv(KEY_ENV)
-    ef = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY)
+    ef = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY, detector="rules")  # 0.1.0's detector
     assert ef.get_config()["concept"] is None  # no noise concept of its own
     col = open_collection(client, EXPECTED["collection"], embedding=ef)
     assert ef.get_config()["concept"] == stored_config["concept"] and ef.noise_concept is None
     stored = np.asarray(col.get(ids=[doc_id], include=["embeddings"])["embeddings"][0])
     again = ef.embed_array([text])[0]
     np.testing.assert_allclose(again, stored, atol=1e-4)
-    fresh = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY).embed_array([text])[0]
+    fresh = PrivateEmbedding(concept="PII", eps=10, sanitize="surrogate", key=KEY,
+                             detector="rules").embed_array([text])[0]
     assert not np.allclose(fresh, stored, atol=1e-2)  # unbound: today's context, other noise
 
 

@@ -178,12 +178,16 @@ def test_each_text_is_sanitized_once_and_stored_sanitized(path: str) -> None:
     ids = [f"d{i}" for i in range(len(DOCS))]
     if path == "chroma_store":
         store = chroma_store(ef, collection_name=_name(), client=_client())
-        store.add_texts(DOCS, ids=ids)
-        stored = store._collection.get(ids=ids, include=["documents"])["documents"]
+        store.add_texts(DOCS, ids=ids)  # keyed: sealed; the key holder reads the sanitized texts
+        assert all(d.startswith("pv-sealed:") for d in store._collection.get(include=["documents"])["documents"])
+        stored = [d.page_content for d in store.get_by_ids(ids)]
     elif path == "add_documents":
+        from private_vectors.chroma import get
+
         col = _client().create_collection(_name(), embedding_function=ef)
         add_documents(col, ids=ids, documents=DOCS)
-        stored = col.get(ids=ids, include=["documents"])["documents"]
+        assert all(d.startswith("pv-sealed:") for d in col.get(include=["documents"])["documents"])
+        stored = get(col, ids=ids)["documents"]
     elif path == "faiss":
         from private_vectors.integrations.faiss_sealed import sealed_payloads
 

@@ -26,7 +26,7 @@ RULE_A = 0.1699
 """The rule's two constants: the share of the store fetched for 10 results is Φ(RULE_Z − RULE_A·ε),
 fitted (probit, least squares) on SciFact with 100,000 distractor vectors at ε = 5, 7, 10, 14, 20
 to the K at which the noisy top K holds 95 % of the clean top 10, and checked on NFCorpus
-(benchmarks/results/sealed_retrieval/)."""
+(measured by benchmarks/sealed_retrieval.py)."""
 
 
 def _phi(x: float) -> float:
@@ -44,7 +44,7 @@ def candidate_count(k: int, eps: float, n: int, *, candidates: int | str = "auto
     holds, on average, 95 % of the clean top 10 (fitted on SciFact with 100,000 distractor vectors).
     With the packaged encoder's Laplace noise and N ≈ 105,000 that is K ≈ 16 % of N at ε = 5, 3.4 %
     at ε = 10 and the floor of 200 at ε = 20 (the measured key-holder NDCG@10 at these K, on SciFact
-    and on NFCorpus, is in benchmarks/results/sealed_retrieval/). The probit line is a compromise
+    and on NFCorpus, is what benchmarks/sealed_retrieval.py reports). The probit line is a compromise
     over ε = 5–20: it fetches fewer than the 95 % aim at ε = 5 and more than it needs at ε = 10.
     K grows linearly in ``k`` and ``n``; the floor ``max(10 k, 200)`` covers small stores and large ε,
     where the few near neighbours of a query trade places among themselves.
