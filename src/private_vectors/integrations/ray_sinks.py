@@ -148,7 +148,23 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
         write_query_index(col, san, changes)
 
 
-class ParquetDatasink(_datasink_base()):  # type: ignore[misc]
+class _FolderSink(_datasink_base()):  # type: ignore[misc]
+    """A sink that writes one file per block into the folder ``path`` and, when the write
+    completes, the job's index entries beside them (the Parquet and FAISS-shard sinks)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = str(path)
+        self.job: Any = None  # the job's frozen index, set by protect_dataset
+        self.stored_entries: dict[str, str] = {}
+
+    def on_write_start(self, schema: Any = None) -> None:
+        Path(self.path).mkdir(parents=True, exist_ok=True)
+
+    def on_write_complete(self, write_result: Any) -> None:
+        _write_job(self.path, self.job, self.stored_entries)
+
+
+class ParquetDatasink(_FolderSink):
     """Protected rows as Parquet files in ``path``, one per block (named by a hash of its ids).
 
     The index entries are written beside them as ``_index-<hash>.json`` per block (readers of
@@ -156,19 +172,8 @@ class ParquetDatasink(_datasink_base()):  # type: ignore[misc]
     with :meth:`index_changes`. Vectors are a fixed-size list column.
     """
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = str(path)
-        self.job: Any = None  # the job's frozen index, set by protect_dataset
-        self.stored_entries: dict[str, str] = {}
-
-    def on_write_complete(self, write_result: Any) -> None:
-        _write_job(self.path, self.job, self.stored_entries)
-
     def get_name(self) -> str:
         return "PrivateVectorsParquet"
-
-    def on_write_start(self, schema: Any = None) -> None:
-        Path(self.path).mkdir(parents=True, exist_ok=True)
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> int:
         import pyarrow as pa
@@ -228,7 +233,7 @@ def _atomic(path: Path, write: Any) -> None:
     os.replace(tmp, path)
 
 
-class FaissShardDatasink(_datasink_base()):  # type: ignore[misc]
+class FaissShardDatasink(_FolderSink):
     """Protected rows as FAISS shards in ``path``: one flat index (+ a JSON sidecar with ids,
     documents, metadata and index entries) per block, named by a hash of its ids.
 
@@ -243,18 +248,11 @@ class FaissShardDatasink(_datasink_base()):  # type: ignore[misc]
     def __init__(self, path: str | os.PathLike[str], *, metric: str = "ip") -> None:
         if metric not in ("ip", "l2"):
             raise InvalidParameterError("metric", "'ip' or 'l2'", metric)
-        self.path, self.metric = str(path), metric
-        self.job: Any = None  # the job's frozen index, set by protect_dataset
-        self.stored_entries: dict[str, str] = {}
-
-    def on_write_complete(self, write_result: Any) -> None:
-        _write_job(self.path, self.job, self.stored_entries)
+        super().__init__(path)
+        self.metric = metric
 
     def get_name(self) -> str:
         return "PrivateVectorsFaissShards"
-
-    def on_write_start(self, schema: Any = None) -> None:
-        Path(self.path).mkdir(parents=True, exist_ok=True)
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> int:
         from .faiss import _faiss
