@@ -32,17 +32,18 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 
 class _Timed:
-    """Seconds a recognizer's ``spans`` took, summed (set on the instance: the library is unchanged)."""
+    """Seconds ``owner.<method>`` took, summed (a recognizer's ``spans``, a sanitizer's ``apply``);
+    set on the instance: the library is unchanged."""
 
-    def __init__(self, detector) -> None:
+    def __init__(self, owner, method: str = "spans") -> None:
         self.seconds = 0.0
-        self._spans = detector.spans
-        detector.spans = self
+        self._call = getattr(owner, method)
+        setattr(owner, method, self)
 
     def __call__(self, texts):
         t0 = time.perf_counter()
         try:
-            return self._spans(texts)
+            return self._call(texts)
         finally:
             self.seconds += time.perf_counter() - t0
 
@@ -115,23 +116,6 @@ def run(name: str, docs: list[str], chunk: int, sanitizers: dict, encoder, mech,
             for kind in kinds]
 
 
-class _TimedApply:
-    """Seconds a sanitizer's ``apply`` took (the detection + replacement of a store's add), set on
-    the instance."""
-
-    def __init__(self, sanitizer) -> None:
-        self.seconds = 0.0
-        self._apply = sanitizer.apply
-        sanitizer.apply = self
-
-    def __call__(self, texts):
-        t0 = time.perf_counter()
-        try:
-            return self._apply(texts)
-        finally:
-            self.seconds += time.perf_counter() - t0
-
-
 def run_stores(name: str, docs: list[str], chunk: int, stores: dict, detect: dict, encoder,
                clocks: dict) -> list[dict]:
     """One row per text stage: each chunk is added to a plain chromadb collection
@@ -195,7 +179,7 @@ def store_sides(kinds: list[str]):
         col = create_collection(client, f"private-{kind}", ef)
         stores[kind] = lambda ids, docs, col=col: add_documents(col, ids=ids, documents=docs)
         clocks[kind] = timers(ef.sanitizer)
-        detect[kind] = _TimedApply(ef.sanitizer)
+        detect[kind] = _Timed(ef.sanitizer, "apply")  # detection + replacement of the add
     warm = [f"Warm-up sentence {i} about Maria Lopez in Madrid." for i in range(16)]
     for kind, add in stores.items():
         add([f"warm-{kind}-{i}" for i in range(len(warm))], warm)
