@@ -57,7 +57,7 @@ class _Bar:
     def advance(self, count: int) -> None:
         self._show("encoding")
         self.tqdm.update(min(count, self.tqdm.total - self.tqdm.n))
-        if self.tqdm.n >= self.tqdm.total and self.tqdm.format_dict["elapsed"] >= PROGRESS_DELAY:
+        if self.tqdm.n >= self.tqdm.total and self.tqdm.format_dict["elapsed"] >= self.tqdm.delay:
             self.tqdm.refresh()  # a shown bar draws its last count, even inside tqdm's mininterval
 
     def _show(self, phase: str) -> None:
