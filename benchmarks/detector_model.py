@@ -37,7 +37,7 @@ from typing import Any
 from _shared import model_sanitizer, score_synthetic, score_tab
 
 _TOKEN = re.compile(r"\w+")
-STAGES = {"rules": {}, "model": {"detector": "model"}}
+STAGES = {"rules": {"detector": "rules"}, "model": {"detector": "model"}}  # both named: the default is "model"
 
 
 _TAGGER: list[str] = []

@@ -472,6 +472,32 @@ def test_ray_sealed_rows_hold_no_text_and_a_retry_writes_the_same_bytes(tmp_path
         open_rows(_ef(key=None), list(rows["id"]), list(rows["metadata"]))
 
 
+def test_ray_two_step_job_seals_each_documents_query_index_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job in two steps (DetectDocuments, then ProtectDocuments against the frozen job index):
+    each sealed record lists the entries of the index the sink writes at the job's end that its
+    document's replacements made, so deleting it can drop them; a document without a name none."""
+    pytest.importorskip("ray")
+    import json
+
+    from private_vectors.integrations.ray import DetectDocuments, ProtectDocuments, SecretRef
+    from private_vectors.integrations.ray_sealed import open_rows
+    from private_vectors.integrations.ray_stages import FACTS_COLUMN, job_index_changes
+    from private_vectors.text.job_index import JobFacts, JobIndex
+
+    ef = _ef()
+    monkeypatch.setenv("PV_SEALED_PATHS_KEY", KEY)
+    secret = SecretRef(env="PV_SEALED_PATHS_KEY")
+    detected = DetectDocuments(ef.get_config(), secret)({"id": np.array(IDS, dtype=object),
+                                                         "text": np.array(DOCS, dtype=object)})
+    job = JobIndex.freeze(JobFacts.merged(json.loads(v) for v in detected[FACTS_COLUMN] if v))
+    rows = ProtectDocuments(ef.get_config(), secret, job=job.to_json())(detected)
+    written = job_index_changes([json.loads(v) for v in rows["pv_index"] if v], job)
+    refs = {p.doc_id: set(p.index_refs) for p in open_rows(ef, list(rows["id"]), list(rows["metadata"]))}
+    assert refs["d-maria"] and refs["d-jose"] and refs["d-zoe"]  # each names a person
+    assert not refs["d-train"]  # no replacement, no entry
+    assert set().union(*refs.values()) <= {m for m, v in written.items() if v is not None}
+
+
 # -- the audit recognises sealed FAISS folders --------------------------------------------------------
 def test_audit_of_sealed_faiss_folders_reads_no_text_and_opens_the_records(tmp_path: Path) -> None:
     pytest.importorskip("presidio_analyzer")

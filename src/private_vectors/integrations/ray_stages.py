@@ -213,7 +213,7 @@ class ProtectDocuments(_Worker):
         exact = refs = None
         with protected_path():
             if self.job is not None and self._job_sanitizer is not None and SPANS_COLUMN in batch:
-                stored, vectors, records, metas, remembered, exact = self._second_step(batch, ids, texts, metas)
+                stored, vectors, records, metas, remembered, exact, refs = self._second_step(batch, ids, texts, metas)
             else:
                 if self._sealer is not None:  # sealed rows: the record needs the exact vectors
                     from ._sealed_prepare import prepare_sealed
@@ -244,9 +244,10 @@ class ProtectDocuments(_Worker):
         }
 
     def _second_step(self, batch: Mapping[str, Any], ids: list[str], texts: list[str],
-                     metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str], Any]:
+                     metas: list[dict[str, Any] | None] | None) -> tuple[Any, Any, Any, Any, dict[str, str], Any, Any]:
         from .._validation import check_stage_output
         from ..restore import seal_records, wants_restore
+        from ..sealed.stores import document_refs
         from ..text import job_steps
         from ..text.entity_index import merge_values
 
@@ -273,7 +274,10 @@ class ProtectDocuments(_Worker):
             records = seal_records(self.embedding, ids, texts, sanitized, logs[:len(texts)])
         merged: dict[str, str] = {}
         merge_values(merged, {k: v for k, v in remembered.items() if v is not None})
-        return stored, vectors, records, metas, merged, exact
+        refs = None  # sealed rows: each document's entries of the index the sink writes at the job's end
+        if self._sealer is not None and logs is not None:
+            refs = document_refs(self.embedding, texts, logs[:len(texts)], also={*self.job.entries, *merged})
+        return stored, vectors, records, metas, merged, exact, refs
 
 
 def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, secret: SecretRef | None = None,

@@ -15,7 +15,7 @@ below the pipeline and imports none of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,10 +182,12 @@ def _index_of(embedding: Any) -> Any:
     return index if index is not None and callable(getattr(index, "entries", None)) else None
 
 
-def document_refs(embedding: Any, texts: Sequence[str], logs: Sequence[Any] | None) -> list[list[str]] | None:
+def document_refs(embedding: Any, texts: Sequence[str], logs: Sequence[Any] | None,
+                  also: Collection[str] = frozenset()) -> list[list[str]] | None:
     """Each document's entries in the text stage's keyed query index (HMACs), from the text
     stage's replacement log (:func:`private_vectors.restore.sanitize_recorded`); None without one.
-    Call it after the batch was sanitized (its entries are then in the index)."""
+    Call it after the batch was sanitized (its entries are then in the index); ``also``: entries
+    the index will hold that it does not hold yet (a Ray job's, written when the job ends)."""
     index = _index_of(embedding)
     if logs is None or index is None:
         return None
@@ -194,7 +196,7 @@ def document_refs(embedding: Any, texts: Sequence[str], logs: Sequence[Any] | No
     for text, log in zip(texts, logs, strict=True):
         refs: set[str] = set()
         for start, end, label, _ in log or ():
-            refs.update(m for m in index.entries(label, text[start:end]) if m in held)
+            refs.update(m for m in index.entries(label, text[start:end]) if m in held or m in also)
         out.append(sorted(refs))
     return out
 
