@@ -288,7 +288,7 @@ def _close(client: Any) -> None:
 def _read_faiss(copy: Path, where: str, secret: Any) -> StoreSnapshot:
     import faiss  # the `faiss` extra (the command line names it when missing)
 
-    from ..integrations.faiss import FORMAT, INDEX_FILE, SIDECAR
+    from ..integrations.faiss_files import FORMAT, INDEX_FILE, SIDECAR
 
     try:
         sidecar = json.loads((copy / SIDECAR).read_text())

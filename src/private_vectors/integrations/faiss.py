@@ -26,9 +26,6 @@ saves and :meth:`PrivateFaissIndex.stored_vectors` copy it back to the CPU.
 
 from __future__ import annotations
 
-import json
-import math
-import os
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,45 +34,22 @@ from typing import Any
 
 import numpy as np
 
-from .._files import fsync_path as _fsync
 from .._progress import counts_documents
 from .._validation import check_int, check_texts
 from ..embedding import PrivateEmbedding
-from ..errors import (
-    ArtefactError,
-    Described,
-    InvalidParameterError,
-    InvalidTypeError,
-    ModelNotAvailableError,
-)
+from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
-from ..sealed.stores import document_refs, require_key, seal_rows, sealer_of
-from ._stored import (
-    check_metadata_text,
-    check_metadatas,
-    check_unique_ids,
-    positions,
-    sanitize_metadatas,
-    stored_embedding,
-)
+from ..sealed.stores import document_refs, seal_rows, sealer_of
+from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
+from .faiss_build import _faiss, gpu_available, new_index, remove_vectors
+from .faiss_files import INDEX_FILE, SIDECAR, read_folder, write_folder
+from .faiss_ids import check_ids, internal_ids
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
 __all__ = ["INDEX_FILE", "KINDS", "SIDECAR", "PrivateFaissIndex", "StoredDocument", "build_index", "gpu_available"]
 
 KINDS = ("flat", "ivf", "hnsw")
-INDEX_FILE = "index.faiss"
-SIDECAR = "private_vectors.json"
-_TMP = ".tmp"  # suffix of a save in progress (see PrivateFaissIndex.save)
-FORMAT = "private_vectors.faiss/1"
-
-
-def _faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as exc:  # pragma: no cover - optional dependency
-        raise ModelNotAvailableError("FAISS is not installed: pip install 'private-vectors[faiss]'") from exc
-    return faiss
 
 
 @dataclass(frozen=True)
@@ -95,12 +69,6 @@ class StoredDocument:
     relevance: float
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
-
-
-def gpu_available() -> bool:
-    """Whether the FAISS GPU build is installed and sees a GPU."""
-    faiss = _faiss()
-    return hasattr(faiss, "StandardGpuResources") and getattr(faiss, "get_num_gpus", lambda: 0)() > 0
 
 
 class PrivateFaissIndex:
@@ -160,46 +128,11 @@ class PrivateFaissIndex:
         self._index: Any = None
         self._next_id = 0
 
-    # -- index construction -------------------------------------------------------------------
+    # -- the FAISS index (built in faiss_build) ----------------------------------------------
     @property
     def metric(self) -> str:
         """``"ip"`` or ``"l2"`` (cosine is inner product on normalised vectors)."""
         return "l2" if self.space == "l2" else "ip"
-
-    def _new_index(self, train: np.ndarray) -> Any:
-        """A new (CPU-built, IVF: CPU-trained on ``train``) index, copied to the GPU when in use."""
-        index = self._new_cpu_index(len(train))
-        if not index.is_trained:
-            index.train(train)
-        return self._to_gpu(index)
-
-    def _to_gpu(self, index: Any) -> Any:
-        if not self.use_gpu:
-            return index
-        faiss = _faiss()
-        self._gpu_res = faiss.StandardGpuResources()
-        return faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
-
-    def _new_cpu_index(self, n_train: int) -> Any:
-        faiss = _faiss()
-        metric = faiss.METRIC_L2 if self.metric == "l2" else faiss.METRIC_INNER_PRODUCT
-        if self.kind == "flat":
-            base = faiss.IndexFlatL2(self.dim) if self.metric == "l2" else faiss.IndexFlatIP(self.dim)
-        elif self.kind == "hnsw":
-            base = faiss.IndexHNSWFlat(self.dim, self.hnsw_m, metric)
-        else:
-            if self.nlist is None:
-                self.nlist = int(min(4096, max(1, round(math.sqrt(n_train)))))
-            if n_train < self.nlist:
-                raise InvalidParameterError("texts", f"at least nlist={self.nlist} texts in the first batch of an "
-                                            "IVF index (it is trained on them)", n_train)
-            quantizer = faiss.IndexFlatL2(self.dim) if self.metric == "l2" else faiss.IndexFlatIP(self.dim)
-            base = faiss.IndexIVFFlat(quantizer, self.dim, self.nlist, metric)
-            base.nprobe = self.nprobe or min(self.nlist, 16)
-            self._quantizer = quantizer  # keep alive
-        index = faiss.IndexIDMap2(base)
-        self._base = base
-        return index
 
     def _prepare(self, X: np.ndarray) -> np.ndarray:
         X = np.ascontiguousarray(X, dtype=np.float32)
@@ -224,7 +157,7 @@ class PrivateFaissIndex:
         texts = check_texts(texts, "texts")  # None, a lone str, non-str items: refused by name
         if self._hmac_ids and ids is not None and not isinstance(ids, (str, bytes)):
             ids = [str(i) for i in ids]  # keyed ids: every id is held as an HMAC string
-        keys = self._check_ids(ids, len(texts))
+        keys = check_ids(self, ids, len(texts))
         check_metadatas(metadatas, len(texts))  # (refused before any work)
         sealed = self._sealer is not None
         with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
@@ -251,7 +184,7 @@ class PrivateFaissIndex:
                              refs=document_refs(self.embedding, texts, logs))
             kept, metas, records, held = rows.markers, rows.metadatas, None, rows.stored_ids
         if self._index is None:
-            self._index = self._new_index(Z)
+            self._index = new_index(self, Z)
         self._index.add_with_ids(Z, id_arr)
         self._next_id = max(self._next_id, int(id_arr.max()) + 1)
         for n, i in enumerate(id_arr.tolist()):
@@ -278,33 +211,6 @@ class PrivateFaissIndex:
         """The key ``_by_key`` holds for a caller's id (its keyed HMAC with ``ids="hmac"``)."""
         return self._sealer.stored_id(doc_id) if self._hmac_ids and self._sealer is not None else doc_id
 
-    def _check_ids(self, ids: Any, count: int) -> list[Any] | None:
-        """``ids`` as a list of all-int or all-str ids, unique and new, or None."""
-        if ids is None:
-            return None
-        if isinstance(ids, (str, bytes)):
-            raise InvalidTypeError("ids", f"{count} ids (a list)", ids, note="wrap a single id in a list")
-        items = list(ids)
-        if len(items) != count:
-            raise InvalidParameterError("ids", f"{count} ids (one per text)", Described(f"{len(items)} ids"))
-        if not items:
-            return None
-        if all(isinstance(i, str) for i in items):
-            if any(not i for i in items):
-                raise InvalidParameterError("ids", "non-empty ids", Described(f"an empty id at position {items.index('')}"))
-            check_unique_ids(items, "the index")
-            _refuse_held([n for n, i in enumerate(items) if self._held_key(i) in self._by_key])
-            return items
-        if not all(isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in items):
-            raise InvalidTypeError("ids", f"{count} integer ids or {count} string ids",
-                                   Described(f"ids of types {sorted({type(i).__name__ for i in items})}"))
-        ints = [int(i) for i in items]
-        if self._keys:
-            raise InvalidParameterError("ids", "string ids (this index already uses string ids)",
-                                        Described(f"{len(ints)} integer ids"))
-        check_unique_ids(ints, "the index")
-        _refuse_held([n for n, i in enumerate(ints) if i in self.texts])
-        return ints
 
     def _public_id(self, internal: int) -> Any:
         return self._keys.get(internal, internal)
@@ -376,30 +282,6 @@ class PrivateFaissIndex:
                                       metadata=meta))
         return out
 
-    def _internal(self, ids: Sequence[Any], name: str = "ids") -> list[int]:
-        """Internal ids of the caller's ``ids`` (str ids through the id map).
-
-        Raises:
-            InvalidParameterError: naming ``name``, for ids the index does not hold (by position).
-        """
-        if isinstance(ids, (str, bytes)):
-            raise InvalidTypeError(name, "a list of ids", ids, note="wrap a single id in a list")
-        out, missing = [], []
-        for n, i in enumerate(ids):
-            key = self._held_key(str(i) if self._hmac_ids else i)
-            if isinstance(key, str):
-                got = self._by_key.get(key)
-            elif isinstance(key, (int, np.integer)) and not isinstance(key, bool) and not self._keys:
-                got = int(key) if int(key) in self.texts else None
-            else:
-                got = None
-            if got is None:
-                missing.append(n)
-            else:
-                out.append(got)
-        if missing:
-            raise InvalidParameterError(name, "ids the index holds", Described(positions(missing, "not held")))
-        return out
 
     def delete(self, ids: Sequence[Any]) -> int:
         """Remove the documents ``ids``: vectors, kept text, metadata and restore records; in a
@@ -410,14 +292,14 @@ class PrivateFaissIndex:
         Raises:
             InvalidParameterError: naming ``ids``, for an id the index does not hold (nothing removed).
         """
-        internal = list(dict.fromkeys(self._internal(ids)))
+        internal = list(dict.fromkeys(internal_ids(self, ids)))
         if not internal:
             return 0
         if self._sealer is not None:
             from .faiss_sealed import forget_sealed
 
             forget_sealed(self, internal, list(ids))
-        self._remove_vectors(internal)
+        remove_vectors(self, internal)
         for i in internal:
             self.texts.pop(i, None)
             self.metadata.pop(i, None)
@@ -426,21 +308,6 @@ class PrivateFaissIndex:
             if key is not None:
                 self._by_key.pop(key, None)
         return len(internal)
-
-    def _remove_vectors(self, internal: list[int]) -> None:
-        """Drop ``internal`` from the FAISS index (HNSW cannot remove: rebuilt from the rest)."""
-        index = self._cpu_index()
-        gone = np.asarray(internal, dtype=np.int64)
-        if self.kind != "hnsw":
-            index.remove_ids(gone)
-            self._index = self._to_gpu(index) if self.use_gpu else index
-            return
-        keep = np.array([i for i in sorted(self.texts) if i not in set(internal)], dtype=np.int64)
-        vectors = np.vstack([index.reconstruct(int(i)) for i in keep]) if len(keep) else np.zeros((0, self.dim), np.float32)
-        fresh = self._new_cpu_index(len(keep))
-        if len(keep):
-            fresh.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), keep)
-        self._index = fresh
 
     def _result_metadata(self, internal: int) -> dict[str, Any]:
         """A result's metadata: the kept metadata plus its encrypted restore record, if any."""
@@ -461,7 +328,7 @@ class PrivateFaissIndex:
         if self._sealer is not None:
             from .faiss_sealed import sealed_payloads
 
-            opened = sealed_payloads(self, self._internal(ids))
+            opened = sealed_payloads(self, internal_ids(self, ids))
             docs = [(p.doc_id, p.text or "", p.restore) for p in opened]
             return [t for _, t, _ in Restorer.for_embedding(self.embedding).restore_documents(docs)]
         internal = [self._by_key[i] if isinstance(i, str) and i in self._by_key else int(i) for i in ids]
@@ -490,39 +357,7 @@ class PrivateFaissIndex:
         index first; :meth:`load` finishes or discards an interrupted save. A failure or a kill
         at any point leaves the previous save or this one — never an unreadable folder.
         """
-        faiss = _faiss()
-        path = Path(folder)
-        path.mkdir(parents=True, exist_ok=True)
-        if self._index is None:
-            raise ArtefactError("the index is empty; add texts before saving")
-        index_tmp, sidecar_tmp = path / (INDEX_FILE + _TMP), path / (SIDECAR + _TMP)
-        for stale in (index_tmp, sidecar_tmp):
-            stale.unlink(missing_ok=True)
-        faiss.write_index(self._cpu_index(), str(index_tmp))
-        _fsync(index_tmp)
-        sidecar = {
-            "format": FORMAT,
-            "embedding": self.embedding.get_config(),
-            "kind": self.kind, "space": self.space, "metric": self.metric, "dim": self.dim,
-            "nlist": self.nlist, "nprobe": self.nprobe, "hnsw_m": self.hnsw_m,
-            "store_raw_text": self.store_raw_text, "next_id": self._next_id, "ntotal": len(self),
-            "ids": sorted(self.texts),
-            "string_ids": {str(i): key for i, key in self._keys.items()},
-            "metadata_text": self.metadata_text,
-            "metadata": {str(i): m for i, m in self.metadata.items()},
-            "query_index": self.embedding.pipeline.query_index_state(),  # keyed HMACs of ingested entities, no names
-        }
-        if self.store_raw_text or self.embedding.sanitizer is not None or self._sealer is not None:
-            # raw (opt-in) or sanitized texts; a sealed index's markers (the texts are in the records)
-            sidecar["texts"] = {str(i): t for i, t in self.texts.items()}
-        if self.restore_records:
-            sidecar["restore"] = {str(i): r for i, r in self.restore_records.items()}
-        sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
-        _fsync(sidecar_tmp)
-        os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
-        os.replace(sidecar_tmp, path / SIDECAR)
-        _fsync(path)
-        return path
+        return write_folder(self, folder)
 
     @classmethod
     def load(cls, folder: str | Path, embedding: PrivateEmbedding | None = None, *,
@@ -536,63 +371,7 @@ class PrivateFaissIndex:
             ConfigMismatchError: ``embedding`` differs from the one the index was written with.
             SealedStoreError: naming ``key``, for a sealed index and no key.
         """
-        faiss = _faiss()
-        path = Path(folder)
-        _recover_interrupted_save(path)
-        try:
-            sidecar = json.loads((path / SIDECAR).read_text())
-        except (OSError, ValueError) as exc:
-            raise ArtefactError(f"{path}: no readable {SIDECAR} ({exc})") from exc
-        if sidecar.get("format") != FORMAT:
-            raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
-        where = f"FAISS index {str(path)!r}"
-        keyed = embedding is not None and bool(getattr(embedding.pipeline.keying, "keyed", False))
-        require_key(sidecar["embedding"], where, given=key is not None or keyed)
-        embedding = stored_embedding(sidecar["embedding"], where, embedding, key, seal=seal)
-        self = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
-                   hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),
-                   use_gpu=use_gpu, metadata_text=sidecar.get("metadata_text", "sanitize"))
-        if "store_raw_text" not in sidecar and any(sidecar.get("texts", {}).values()):
-            warnings.warn(f"{path / SIDECAR} was saved with raw texts (the old default); they are loaded for search "
-                          "results but a new save drops them unless store_raw_text=True is set on the index",
-                          UserWarning, stacklevel=2)
-        try:
-            index = faiss.read_index(str(path / INDEX_FILE))
-        except Exception as exc:
-            raise ArtefactError(f"{path / INDEX_FILE}: not a readable FAISS index ({exc})") from exc
-        if index.d != self.dim:
-            raise ArtefactError(f"{path / INDEX_FILE}: dimension {index.d}, the embedding gives {self.dim}")
-        if int(sidecar.get("ntotal", index.ntotal)) != int(index.ntotal):
-            raise ArtefactError(f"{path / INDEX_FILE} holds {index.ntotal} vectors, {SIDECAR} expects "
-                                f"{sidecar.get('ntotal')}: the two files come from different saves")
-        self._index = self._to_gpu(index)
-        stored_texts = sidecar.get("texts", {})
-        ids = sidecar.get("ids", list(stored_texts))
-        self.texts = {int(i): stored_texts.get(str(i), "") for i in ids}
-        self._next_id = int(sidecar.get("next_id", len(self.texts)))
-        self.restore_records = {int(i): str(r) for i, r in (sidecar.get("restore") or {}).items()}
-        self._keys = {int(i): str(key) for i, key in (sidecar.get("string_ids") or {}).items()}
-        self._by_key = {key: i for i, key in self._keys.items()}
-        self.metadata = {int(i): m for i, m in (sidecar.get("metadata") or {}).items()}
-        self.embedding.pipeline.load_query_index_state(sidecar.get("query_index"))
-        return self
-
-
-
-
-def _recover_interrupted_save(path: Path) -> None:
-    """Finish or discard a :meth:`PrivateFaissIndex.save` that was interrupted.
-
-    ``index.faiss.tmp`` still present: the save stopped before its index was moved into place,
-    so the previous pair is intact — drop the temporaries. Only ``private_vectors.json.tmp``
-    present: the new index is in place and its (synced) sidecar is complete — move it in.
-    """
-    index_tmp, sidecar_tmp = path / (INDEX_FILE + _TMP), path / (SIDECAR + _TMP)
-    if index_tmp.exists():
-        index_tmp.unlink()
-        sidecar_tmp.unlink(missing_ok=True)
-    elif sidecar_tmp.exists():
-        os.replace(sidecar_tmp, path / SIDECAR)
+        return read_folder(cls, folder, embedding, use_gpu=use_gpu, key=key, seal=seal)
 
 
 def build_index(texts: Sequence[str], embedding: PrivateEmbedding, *, kind: str = "flat",
@@ -601,11 +380,3 @@ def build_index(texts: Sequence[str], embedding: PrivateEmbedding, *, kind: str 
     index = PrivateFaissIndex(embedding, kind=kind, **options)
     index.add_texts(texts, ids=ids)
     return index
-
-
-def _refuse_held(held: list[int]) -> None:
-    """An id the index holds is refused, by its position in the batch (a FAISS id map would keep
-    both vectors under it)."""
-    if held:
-        raise InvalidParameterError("ids", "ids not already in the index (delete them first)",
-                                    Described(positions(held, "held")))

@@ -255,7 +255,7 @@ class FaissShardDatasink(_FolderSink):
         return "PrivateVectorsFaissShards"
 
     def write(self, blocks: Iterable[Any], ctx: Any) -> int:
-        from .faiss import _faiss
+        from .faiss_build import _faiss
 
         faiss = _faiss()
         written = 0
@@ -279,7 +279,7 @@ class FaissShards:
     """Read the shards a :class:`FaissShardDatasink` wrote: fan-out search or one merged index."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        from .faiss import _faiss
+        from .faiss_build import _faiss
 
         faiss = _faiss()
         self.path = Path(path)
@@ -314,7 +314,7 @@ class FaissShards:
 
     def merged(self) -> tuple[Any, list[str]]:
         """One flat index of every shard (ids by position, in shard order)."""
-        from .faiss import _faiss
+        from .faiss_build import _faiss
 
         faiss = _faiss()
         if not self.shards:
