@@ -369,6 +369,37 @@ def test_llamaindex_key_holder_retrieves_sanitized_text_and_reopens(tmp_path: Pa
     assert got[0].node.get_content().startswith("<PERSON> phoned about the unpaid invoice")
 
 
+def test_llamaindex_own_retriever_over_a_sealed_chroma_collection_reads_the_sanitized_text(tmp_path: Path) -> None:
+    """Over Chroma (chroma_vector_store / index_from_collection) the store's query re-ranks K
+    noisy candidates by their exact vectors and opens them: LlamaIndex's own retriever and a
+    reopened collection read the sanitized text, never the markers."""
+    pytest.importorskip("llama_index.vector_stores.chroma")
+    import chromadb
+    from llama_index.core import StorageContext, VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.chroma import create_collection, open_collection
+    from private_vectors.llamaindex import PrivateLlamaEmbedding, SanitizeNodes, chroma_vector_store, index_from_collection
+
+    ef = _ef()
+    client = chromadb.PersistentClient(path=str(tmp_path / "db"))
+    col = create_collection(client, "llama", ef)
+    storage = StorageContext.from_defaults(vector_store=chroma_vector_store(col))
+    index = VectorStoreIndex(SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs())), storage_context=storage,
+                             embed_model=PrivateLlamaEmbedding(embedding=ef))
+    sanitized = ef.sanitize_documents(DOCS)
+    hits = index.as_retriever(similarity_top_k=2).retrieve("Who takes the early train to work in Berlin?")
+    assert [h.node.get_content() for h in hits][0] == sanitized[0]
+    assert all(h.node.get_content() in sanitized for h in hits) and hits[0].score >= hits[1].score
+    assert hits[0].node.metadata["author"] == "<PERSON>" and SEALED_KEY not in hits[0].node.metadata
+    assert scan([tmp_path / "db"], _raw_values(), _li_sanitized(ef)) == []  # still nothing readable on disk
+    again = open_collection(chromadb.PersistentClient(path=str(tmp_path / "db")), "llama", key=KEY)
+    got = index_from_collection(again).as_retriever(similarity_top_k=1).retrieve("unpaid invoice printer repair")
+    assert got[0].node.get_content() == sanitized[1]
+    raw = col.get(include=["documents"])["documents"]  # Chroma's own read: the markers
+    assert all(d.startswith("pv-sealed:") for d in raw)
+
+
 def test_llamaindex_sealed_cache_opens_on_a_hit_and_refuses_unsealed_indexing(tmp_path: Path) -> None:
     pytest.importorskip("llama_index.core")
     from llama_index.core import VectorStoreIndex

@@ -141,25 +141,35 @@ def index_from_collection(collection: Any, embedding: Any = None) -> Any:
     from llama_index.core import VectorStoreIndex
 
     ef = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
-    return VectorStoreIndex.from_vector_store(chroma_vector_store(collection),
-                                              embed_model=PrivateLlamaEmbedding(embedding=_check_embedding(ef)))
+    ef = _check_embedding(ef)
+    return VectorStoreIndex.from_vector_store(chroma_vector_store(collection, ef),
+                                              embed_model=PrivateLlamaEmbedding(embedding=ef))
 
 
-def chroma_vector_store(collection: Any) -> Any:
+def chroma_vector_store(collection: Any, embedding: Any = None) -> Any:
     """LlamaIndex's ``ChromaVectorStore`` over ``collection`` that zeroes the heap bytes Chroma
     leaves in its index files after each write (``private_vectors.chroma.scrub_index_files``).
 
-    Use it where you would write ``ChromaVectorStore(chroma_collection=collection)``; queries
-    and everything else are LlamaIndex's own.
+    Use it where you would write ``ChromaVectorStore(chroma_collection=collection)``. On a sealed
+    collection read with its key (``embedding``, default: the collection's own PrivateEmbedding)
+    a query fetches K noisy candidates, re-ranks them by their exact vectors and returns them
+    opened (the sanitized text), so ``index.as_retriever()`` and query engines read text, not
+    markers; everything else is LlamaIndex's own.
     """
-    return _scrubbing_store_class()(chroma_collection=collection)
+    store = _scrubbing_store_class()(chroma_collection=collection)
+    own = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
+    store._pv_embedding = own if isinstance(own, PrivateEmbedding) else None
+    return store
 
 
 @functools.cache
 def _scrubbing_store_class() -> type:
     """The ``ChromaVectorStore`` subclass, made once (llama-index-vector-stores-chroma is optional)."""
+    from llama_index.core.bridge.pydantic import PrivateAttr
     from llama_index.core.schema import BaseNode
     from llama_index.vector_stores.chroma import ChromaVectorStore
+
+    from .llamaindex_sealed import query_sealed_store
 
     from .chroma import protected_write
 
@@ -170,8 +180,14 @@ def _scrubbing_store_class() -> type:
         def class_name(cls) -> str:
             return "ChromaVectorStore"
 
+        _pv_embedding: Any = PrivateAttr(default=None)
+
         def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
             with protected_write(self._collection):
                 return super().add(list(nodes), **add_kwargs)
+
+        def query(self, query: Any, **kwargs: Any) -> Any:
+            return query_sealed_store(self, self._pv_embedding, query, lambda q: super(
+                ScrubbingChromaVectorStore, self).query(q, **kwargs))
 
     return ScrubbingChromaVectorStore

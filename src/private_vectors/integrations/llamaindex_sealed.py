@@ -11,11 +11,13 @@ unkeyed hash), :func:`seal_documents` the input documents a pipeline keeps in it
 
 The key holder reads with :class:`SealedRetriever` (K noisy candidates fetched in one query,
 opened, re-ranked by the exact vectors, top k returned with the sanitized text) or opens any
-retrieved nodes with :func:`open_nodes`.
+retrieved nodes with :func:`open_nodes`; over Chroma (``chroma_vector_store``) the store's own
+query does the same (:func:`query_sealed_store`), so LlamaIndex's retrievers need nothing else.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -242,18 +244,48 @@ def _retriever_class() -> type:
                 many = fetch_count(self._k, ef, n if n is not None else int(self._candidates), self._candidates)
             inner = self._index.as_retriever(similarity_top_k=max(many, self._k))
             got = inner.retrieve(QueryBundle(query_str=query_bundle.query_str, embedding=sent[0].tolist()))
-            sealed = [g for g in got if is_sealed(g.node)]
-            if not sealed:
+            ranked = open_ranked_nodes(ef, [g.node for g in got], clean[0], self._k)
+            if ranked is None:
                 return got[:self._k]
-            payloads = _sealer(ef).open_many([g.node.node_id for g in sealed],
-                                             [record_of(g.node.metadata, _WHERE) for g in sealed])
-            dist = exact_distances(clean[0], np.stack([p.vector for p in payloads]), ef.space)
-            order = np.argsort(dist, kind="stable")[:self._k]
-            scale = 2.0 if ef.space == "l2" else 1.0
-            return [NodeWithScore(node=_opened_copy(sealed[int(j)].node, payloads[int(j)]),
-                                  score=1.0 - float(dist[int(j)]) / scale) for j in order]
+            return [NodeWithScore(node=node, score=score) for node, score in ranked]
 
     return _SealedRetriever
+
+
+def open_ranked_nodes(embedding: Any, nodes: Sequence[Any], clean: Any, k: int) -> list[tuple[Any, float]] | None:
+    """The ``k`` sealed ``nodes`` nearest the clean query vector by their exact vectors, opened
+    (sanitized text and metadata), with the exact similarity (cosine; ``l2``: 1 − d/2); None
+    when no node is sealed."""
+    sealed = [n for n in nodes if is_sealed(n)]
+    if not sealed:
+        return None
+    payloads = _sealer(embedding).open_many([n.node_id for n in sealed], [record_of(n.metadata, _WHERE) for n in sealed])
+    dist = exact_distances(clean, np.stack([p.vector for p in payloads]), embedding.space)
+    scale = 2.0 if embedding.space == "l2" else 1.0
+    return [(_opened_copy(sealed[j], payloads[j]), 1.0 - float(dist[j]) / scale)
+            for j in map(int, np.argsort(dist, kind="stable")[:k])]
+
+
+def query_sealed_store(store: Any, embedding: Any, query: Any, run: Any) -> Any:
+    """``ChromaVectorStore.query`` for the key holder of a sealed collection: ``run`` (the
+    store's own query) fetches K noisy candidates (:func:`~private_vectors.sealed.candidate_count`)
+    and the top ``similarity_top_k`` by exact similarity to the clean vector of ``query.query_str``
+    come back opened, so LlamaIndex's own retrievers and query engines read the sanitized text.
+    Other queries (no key, no query text, MMR, an unsealed collection) are the store's own."""
+    from llama_index.core.vector_stores.types import VectorStoreQueryMode, VectorStoreQueryResult
+
+    if (embedding is None or sealer_of(embedding) is None or not query.query_embedding or not query.query_str
+            or query.mode != VectorStoreQueryMode.DEFAULT):
+        return run(query)
+    k = int(query.similarity_top_k)
+    many = fetch_count(k, embedding, int(store._collection.count()))
+    got = run(dataclasses.replace(query, similarity_top_k=max(many, k)))
+    _, clean = embedding.pipeline.embed_queries([query.query_str], exact=True)
+    ranked = open_ranked_nodes(embedding, got.nodes or [], clean[0], k)
+    if ranked is None:
+        return got
+    return VectorStoreQueryResult(nodes=[n for n, _ in ranked], similarities=[s for _, s in ranked],
+                                  ids=[n.node_id for n, _ in ranked])
 
 
 def SealedRetriever(index: Any, embedding: Any, similarity_top_k: int = 2, candidates: int | str = "auto",  # noqa: N802
