@@ -398,6 +398,17 @@ def test_llamaindex_own_retriever_over_a_sealed_chroma_collection_reads_the_sani
     assert got[0].node.get_content() == sanitized[1]
     raw = col.get(include=["documents"])["documents"]  # Chroma's own read: the markers
     assert all(d.startswith("pv-sealed:") for d in raw)
+    from private_vectors.sealed.stores import sealer_of
+
+    rows = col.get(include=["metadatas"])
+    opened = sealer_of(ef).open_many(rows["ids"], [m[SEALED_KEY] for m in rows["metadatas"]])
+    refs = {m["document_id"]: set(p.index_refs) for m, p in zip(rows["metadatas"], opened, strict=True)}
+    only_jose = refs["d-jose"] - set().union(*(r for d, r in refs.items() if d != "d-jose"))
+    held = ef.sanitizer.index.entries_view
+    assert only_jose and only_jose <= set(held)
+    index.delete_ref_doc("d-jose")  # LlamaIndex's delete: rows, records and the entries only it held
+    assert "d-jose" not in {m["document_id"] for m in col.get(include=["metadatas"])["metadatas"]}
+    assert not only_jose & set(held) and refs["d-maria"] <= set(held)
 
 
 def test_llamaindex_sealed_cache_opens_on_a_hit_and_refuses_unsealed_indexing(tmp_path: Path) -> None:

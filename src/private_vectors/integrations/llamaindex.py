@@ -154,7 +154,8 @@ def chroma_vector_store(collection: Any, embedding: Any = None) -> Any:
     collection read with its key (``embedding``, default: the collection's own PrivateEmbedding)
     a query fetches K noisy candidates, re-ranks them by their exact vectors and returns them
     opened (the sanitized text), so ``index.as_retriever()`` and query engines read text, not
-    markers; everything else is LlamaIndex's own.
+    markers, and ``delete`` (``index.delete_ref_doc``) also removes the deleted document's keyed
+    query-index entries no remaining record refers to; everything else is LlamaIndex's own.
     """
     store = _scrubbing_store_class()(chroma_collection=collection)
     own = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
@@ -169,7 +170,7 @@ def _scrubbing_store_class() -> type:
     from llama_index.core.schema import BaseNode
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
-    from .llamaindex_sealed import query_sealed_store
+    from .llamaindex_sealed import delete_sealed_ref_doc, query_sealed_store
 
     from .chroma import protected_write
 
@@ -185,6 +186,13 @@ def _scrubbing_store_class() -> type:
         def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
             with protected_write(self._collection):
                 return super().add(list(nodes), **add_kwargs)
+
+        def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+            def run() -> None:
+                with protected_write(self._collection):
+                    super(ScrubbingChromaVectorStore, self).delete(ref_doc_id, **delete_kwargs)
+
+            delete_sealed_ref_doc(self, self._pv_embedding, ref_doc_id, run)
 
         def query(self, query: Any, **kwargs: Any) -> Any:
             return query_sealed_store(self, self._pv_embedding, query, lambda q: super(
