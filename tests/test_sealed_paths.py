@@ -396,6 +396,11 @@ def test_llamaindex_own_retriever_over_a_sealed_chroma_collection_reads_the_sani
     again = open_collection(chromadb.PersistentClient(path=str(tmp_path / "db")), "llama", key=KEY)
     got = index_from_collection(again).as_retriever(similarity_top_k=1).retrieve("unpaid invoice printer repair")
     assert got[0].node.get_content() == sanitized[1]
+    from private_vectors.llamaindex import SealedRetriever
+
+    both = SealedRetriever(index, ef, similarity_top_k=2).retrieve("Who takes the early train to work in Berlin?")
+    assert [(h.node.get_content(), round(h.score, 6)) for h in both] == [(h.node.get_content(), round(h.score, 6))
+                                                                          for h in hits]  # the same read
     raw = col.get(include=["documents"])["documents"]  # Chroma's own read: the markers
     assert all(d.startswith("pv-sealed:") for d in raw)
     from private_vectors.sealed.stores import sealer_of

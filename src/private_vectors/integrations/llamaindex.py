@@ -170,7 +170,7 @@ def _scrubbing_store_class() -> type:
     from llama_index.core.schema import BaseNode
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
-    from .llamaindex_sealed import delete_sealed_ref_doc, query_sealed_store
+    from .llamaindex_sealed import CANDIDATES_ONLY, delete_sealed_ref_doc, query_sealed_store
 
     from .chroma import protected_write
 
@@ -195,7 +195,7 @@ def _scrubbing_store_class() -> type:
             delete_sealed_ref_doc(self, self._pv_embedding, ref_doc_id, run)
 
         def query(self, query: Any, **kwargs: Any) -> Any:
-            return query_sealed_store(self, self._pv_embedding, query, lambda q: super(
-                ScrubbingChromaVectorStore, self).query(q, **kwargs))
+            ef = None if kwargs.pop(CANDIDATES_ONLY, False) else self._pv_embedding  # SealedRetriever re-ranks itself
+            return query_sealed_store(self, ef, query, lambda q: super(ScrubbingChromaVectorStore, self).query(q, **kwargs))
 
     return ScrubbingChromaVectorStore

@@ -35,6 +35,7 @@ __all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "is_sealed", "op
 CACHED = "pv_cached"
 """Metadata key of a node :class:`SealedIngestionCache` sealed (opened again on a cache hit)."""
 _MARKER = "private_vectors"  # llamaindex.MARKER (a sanitized node)
+CANDIDATES_ONLY = "pv_candidates_only"  # a query kwarg: chroma_vector_store returns the K noisy candidates as stored
 _WHERE = "this sealed LlamaIndex store"
 
 
@@ -246,7 +247,9 @@ def _retriever_class() -> type:
             many = fetch_count(self._k, ef, n) if n is not None else max(10 * self._k, 200)
             if self._candidates != "auto":
                 many = fetch_count(self._k, ef, n if n is not None else int(self._candidates), self._candidates)
-            inner = self._index.as_retriever(similarity_top_k=max(many, self._k))
+            ours = "_pv_embedding" in getattr(type(getattr(self._index, "vector_store", None)), "__private_attributes__", {})
+            inner = self._index.as_retriever(similarity_top_k=max(many, self._k),
+                                             vector_store_kwargs={CANDIDATES_ONLY: True} if ours else {})
             got = inner.retrieve(QueryBundle(query_str=query_bundle.query_str, embedding=sent[0].tolist()))
             ranked = open_ranked_nodes(ef, [g.node for g in got], clean[0], self._k)
             if ranked is None:
