@@ -172,7 +172,7 @@ def _scrubbing_store_class() -> type:
 
     from .llamaindex_sealed import CANDIDATES_ONLY, delete_sealed_ref_doc, query_sealed_store
 
-    from .chroma import protected_write
+    from .chroma import protected_write, save_query_index
 
     class ScrubbingChromaVectorStore(ChromaVectorStore):
         """``ChromaVectorStore`` whose writes run under :func:`~private_vectors.chroma.protected_write`."""
@@ -185,7 +185,10 @@ def _scrubbing_store_class() -> type:
 
         def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
             with protected_write(self._collection):
-                return super().add(list(nodes), **add_kwargs)
+                out = super().add(list(nodes), **add_kwargs)
+                if self._pv_embedding is not None:  # the keyed query index beside the collection, as add_documents
+                    save_query_index(self._collection, self._pv_embedding)
+                return out
 
         def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
             def run() -> None:
@@ -193,6 +196,9 @@ def _scrubbing_store_class() -> type:
                     super(ScrubbingChromaVectorStore, self).delete(ref_doc_id, **delete_kwargs)
 
             delete_sealed_ref_doc(self, self._pv_embedding, ref_doc_id, run)
+            if self._pv_embedding is not None:
+                with protected_write(self._collection):
+                    save_query_index(self._collection, self._pv_embedding)
 
         def query(self, query: Any, **kwargs: Any) -> Any:
             ef = None if kwargs.pop(CANDIDATES_ONLY, False) else self._pv_embedding  # SealedRetriever re-ranks itself
