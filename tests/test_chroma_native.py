@@ -33,6 +33,7 @@ from private_vectors.chroma import (  # noqa: E402
     query_index_collection_name,
 )
 from private_vectors.integrations import chroma as integration  # noqa: E402
+from private_vectors.integrations import chroma_query_index  # noqa: E402
 
 KEY = "native-chroma-key-Rk3vW8qLm2"
 OTHER = "other-native-key-Pz7sT1nYc5"
@@ -207,7 +208,7 @@ def test_each_add_writes_only_its_batch_entries(tmp_path, monkeypatch):
     ef = _ef()
     col = create_collection(chromadb.PersistentClient(path=str(tmp_path)), "notes", ef)
     written: list[int] = []
-    real = integration._index_collection
+    real = chroma_query_index._index_collection
 
     def spy(collection, sanitizer, *, create):
         side = real(collection, sanitizer, create=create)
@@ -217,7 +218,7 @@ def test_each_add_writes_only_its_batch_entries(tmp_path, monkeypatch):
         side.upsert = lambda **kw: (written.append(len(kw["ids"])), upsert(**kw))[1]
         return side
 
-    monkeypatch.setattr(integration, "_index_collection", spy)
+    monkeypatch.setattr(chroma_query_index, "_index_collection", spy)
     names = ["Zelda Quorrington", "Marta Quillfeather", "Jonas Brightwater", "Priya Oakhurst", "Tomas Ellingsby"]
     for i, name in enumerate(names):
         add_documents(col, ids=[f"p{i}"], documents=[f"{name} called about order {i}."])

@@ -124,6 +124,31 @@ def test_a_record_swapped_between_two_documents_is_refused() -> None:
     assert s.open("a", a).text == "first document"
 
 
+def test_opened_records_authenticate_every_candidate_and_parse_on_demand() -> None:
+    s = _sealer(_ef())
+    vecs = np.random.default_rng(1).normal(size=(5, 16)).astype(np.float32)
+    recs = [_record(s, f"d{i}", text=f"text {i}", vector=vecs[i]) for i in range(5)]
+    opened = s.open_records([f"d{i}" for i in range(5)], recs)
+    assert len(opened) == 5 and "text" not in repr(opened)
+    assert opened.vectors.dtype == np.float32 and np.max(np.abs(opened.vectors - vecs)) < 1e-2
+    assert opened.payload(3).text == "text 3" and opened.payload(3).doc_id == "d3"
+    with pytest.raises(SealedRecordError, match="position 2"):  # one candidate of another document: none opens
+        s.open_records([f"d{i}" for i in range(5)], recs[:2] + [recs[4]] + recs[3:])
+    empty = s.seal("e", text="no vector", metadata=None, vector=None)
+    with pytest.raises(SealedRecordError, match="exact vector"):
+        s.open_records(["d0", "e"], [recs[0], empty]).vectors
+
+
+def test_the_associated_data_is_the_sorted_json_of_format_1() -> None:
+    import json
+
+    s = _sealer(_ef())
+    for sid in ("d1", "pv-abc", 'quote " back \\ é ☃ \U0001f600', "\n\t"):
+        body = {"store": s.store, "id": sid, "field": "doc", "v": 1}
+        want = b"private_vectors/sealed/v1\x00" + json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+        assert s._aad(sid) == want
+
+
 def test_a_record_moved_to_another_store_is_refused() -> None:
     ef_a, ef_b = _ef(), _ef()  # same key, two stores: two data keys
     a, b = _sealer(ef_a), _sealer(ef_b)

@@ -372,14 +372,23 @@ def test_llamaindex_key_holder_retrieves_sanitized_text_and_reopens(tmp_path: Pa
 def test_llamaindex_own_retriever_over_a_sealed_chroma_collection_reads_the_sanitized_text(tmp_path: Path) -> None:
     """Over Chroma (chroma_vector_store / index_from_collection) the store's query re-ranks K
     noisy candidates by their exact vectors and opens them: LlamaIndex's own retriever and a
-    reopened collection read the sanitized text, never the markers."""
+    reopened collection read the sanitized text, never the markers (SealedRetriever reads the
+    same). The keyed query index is written beside the collection, each record keeps its
+    document's entries, and delete_ref_doc drops (and writes) those no other record holds."""
     pytest.importorskip("llama_index.vector_stores.chroma")
     import chromadb
     from llama_index.core import StorageContext, VectorStoreIndex
     from llama_index.core.node_parser import SentenceSplitter
 
-    from private_vectors.chroma import create_collection, open_collection
-    from private_vectors.llamaindex import PrivateLlamaEmbedding, SanitizeNodes, chroma_vector_store, index_from_collection
+    from private_vectors.chroma import create_collection, open_collection, query_index_collection_name
+    from private_vectors.llamaindex import (
+        PrivateLlamaEmbedding,
+        SanitizeNodes,
+        SealedRetriever,
+        chroma_vector_store,
+        index_from_collection,
+    )
+    from private_vectors.sealed.stores import sealer_of
 
     ef = _ef()
     client = chromadb.PersistentClient(path=str(tmp_path / "db"))
@@ -396,8 +405,26 @@ def test_llamaindex_own_retriever_over_a_sealed_chroma_collection_reads_the_sani
     again = open_collection(chromadb.PersistentClient(path=str(tmp_path / "db")), "llama", key=KEY)
     got = index_from_collection(again).as_retriever(similarity_top_k=1).retrieve("unpaid invoice printer repair")
     assert got[0].node.get_content() == sanitized[1]
+    both = SealedRetriever(index, ef, similarity_top_k=2).retrieve("Who takes the early train to work in Berlin?")
+    assert [(h.node.get_content(), round(h.score, 6)) for h in both] == [(h.node.get_content(), round(h.score, 6))
+                                                                          for h in hits]  # the same read
     raw = col.get(include=["documents"])["documents"]  # Chroma's own read: the markers
     assert all(d.startswith("pv-sealed:") for d in raw)
+    rows = col.get(include=["metadatas"])
+    opened = sealer_of(ef).open_many(rows["ids"], [m[SEALED_KEY] for m in rows["metadatas"]])
+    refs = {m["document_id"]: set(p.index_refs) for m, p in zip(rows["metadatas"], opened, strict=True)}
+    only_jose = refs["d-jose"] - set().union(*(r for d, r in refs.items() if d != "d-jose"))
+    held = ef.sanitizer.index.entries_view
+    assert only_jose and only_jose <= set(held)
+
+    def written() -> int:  # entries in the keyed query index Chroma keeps beside the collection
+        return client.get_collection(query_index_collection_name(col)).count()
+
+    assert written() == len(held)
+    index.delete_ref_doc("d-jose")  # LlamaIndex's delete: rows, records and the entries only it held
+    assert "d-jose" not in {m["document_id"] for m in col.get(include=["metadatas"])["metadatas"]}
+    assert not only_jose & set(held) and refs["d-maria"] <= set(held)
+    assert written() == len(held)  # the removals written too
 
 
 def test_llamaindex_sealed_cache_opens_on_a_hit_and_refuses_unsealed_indexing(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from ..embedding import PrivateEmbedding
 from ..errors import InvalidTypeError, ModelNotAvailableError
 from ..guard import protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
+from ..sealed.stores import document_refs
 from ._stored import sanitize_metadatas
 
 try:
@@ -44,6 +45,12 @@ def _digest(text: str) -> bytes:
 def _registry(embedding: PrivateEmbedding) -> set[bytes]:
     """The digests of embed texts :class:`SanitizeNodes` produced for ``embedding`` (this process)."""
     return embedding.__dict__.setdefault("_llamaindex_sanitized", set())
+
+
+def pending_refs(embedding: PrivateEmbedding) -> dict[str, list[str]]:
+    """Each node's keyed query-index entries (HMACs) from its sanitization until
+    :func:`~private_vectors.integrations.llamaindex_sealed.seal_nodes` seals them into its record."""
+    return embedding.__dict__.setdefault("_llamaindex_refs", {})
 
 
 def _check_embedding(embedding: Any) -> PrivateEmbedding:
@@ -76,6 +83,10 @@ def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode], *,
                                        metadata_text=metadata_text)
             for i, value in zip(todo_text, clean, strict=True):
                 todo[i].set_content(value)
+            if _seals(embedding):  # the record keeps them, so a delete can drop them
+                texts_done = [texts[i] for i in todo_text]
+                refs = document_refs(embedding, texts_done, logs) if texts_done else None
+                pending_refs(embedding).update((todo[i].node_id, r) for i, r in zip(todo_text, refs or [], strict=False))
             records = seal_records(embedding, [todo[i].node_id for i in todo_text], [texts[i] for i in todo_text],
                                    clean, logs)  # a keyed text stage: each node's encrypted restore record
             for i, record in zip(todo_text, records or [], strict=False):

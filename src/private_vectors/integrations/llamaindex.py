@@ -154,7 +154,8 @@ def chroma_vector_store(collection: Any, embedding: Any = None) -> Any:
     collection read with its key (``embedding``, default: the collection's own PrivateEmbedding)
     a query fetches K noisy candidates, re-ranks them by their exact vectors and returns them
     opened (the sanitized text), so ``index.as_retriever()`` and query engines read text, not
-    markers; everything else is LlamaIndex's own.
+    markers, and ``delete`` (``index.delete_ref_doc``) also removes the deleted document's keyed
+    query-index entries no remaining record refers to; everything else is LlamaIndex's own.
     """
     store = _scrubbing_store_class()(chroma_collection=collection)
     own = embedding if embedding is not None else getattr(collection, "_embedding_function", None)
@@ -169,9 +170,9 @@ def _scrubbing_store_class() -> type:
     from llama_index.core.schema import BaseNode
     from llama_index.vector_stores.chroma import ChromaVectorStore
 
-    from .llamaindex_sealed import query_sealed_store
+    from .llamaindex_sealed import CANDIDATES_ONLY, delete_sealed_ref_doc, query_sealed_store
 
-    from .chroma import protected_write
+    from .chroma import protected_write, save_query_index
 
     class ScrubbingChromaVectorStore(ChromaVectorStore):
         """``ChromaVectorStore`` whose writes run under :func:`~private_vectors.chroma.protected_write`."""
@@ -184,10 +185,23 @@ def _scrubbing_store_class() -> type:
 
         def add(self, nodes: Sequence[BaseNode], **add_kwargs: Any) -> list[str]:
             with protected_write(self._collection):
-                return super().add(list(nodes), **add_kwargs)
+                out = super().add(list(nodes), **add_kwargs)
+                if self._pv_embedding is not None:  # the keyed query index beside the collection, as add_documents
+                    save_query_index(self._collection, self._pv_embedding)
+                return out
+
+        def delete(self, ref_doc_id: str, **delete_kwargs: Any) -> None:
+            def run() -> None:
+                with protected_write(self._collection):
+                    super(ScrubbingChromaVectorStore, self).delete(ref_doc_id, **delete_kwargs)
+
+            delete_sealed_ref_doc(self, self._pv_embedding, ref_doc_id, run)
+            if self._pv_embedding is not None:
+                with protected_write(self._collection):
+                    save_query_index(self._collection, self._pv_embedding)
 
         def query(self, query: Any, **kwargs: Any) -> Any:
-            return query_sealed_store(self, self._pv_embedding, query, lambda q: super(
-                ScrubbingChromaVectorStore, self).query(q, **kwargs))
+            ef = None if kwargs.pop(CANDIDATES_ONLY, False) else self._pv_embedding  # SealedRetriever re-ranks itself
+            return query_sealed_store(self, ef, query, lambda q: super(ScrubbingChromaVectorStore, self).query(q, **kwargs))
 
     return ScrubbingChromaVectorStore

@@ -27,7 +27,7 @@ from ..errors import SealedStoreError
 from ..restore import RESTORE_KEY
 from ..sealed.records import SEALED_KEY, Sealer
 from ..sealed.rerank import exact_distances
-from ..sealed.stores import fetch_count, readable_metadata, record_of, sealer_of
+from ..sealed.stores import drop_refs, fetch_count, readable_metadata, record_of, sealer_of
 
 __all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "is_sealed", "open_nodes", "seal_documents",
            "seal_nodes"]
@@ -35,6 +35,7 @@ __all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "is_sealed", "op
 CACHED = "pv_cached"
 """Metadata key of a node :class:`SealedIngestionCache` sealed (opened again on a cache hit)."""
 _MARKER = "private_vectors"  # llamaindex.MARKER (a sanitized node)
+CANDIDATES_ONLY = "pv_candidates_only"  # a query kwarg: chroma_vector_store returns the K noisy candidates as stored
 _WHERE = "this sealed LlamaIndex store"
 
 
@@ -88,8 +89,12 @@ def seal_nodes(embedding: Any, nodes: Sequence[Any]) -> list[Any]:
     noisy, exact = embedding.pipeline.embed_sanitized(texts, exact=True)
     metas = [{k: v for k, v in (n.metadata or {}).items() if k not in (_MARKER, RESTORE_KEY)} for n in todo]
     restores = [(n.metadata or {}).get(RESTORE_KEY) for n in todo]
+    from ._llamaindex_nodes import pending_refs
+
+    pending = pending_refs(embedding)
     records = sealer.seal_many([n.node_id for n in todo], texts=[n.text for n in todo], metadatas=metas,
-                               vectors=exact, restores=restores)
+                               vectors=exact, restores=restores,
+                               index_refs=[pending.pop(n.node_id, []) for n in todo])
     for node, vector, text, meta, record in zip(todo, noisy, [n.text for n in todo], metas, records, strict=True):
         node.embedding = np.asarray(vector, dtype=np.float32).tolist()
         _put_sealed(node, sealer, record, text, {"_readable": meta, _MARKER: "sanitized"})
@@ -242,7 +247,9 @@ def _retriever_class() -> type:
             many = fetch_count(self._k, ef, n) if n is not None else max(10 * self._k, 200)
             if self._candidates != "auto":
                 many = fetch_count(self._k, ef, n if n is not None else int(self._candidates), self._candidates)
-            inner = self._index.as_retriever(similarity_top_k=max(many, self._k))
+            ours = "_pv_embedding" in getattr(type(getattr(self._index, "vector_store", None)), "__private_attributes__", {})
+            inner = self._index.as_retriever(similarity_top_k=max(many, self._k),
+                                             vector_store_kwargs={CANDIDATES_ONLY: True} if ours else {})
             got = inner.retrieve(QueryBundle(query_str=query_bundle.query_str, embedding=sent[0].tolist()))
             ranked = open_ranked_nodes(ef, [g.node for g in got], clean[0], self._k)
             if ranked is None:
@@ -264,6 +271,25 @@ def open_ranked_nodes(embedding: Any, nodes: Sequence[Any], clean: Any, k: int) 
     scale = 2.0 if embedding.space == "l2" else 1.0
     return [(_opened_copy(sealed[j], payloads[j]), 1.0 - float(dist[j]) / scale)
             for j in map(int, np.argsort(dist, kind="stable")[:k])]
+
+
+def delete_sealed_ref_doc(store: Any, embedding: Any, ref_doc_id: str, run: Any) -> None:
+    """``ChromaVectorStore.delete`` on a sealed collection read with its key: ``run`` deletes the
+    rows of ``ref_doc_id``, then the text stage's query-index entries that no remaining record
+    refers to are removed (in memory: the index is written where the embedding's index is kept)."""
+    from .chroma_sealed import _remaining_refs
+
+    sealer = sealer_of(embedding) if embedding is not None else None
+    if sealer is None:
+        return run()
+    held = store._collection.get(where={"document_id": ref_doc_id}, include=["metadatas"])
+    pairs = [(i, m[SEALED_KEY]) for i, m in zip(held["ids"], held["metadatas"] or [], strict=True)
+             if SEALED_KEY in (m or {})]
+    deleted = [p.index_refs for p in sealer.open_many([i for i, _ in pairs], [r for _, r in pairs])]
+    run()
+    if any(deleted):
+        drop_refs(embedding, deleted, _remaining_refs(store._collection, sealer))
+    return None
 
 
 def query_sealed_store(store: Any, embedding: Any, query: Any, run: Any) -> Any:

@@ -93,7 +93,7 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
 
     def index_state(self) -> dict[str, Any] | None:
         """The collection's keyed entity index (HMACs and labels) for :class:`ProtectDocuments`."""
-        from .chroma import _read_index, _sanitizer_of
+        from .chroma_query_index import _read_index, _sanitizer_of
 
         col = self.open()
         san = _sanitizer_of(col._embedding_function)
@@ -134,7 +134,7 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
         return merge_index_changes(parts)
 
     def on_write_complete(self, write_result: Any) -> None:
-        from .chroma import _sanitizer_of, write_query_index
+        from .chroma_query_index import _sanitizer_of, write_query_index
 
         returns = getattr(write_result, "write_returns", write_result)
         changes = job_index_changes((r for r in returns if r), self.job, self.stored_entries)

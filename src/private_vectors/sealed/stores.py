@@ -111,13 +111,14 @@ def open_ranked(sealer: Sealer, stored_ids: Sequence[Any], records: Sequence[Any
                 space: str) -> list[tuple[int, SealedPayload, float]]:
     """Open the candidates and keep the ``k`` nearest by exact distance (``space``'s
     convention, :func:`~private_vectors.sealed.rerank.exact_distances`), nearest first, as
-    (position among the candidates, payload, distance); ties keep the store's order."""
+    (position among the candidates, payload, distance); ties keep the store's order. Every
+    candidate is authenticated; only the ``k`` kept are parsed (:meth:`Sealer.open_records`)."""
     if not len(stored_ids):
         return []
-    opened = sealer.open_many(list(stored_ids), list(records))
-    dist = exact_distances(clean_query, np.stack([p.vector for p in opened]), space)
+    opened = sealer.open_records(list(stored_ids), list(records))
+    dist = exact_distances(clean_query, opened.vectors, space)
     order = np.argsort(dist, kind="stable")[:k]
-    return [(int(j), opened[int(j)], float(dist[int(j)])) for j in order]
+    return [(int(j), opened.payload(int(j)), float(dist[int(j)])) for j in order]
 
 
 def exact_relevance(distance: float, space: str) -> float:
