@@ -117,3 +117,42 @@ def test_traits_are_forgotten_with_the_recognizer_and_checked() -> None:
 
 def test_a_user_tagger_is_learned() -> None:
     assert traits_of("tagger:my-model") == BUILTIN["tagger"] and traits_of("taggers") == frozenset()
+
+
+def _literal_score_defaults(path: Path) -> list[str]:
+    """Score and threshold defaults written as numbers: a parameter's default, or the default of
+    ``config.get("..._score", 0.9)`` (both read :data:`~private_vectors.text.scores.SCORES`)."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.arguments):
+            named = [*node.posonlyargs, *node.args][-len(node.defaults):] if node.defaults else []
+            pairs = [*zip(named, node.defaults), *zip(node.kwonlyargs, node.kw_defaults)]
+            found += [f"{path.name}:{a.arg}" for a, d in pairs if ("score" in a.arg or "threshold" in a.arg)
+                      and isinstance(d, ast.Constant) and isinstance(d.value, float)]
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "get" and len(node.args) == 2:
+            key, default = node.args
+            if isinstance(key, ast.Constant) and ("score" in str(key.value) or "threshold" in str(key.value)) \
+                    and isinstance(default, ast.Constant) and isinstance(default.value, float):
+                found.append(f"{path.name}:{key.value}")
+    return found
+
+
+def test_score_defaults_come_from_one_table(tmp_path: Path) -> None:
+    modules = [ROOT / "sanitizer.py", ROOT / "stage_options.py", ROOT / "rules" / "base.py",
+               *sorted((ROOT / "recognizers").glob("*.py"))]
+    assert [x for p in modules for x in _literal_score_defaults(p)] == []
+    bad = tmp_path / "bad.py"
+    bad.write_text('def f(*, cue_score=0.88):\n    return config.get("score", 0.5)\n')
+    assert _literal_score_defaults(bad) == ["bad.py:cue_score", "bad.py:score"]
+
+
+def test_linked_scores_read_the_same_entry() -> None:
+    from private_vectors.text.recognizers.places import PlaceDetector
+    from private_vectors.text.rules.context_free import ContextFree
+    from private_vectors.text.scores import SCORES
+
+    cued = PlaceDetector().cue_score
+    assert cued == SCORES.place_cue == PlaceDetector.from_config({}).cue_score
+    text = "Hodgkin"  # a one-word name: a lone guess is dropped in a text about no one, a cued one kept
+    spans = [Span(0, 7, "PERSON", s, "presidio") for s in (cued, cued - 0.01)]
+    assert [ContextFree().apply(text, [s], RuleContext(StageSettings())) == [s] for s in spans] == [True, False]

@@ -63,6 +63,7 @@ from .job_index import (
 )
 from .overlap import OverlapIndex, TakenRanges
 from .rules.ordinary_words import WORD
+from .scores import SCORES
 from .shapes import acronym, looks_like_a_name
 from .spans import Span
 from .surrogates import TITLES, normalise_token
@@ -109,7 +110,7 @@ def strong_evidence(text: str, span: Span, raw: Sequence[Span], index: OverlapIn
     word of at most four letters ("RNA", "CI", "RT")."""
     if acronym(text[span.start:span.end]):
         return False
-    if has(span, PATTERN) or span.score >= 0.9:
+    if has(span, PATTERN) or span.score >= SCORES.strong:
         return True
     value = text[span.start:span.end]
     words = value.split()

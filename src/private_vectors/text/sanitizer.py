@@ -41,6 +41,7 @@ from .precedence import merge_document_spans
 from .replacement import Replacement, operator_for, replace_spans
 from .rules import Decision, RuleContext
 from .rules.base import learned_detector
+from .scores import SCORES
 from .spans import Detector, Span
 from .stage_config import (
     SANITIZER_VERSION,
@@ -95,7 +96,7 @@ class Sanitizer(DocumentTransformer):
 
     def __init__(self, concept: str | Any = "PII", *, policy: str = "redact", key: str | bytes | SecretKey | None = None,
                  detectors: Sequence[Detector] | None = None, entities: Sequence[str] | None = None,
-                 score_threshold: float = 0.35, allow_list: Sequence[str] | None = None,
+                 score_threshold: float = SCORES.threshold, allow_list: Sequence[str] | None = None,
                  operators: Mapping[str, str] | None = None, on_error: str = "raise",
                  timeout: float | None = DEFAULT_TIMEOUT, chunk_size: int = 10_000,
                  rules_off: Sequence[str] | None = None, thresholds: Mapping[str, float] | None = None,

@@ -19,6 +19,7 @@ from .recognizers.presidio import PRESIDIO_LABELS
 from .recognizers.regex import REGEX_LABELS
 from .rules import RULESETS, StageSettings
 from .rules.allow_list import allow_key
+from .scores import SCORES
 from .spans import LABELS, validate_texts
 
 __all__ = ["DETECTORS", "KNOWN_LABELS", "StageOptions", "resolve_stage_options"]
@@ -41,7 +42,7 @@ class StageOptions:
     policy: str = "redact"
     operators: Mapping[str, str] = field(default_factory=dict)
     entities: tuple[str, ...] | None = None
-    score_threshold: float = 0.35
+    score_threshold: float = SCORES.threshold
     thresholds: Mapping[str, float] = field(default_factory=dict)
     allow_list: tuple[str, ...] = ()
     on_error: str = "raise"
@@ -93,7 +94,7 @@ def _parts(name: str) -> tuple[str, ...]:
 
 
 def resolve_stage_options(*, policy: Any = "redact", operators: Any = None, entities: Any = None,
-                          score_threshold: Any = 0.35, thresholds: Any = None, allow_list: Any = None,
+                          score_threshold: Any = SCORES.threshold, thresholds: Any = None, allow_list: Any = None,
                           on_error: Any = "raise", timeout: Any = 60.0, chunk_size: Any = 10_000,
                           ruleset: str = "0.2", rules_off: Any = None, keyed: bool = False,
                           detector: Any = None, device: Any = "cpu") -> StageOptions:

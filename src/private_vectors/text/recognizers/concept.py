@@ -14,6 +14,7 @@ from typing import Any
 
 from ...errors import InvalidParameterError, InvalidTypeError
 from ...fitted.removal import find_tokens
+from ..scores import SCORES
 from ..spans import Span, validate_texts
 from ..traits import MODEL
 from .base import Recognizer
@@ -83,7 +84,7 @@ class PatternDetector(Recognizer):
         name: detector name.
     """
 
-    def __init__(self, patterns: Sequence[str], *, label: str, ignore_case: bool = True, score: float = 0.9,
+    def __init__(self, patterns: Sequence[str], *, label: str, ignore_case: bool = True, score: float = SCORES.concept_pattern,
                  name: str = "pattern") -> None:
         if isinstance(patterns, str):
             patterns = [patterns]
@@ -125,7 +126,7 @@ class PatternDetector(Recognizer):
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PatternDetector:
         return cls(config["patterns"], label=config["label"], ignore_case=config.get("ignore_case", True),
-                   score=config.get("score", 0.9), name=config.get("name", "pattern"))
+                   score=config.get("score", SCORES.concept_pattern), name=config.get("name", "pattern"))
 
 
 class NerDetector(Recognizer):

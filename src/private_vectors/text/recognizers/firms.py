@@ -6,6 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..scores import SCORES
 from ..spans import Span, validate_texts
 from ..vocabulary import UPPER_LETTERS, common_words, digest, function_words, places, word_key
 from .base import Recognizer
@@ -48,7 +49,7 @@ class FirmDetector(Recognizer):
     version = "5"
     entities = ("ORGANIZATION",)
 
-    def __init__(self, *, score: float = 0.9) -> None:
+    def __init__(self, *, score: float = SCORES.firm) -> None:
         self.score = score_param("score", score)
 
     def __repr__(self) -> str:
@@ -81,4 +82,4 @@ class FirmDetector(Recognizer):
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> FirmDetector:
-        return cls(score=config.get("score", 0.9))
+        return cls(score=config.get("score", SCORES.firm))

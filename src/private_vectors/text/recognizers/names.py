@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import InvalidParameterError
+from ..scores import SCORES
 from ..spans import Span, validate_texts
 from ..traits import SHAPED
 from ..vocabulary import (
@@ -95,7 +96,7 @@ class NameDetector(Recognizer):
     version = "7"
     entities = ("PERSON",)
 
-    def __init__(self, *, score: float = 0.6, full_name_score: float = 0.86, lone_first_names: bool = True,
+    def __init__(self, *, score: float = SCORES.name, full_name_score: float = SCORES.full_name, lone_first_names: bool = True,
                  unknown_names: bool = True) -> None:
         if not isinstance(lone_first_names, bool):
             raise InvalidParameterError("lone_first_names", "a bool", lone_first_names)
@@ -322,6 +323,7 @@ class NameDetector(Recognizer):
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> NameDetector:
-        return cls(score=config.get("score", 0.6), full_name_score=config.get("full_name_score", 0.86),
+        return cls(score=config.get("score", SCORES.name),
+                   full_name_score=config.get("full_name_score", SCORES.full_name),
                    lone_first_names=config.get("lone_first_names", True),
                    unknown_names=config.get("unknown_names", True))

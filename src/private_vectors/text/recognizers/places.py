@@ -18,6 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..scores import SCORES
 from ..spans import Span, validate_texts
 from ..traits import WORD_LIST
 from ..vocabulary import (
@@ -72,7 +73,8 @@ class PlaceDetector(Recognizer):
     version = "6"
     entities = ("LOCATION",)
 
-    def __init__(self, *, score: float = 0.55, street_score: float = 0.9, cue_score: float = 0.88,
+    def __init__(self, *, score: float = SCORES.place, street_score: float = SCORES.street,
+                 cue_score: float = SCORES.place_cue,
                  caps_score: float | None = None) -> None:
         self.score = score_param("score", score)
         self.street_score = score_param("street_score", street_score)
@@ -174,5 +176,5 @@ class PlaceDetector(Recognizer):
 
     @classmethod
     def from_config(cls, config: Mapping[str, Any]) -> PlaceDetector:
-        return cls(score=config.get("score", 0.55), street_score=config.get("street_score", 0.9),
-                   cue_score=config.get("cue_score", 0.88), caps_score=config.get("caps_score"))
+        return cls(score=config.get("score", SCORES.place), street_score=config.get("street_score", SCORES.street),
+                   cue_score=config.get("cue_score", SCORES.place_cue), caps_score=config.get("caps_score"))

@@ -19,6 +19,7 @@ from typing import Any
 
 from ...errors import ConfigMismatchError, Described, InvalidParameterError, InvalidTypeError
 from ..rules.base import learned
+from ..scores import SCORES
 from ..spans import Span
 from ..traits import LEARNED
 from .base import Recognizer
@@ -51,7 +52,7 @@ class TaggerRecognizer(Recognizer):
 
     def __init__(self, labels: Sequence[str] | None = None, *, model: str | Path | None = None,
                  label_map: Mapping[str, str] | None = None, name: str | None = None, device: str = "cpu",
-                 threshold: float = 0.5, thresholds: Mapping[str, float] | None = None) -> None:
+                 threshold: float = SCORES.tagger, thresholds: Mapping[str, float] | None = None) -> None:
         if model is not None and not isinstance(model, (str, Path)):
             raise InvalidTypeError("model", "None (the shipped tagger) or a model folder or name", model)
         if label_map is not None and not isinstance(label_map, Mapping):
@@ -160,7 +161,7 @@ class TaggerRecognizer(Recognizer):
         model = config.get("model", _BUILTIN)
         out = cls(config.get("labels"), model=None if model == _BUILTIN else str(model),
                   label_map=config.get("label_map"), name=config.get("name"),
-                  threshold=float(config.get("threshold", 0.5)), thresholds=config.get("thresholds"))
+                  threshold=float(config.get("threshold", SCORES.tagger)), thresholds=config.get("thresholds"))
         if model == _BUILTIN and config.get("weights_sha256") not in (None, out.weights()):
             raise ConfigMismatchError("the text stage was written with other weights of the shipped tagger than "
                                       "this library's; install the version of private-vectors that wrote it")

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ..overlap import OverlapIndex
+from ..scores import SCORES
 from ..shapes import overlaps
 from ..spans import Span
 from ..traits import LEARNED, has, traits_of
@@ -81,7 +82,7 @@ class StageSettings:
     that adds spans adds only labels the stage replaces)."""
 
     entities: tuple[str, ...] | None = None
-    score_threshold: float = 0.35
+    score_threshold: float = SCORES.threshold
     thresholds: Mapping[str, float] = field(default_factory=dict)
     allow: frozenset[str] = frozenset()
     known_labels: frozenset[str] = frozenset()

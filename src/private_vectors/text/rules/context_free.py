@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable
 
 from ..normalise import country_line
 from ..overlap import OverlapIndex
+from ..scores import SCORES
 from ..shapes import overlaps, term_shaped
 from ..spans import Span
 from ..tags import as_words
@@ -20,8 +21,6 @@ __all__ = ["ContextFree", "personal_context", "place_code_kept"]
 
 _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou|[Yy]our|[Yy]ours|[Hh]e|[Hh]im|[Hh]is"
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
-_CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
-_SURE = 0.5  # the learned tagger's default threshold: a place it scores lower is one it is unsure of
 _ONE_WORD = (MODEL, WORD_LIST)  # recognizers whose one-word guesses are weighed (traits)
 _LONG_TEXT = (*_ONE_WORD, SHAPED)  # and in long texts
 _LONG_WORDS = 100
@@ -146,7 +145,7 @@ class ContextFree(_PartedRule):
         near = OverlapIndex(spans)
 
         def lone(s: Span) -> bool:
-            if unsure and s.label == "LOCATION" and learned(s) and s.score < _SURE:
+            if unsure and s.label == "LOCATION" and learned(s) and s.score < SCORES.tagger:
                 return True
             value = text[s.start:s.end]
             country = s.label in ("LOCATION", "PERSON") and not has(s, PRECISE) \
@@ -154,7 +153,7 @@ class ContextFree(_PartedRule):
             place = places and _unconfirmed_place(text, s, near)
             if (country or place) and learned(s):  # the tagger's probability is no cue's boost
                 return True
-            if s.score >= _CUED and not (learned(s) and sure_is_no_cue):
+            if s.score >= SCORES.place_cue and not (learned(s) and sure_is_no_cue):
                 return False
             if country or place:
                 return True

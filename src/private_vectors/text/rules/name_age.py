@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 
 from ..overlap import OverlapIndex, TakenRanges
+from ..scores import SCORES
 from ..spans import Span
 from .base import Rule, RuleContext
 
 __all__ = ["AGE_AFTER_NAME_SCORE", "NameAge"]
 
-AGE_AFTER_NAME_SCORE = 0.9
+AGE_AFTER_NAME_SCORE = SCORES.age_after_name
 """The score of an age found after a name: at least the personal-context rule's cue score (0.88),
 since a name with an age is about a person."""
 _AFTER = re.compile(r"[ \t]*(?:,[ \t]*(?P<a>\d{1,2})[ \t]*(?=[,;)]|\.(?!\d)|$|\n|[ \t]+(?:and|who|from|of|was|is|has|had|"
