@@ -156,3 +156,29 @@ def test_linked_scores_read_the_same_entry() -> None:
     text = "Hodgkin"  # a one-word name: a lone guess is dropped in a text about no one, a cued one kept
     spans = [Span(0, 7, "PERSON", s, "presidio") for s in (cued, cued - 0.01)]
     assert [ContextFree().apply(text, [s], RuleContext(StageSettings())) == [s] for s in spans] == [True, False]
+
+
+def test_recorded_versions_are_compared_on_reopen() -> None:
+    import copy
+    import warnings
+
+    from private_vectors.errors import ConfigMismatchError
+    from private_vectors.text import Sanitizer
+
+    config = Sanitizer("PII").get_config()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert Sanitizer.from_config(config).version_changes == ()
+    older = copy.deepcopy(config)
+    places = next(d for d in older["detectors"] if d["type"] == "places")
+    rule = next(r for r in older["rules"] if r["name"] == "context-free")
+    places["version"], rule["version"] = "0", "0"
+    with pytest.warns(UserWarning, match="other versions") as caught:
+        reopened = Sanitizer.from_config(older)
+    assert [c.split(" 0 recorded")[0] for c in reopened.version_changes] == ["recognizer places",
+                                                                             "rule context-free"]
+    assert "places" in str(caught[0].message) and reopened.get_config()["detectors"] == config["detectors"]
+    merged = copy.deepcopy(config)
+    merged["precedence"] = ["score", "regex", "keyed-index", "length"]
+    with pytest.raises(ConfigMismatchError, match="merges overlapping spans"):
+        Sanitizer.from_config(merged)

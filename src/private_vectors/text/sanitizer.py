@@ -129,6 +129,7 @@ class Sanitizer(DocumentTransformer):
                                  reported=frozenset(x for d in self.detectors for x in getattr(d, "labels", ())))
         self.version = SANITIZER_VERSION
         self.upgraded_from: Any = None
+        self.version_changes: tuple[str, ...] = ()  # recorded versions that differ (stage_config.version_changes)
         if self.fallback:
             warnings.warn("presidio-analyzer/spaCy not installed: the Sanitizer uses the weaker word-list "
                           "detector for names and places (recorded in get_config()['fallback'])", stacklevel=2)

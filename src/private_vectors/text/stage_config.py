@@ -10,6 +10,7 @@ written by a newer version is refused.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -253,7 +254,40 @@ def from_config(cls: Any, config: Mapping[str, Any], secret: Any, detectors: Seq
         out.check_config_key(config, "the stored text stage")
     out.fallback = bool(config.get("fallback", False)) if not upgrade else out.fallback
     out.upgraded_from = config.get("upgraded_from", version if upgrade else None)
+    out.version_changes = version_changes(config, out, report=not upgrade)
     return out
+
+
+def version_changes(config: Mapping[str, Any], san: Any, *, report: bool = True) -> tuple[str, ...]:
+    """The recognizer and rule versions the stored stage ``config`` records that differ from those
+    of the rebuilt ``san``; with ``report``, they are named in a warning (the store opens: a
+    version changes when what a recognizer finds or a rule keeps does, and the stored entities
+    stay readable). A change of meaning is refused: another precedence of overlapping spans
+    (:data:`~.precedence.PRECEDENCE`) would give a merged span another label than at ingest.
+
+    Raises:
+        ConfigMismatchError: when the recorded precedence differs from this library's.
+    """
+    recorded = config.get("precedence")
+    if recorded is not None and list(recorded) != list(PRECEDENCE):
+        raise ConfigMismatchError(f"the stored text stage merges overlapping spans by {list(recorded)}, this "
+                                  f"library by {list(PRECEDENCE)}; open the store with the release that wrote it")
+    changes = (*_changed("recognizer", config.get("detectors"), [d.get_config() for d in san.detectors]),
+               *_changed("rule", config.get("rules"), san.rules.get_config()))
+    if changes and report:
+        warnings.warn(f"the stored text stage was recorded with other versions ({'; '.join(changes)}): spans found "
+                      "now may differ from those found at ingest", UserWarning, stacklevel=4)
+    return changes
+
+
+def _changed(what: str, stored: Any, now: Sequence[Mapping[str, Any]]) -> list[str]:
+    """``what`` entries (recognizer or rule configs, by type and name) whose version differs."""
+    def key(c: Mapping[str, Any]) -> str:
+        return "/".join(str(c[k]) for k in ("type", "name") if c.get(k) is not None)
+
+    held = {key(c): str(c["version"]) for c in now if isinstance(c, Mapping) and "version" in c}
+    return [f"{what} {key(c)} {c['version']} recorded, {held[key(c)]} here" for c in stored or ()
+            if isinstance(c, Mapping) and "version" in c and held.get(key(c), str(c["version"])) != str(c["version"])]
 
 
 def _builtin_configs(concept: Any, detector: str = "rules") -> list[Any]:
