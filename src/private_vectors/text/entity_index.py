@@ -66,6 +66,7 @@ from .rules.ordinary_words import WORD
 from .shapes import acronym, looks_like_a_name
 from .spans import Span
 from .surrogates import TITLES, normalise_token
+from .traits import KEYED_INDEX, PATTERN, PRECISE, has
 from .vocabulary import PARTICLES, common_words, english_words, stop_words
 from .wordlist import COMMON_CAPITALISED, name_words
 
@@ -85,7 +86,6 @@ __all__ = [
 
 INDEX_STATE_TYPE = "sanitizer-query-index"
 INDEX_VERSION = 1
-_PATTERN_RECOGNIZERS = frozenset(["regex", "identifiers"])
 _PARTICLE_SET = frozenset(PARTICLES)
 _MAC_MEMO_MAX = 100_000
 """HMACs remembered (by kind and value) during one call of the text stage before the memo starts
@@ -109,7 +109,7 @@ def strong_evidence(text: str, span: Span, raw: Sequence[Span], index: OverlapIn
     word of at most four letters ("RNA", "CI", "RT")."""
     if acronym(text[span.start:span.end]):
         return False
-    if span.detector in _PATTERN_RECOGNIZERS or span.score >= 0.9:
+    if has(span, PATTERN) or span.score >= 0.9:
         return True
     value = text[span.start:span.end]
     words = value.split()
@@ -276,7 +276,7 @@ class EntityIndex:
 
     def relabel(self, text: str, span: Span, view: Mapping[str, str]) -> Span:
         """``span`` with the label its entity had at ingest, so its surrogate stays the same kind."""
-        if not view or span.detector == "regex":
+        if not view or has(span, PRECISE):
             return span
         original = text[span.start:span.end]
         found = view.get(self.mac("ent", normalise_token(original)))
@@ -332,7 +332,7 @@ class EntityIndex:
                         label.startswith(WEAK) or (lowered and (label != "PERSON" or n < 2)) or acronym(text[a:b])):
                     label = None
                 if label is not None:
-                    out.append(Span(a, b, label_of(label), 1.0, "keyed-index"))
+                    out.append(Span(a, b, label_of(label), 1.0, KEYED_INDEX))
                     busy.add(a, b)
         return out
 

@@ -29,6 +29,7 @@ from .job_steps import freeze_job, job_facts
 from .operators import Keep
 from .rules import Decision, RuleContext, escape
 from .spans import Span
+from .traits import ON_ERROR_SPAN
 
 __all__ = ["Explanation", "explain"]
 
@@ -85,8 +86,8 @@ def explain(san: Any, text: str) -> Explanation:
     found = san.detection.run([item], RuleContext(san._settings, index=san.index, view=san.index.view(),
                                                   decisions=decisions), san.index.ordinary)
     if found is None:  # on_error="redact_all"
-        whole = (Span(0, len(item), "REDACTED", 1.0, "on_error"),) if item else ()
-        return Explanation(text, whole, tuple(Decision("on_error", "replaced", 0, len(item), "REDACTED",
+        whole = (Span(0, len(item), "REDACTED", 1.0, ON_ERROR_SPAN),) if item else ()
+        return Explanation(text, whole, tuple(Decision(ON_ERROR_SPAN, "replaced", 0, len(item), "REDACTED",
                                                        "a recognizer failed: on_error='redact_all'") for _ in whole))
     spans = found[0]
     decisions += [Decision(s.detector, "detected", s.start, s.end, s.label, f"score {s.score:.2f}") for s in spans]

@@ -13,25 +13,26 @@ from collections.abc import Sequence
 
 from .overlap import OverlapIndex
 from .spans import Span, merge_spans
+from .traits import KEYED_INDEX, PRECISE, has
 
 __all__ = ["PRECEDENCE", "merge_document_spans", "precedence"]
 
 PRECEDENCE: tuple[str, ...] = ("regex", "keyed-index", "score", "length")
 """The order in which overlapping spans give the merged span its label (recorded in the text
-stage's configuration): spans of the ``regex`` recognizer, then of the keyed entity index, then
-the higher score, then the longer span."""
+stage's configuration): spans of a ``"precise"`` recognizer (:mod:`.traits`: the regexes), then
+of the keyed entity index, then the higher score, then the longer span."""
 
 
 def precedence(s: Span) -> tuple[bool, bool, float, int]:
     """The rank of a span in a merge (lower wins), in the order of :data:`PRECEDENCE`."""
-    return (s.detector != PRECEDENCE[0], s.detector != PRECEDENCE[1], -s.score, -(s.end - s.start))
+    return (not has(s, PRECISE), s.detector != KEYED_INDEX, -s.score, -(s.end - s.start))
 
 
 def _credited(span: Span, detected: OverlapIndex) -> Span:
     """A merged span the keyed index won, credited to the first recognizer span (of
     ``detected``, in its order) that also found it: only spans no recognizer found keep the name
     ``"keyed-index"`` (they came from propagation)."""
-    if span.detector != "keyed-index":
+    if span.detector != KEYED_INDEX:
         return span
     first = detected.positions(span.start, span.end)
     if first:

@@ -38,6 +38,7 @@ from .recognizers.user import (
 )
 from .rules import BUILTIN_RULES, Rule
 from .spans import Detector
+from .traits import declare, forget
 
 __all__ = ["REGISTERED", "Registry", "add_recognizer", "add_recognizers_from_yaml", "add_rule", "get_recognizer",
            "recognizer_from_config", "recognizers", "remove_recognizer", "remove_rule", "rule_class", "rules"]
@@ -58,7 +59,8 @@ class Registry:
     def add_recognizer(self, recognizer: Any, *, name: str | None = None, replace: bool = False) -> str:
         """Register ``recognizer`` (an object with ``spans(texts)``, ``name`` and ``get_config()``,
         or a presidio ``EntityRecognizer``) under ``name`` (default: its own). Returns the name.
-        A built-in kind's name, or a name already taken (unless ``replace``), is refused."""
+        A built-in kind's name, or a name already taken (unless ``replace``), is refused. The
+        rules weigh its spans by the ``traits`` it declares (:mod:`.traits`; none: a guess)."""
         if not (isinstance(recognizer, Detector) or is_presidio_recognizer(recognizer)):
             raise InvalidTypeError("recognizer", "a recognizer (spans(texts), name, get_config()) or a presidio "
                                    "EntityRecognizer", recognizer)
@@ -71,6 +73,7 @@ class Registry:
             held = self._recognizers.get(key)
             if held is not None and not replace and _unwrapped(held) is not recognizer:
                 raise InvalidParameterError("name", "a name not registered yet (or replace=True)", key)
+            declare(key, recognizer)
             self._recognizers[key] = as_registered(recognizer, key)
         return key
 
@@ -82,6 +85,7 @@ class Registry:
     def remove_recognizer(self, name: str) -> None:
         """Forget a registered recognizer (a store naming it then refuses to open)."""
         with self._lock:
+            forget(name)
             if self._recognizers.pop(name, None) is None:
                 raise InvalidParameterError("name", f"a registered recognizer ({sorted(self._recognizers)})", name)
 

@@ -54,6 +54,7 @@ from .stage_config import (
 )
 from .stage_options import resolve_stage_options
 from .surrogates import SurrogateGenerator, load_pool
+from .traits import ON_ERROR_SPAN
 from .transform import DocumentTransformer
 from .wordlist import truecase
 
@@ -172,7 +173,7 @@ class Sanitizer(DocumentTransformer):
 
     @staticmethod
     def _redacted_spans(texts: list[str]) -> list[list[Span]]:
-        return [[Span(0, len(t), "REDACTED", 1.0, "on_error")] if t else [] for t in texts]
+        return [[Span(0, len(t), "REDACTED", 1.0, ON_ERROR_SPAN)] if t else [] for t in texts]
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The detected spans of each text on its own (merged, thresholded, allow list applied);

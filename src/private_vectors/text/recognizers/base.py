@@ -26,12 +26,14 @@ class Recognizer:
         name: the name its spans carry (``Span.detector``); an instance may set its own.
         version: changes when what the recognizer finds does.
         context: words that make a nearby span more likely (informational, as presidio's).
+        traits: what the rules may assume of its spans (:mod:`..traits`; none: a guess).
     """
 
     kind: ClassVar[str] = "recognizer"
     name: str = "recognizer"
     version: ClassVar[str] = "1"
     context: ClassVar[tuple[str, ...]] = ()
+    traits: frozenset[str] = frozenset()
 
     @property
     def labels(self) -> tuple[str, ...]:

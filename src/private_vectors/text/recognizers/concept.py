@@ -15,6 +15,7 @@ from typing import Any
 from ...errors import InvalidParameterError, InvalidTypeError
 from ...fitted.removal import find_tokens
 from ..spans import Span, validate_texts
+from ..traits import MODEL
 from .base import Recognizer
 from .regex import _YEAR
 
@@ -139,6 +140,7 @@ class NerDetector(Recognizer):
 
     kind = "ner"
     name = "ner"
+    traits = frozenset([MODEL])
 
     def __init__(self, labels: Sequence[str] | Mapping[str, str], *, model: str | None = None,
                  batch_size: int = 32) -> None:
@@ -199,6 +201,7 @@ class QuantityDetector(NerDetector):
 
     kind = "quantity"
     name = "quantity"
+    traits: frozenset[str] = frozenset()
 
     def __init__(self, *, model: str | None = None, batch_size: int = 32) -> None:
         super().__init__({"MONEY": "QUANTITY", "QUANTITY": "QUANTITY"}, model=model, batch_size=batch_size)

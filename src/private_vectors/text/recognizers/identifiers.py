@@ -66,6 +66,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..spans import Span, check_labels, validate_texts
+from ..traits import PATTERN
 from ..vocabulary import AGE, HONORIFIC, MONTH, common_words, places, word_key
 from .base import Recognizer
 from .words import title_case
@@ -329,6 +330,7 @@ class IdentifierDetector(Recognizer):
 
     kind = "identifiers"
     name = "identifiers"
+    traits = frozenset([PATTERN])
     version = "6"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:

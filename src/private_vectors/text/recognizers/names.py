@@ -42,6 +42,7 @@ from typing import Any
 
 from ...errors import InvalidParameterError
 from ..spans import Span, validate_texts
+from ..traits import SHAPED
 from ..vocabulary import (
     PARTICLES,
     common_words,
@@ -90,6 +91,7 @@ class NameDetector(Recognizer):
 
     kind = "names"
     name = "names"
+    traits = frozenset([SHAPED])
     version = "7"
     entities = ("PERSON",)
 

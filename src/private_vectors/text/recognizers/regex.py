@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from ..spans import Span, check_labels, validate_texts
+from ..traits import PATTERN, PRECISE
 from ..vocabulary import HONORIFIC, MONTH, PARTICLES, UPPER_LETTERS, stop_words
 from .base import Recognizer
 from .numbers import _YEAR, card_evidence, luhn_ok, phone_evidence, phone_ok
@@ -310,6 +311,7 @@ class RegexDetector(Recognizer):
 
     kind = "regex"
     name = "regex"
+    traits = frozenset([PATTERN, PRECISE])
     version = "7"
 
     def __init__(self, *, entities: Sequence[str] | None = None) -> None:

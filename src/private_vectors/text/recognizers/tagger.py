@@ -20,6 +20,7 @@ from typing import Any
 from ...errors import ConfigMismatchError, Described, InvalidParameterError, InvalidTypeError
 from ..rules.base import learned
 from ..spans import Span
+from ..traits import LEARNED
 from .base import Recognizer
 
 __all__ = ["MODEL_LABELS", "TaggerRecognizer", "learned"]
@@ -45,6 +46,7 @@ class TaggerRecognizer(Recognizer):
     """
 
     kind = "tagger"
+    traits = frozenset([LEARNED])
     version = "1"
 
     def __init__(self, labels: Sequence[str] | None = None, *, model: str | Path | None = None,

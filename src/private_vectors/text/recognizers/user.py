@@ -42,6 +42,7 @@ class RegisteredRecognizer:
         self.name = name
         self.inner = inner
         self.version = str(getattr(inner, "version", "1"))
+        self.traits = frozenset(getattr(inner, "traits", None) or ())
 
     def __repr__(self) -> str:
         return f"RegisteredRecognizer(name={self.name!r}, version={self.version!r})"
@@ -88,6 +89,7 @@ class PresidioRecognizer:
         self.name = str(recognizer.name)
         self.version = str(getattr(recognizer, "version", "1"))
         self.context = tuple(getattr(recognizer, "context", None) or ())
+        self.traits = frozenset(getattr(recognizer, "traits", None) or ())
 
     def __repr__(self) -> str:
         return f"PresidioRecognizer(name={self.name!r}, entities={list(self.labels)})"

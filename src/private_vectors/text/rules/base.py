@@ -25,38 +25,38 @@ from typing import Any, ClassVar
 from ..overlap import OverlapIndex
 from ..shapes import overlaps
 from ..spans import Span
+from ..traits import LEARNED, has, traits_of
 
-__all__ = ["MODEL_LABELS", "PATTERN_RECOGNIZERS", "STAGES", "Decision", "Rule", "RuleContext", "RulePipeline",
+__all__ = ["MODEL_LABELS", "STAGES", "Decision", "Rule", "RuleContext", "RulePipeline",
            "StageSettings", "alone", "learned", "learned_detector"]
 
 STAGES: tuple[str, ...] = ("detection", "document", "selection", "merged")
 MODEL_LABELS = frozenset(["PERSON", "LOCATION", "NRP", "ORGANIZATION"])
 """Labels a statistical model or a vocabulary guesses (names, places, groups, organisations)."""
-PATTERN_RECOGNIZERS = frozenset(["regex", "identifiers"])
-"""Recognizers whose spans are validated patterns (a shape and a cue or a checksum), not guesses."""
 
 
 def learned(span: Span) -> bool:
-    """Whether ``span`` comes from the learned, case-blind tagger (:func:`learned_detector`)."""
-    return learned_detector(span.detector)
+    """Whether ``span`` comes from a learned, case-blind tagger (:func:`learned_detector`)."""
+    return has(span, LEARNED)
 
 
 def learned_detector(name: str) -> bool:
-    """Whether a detector named ``name`` is the learned, case-blind tagger (``"tagger"``, a user's
-    tagger ``"tagger:<name>"``; see :mod:`..recognizers.tagger`)."""
-    return name == "tagger" or name.startswith("tagger:")
+    """Whether the detector named ``name`` declares the ``"learned"`` trait (:mod:`..traits`): the
+    built-in tagger, a user's tagger ``"tagger:<name>"`` (:mod:`..recognizers.tagger`), a
+    registered recognizer declaring it."""
+    return LEARNED in traits_of(name)
 
 
 def alone(span: Span, spans: Sequence[Span], agreeing: frozenset[str] = frozenset(),
           index: OverlapIndex | None = None) -> bool:
     """Whether no other recognizer of ``span``'s kind (learned or not, :func:`learned`) reported a
-    span overlapping it (those in ``agreeing`` aside). The learned tagger and the other models err
-    on the same words ("Hodgkin", "Pol IV", "C. elegans"), so the tagger's agreement does not
+    span overlapping it (those of a recognizer with a trait in ``agreeing`` aside). The learned
+    tagger and the other models err on the same words ("Hodgkin", "Pol IV", "C. elegans"), so the tagger's agreement does not
     confirm another recognizer's guess, nor theirs the tagger's: each is weighed on its own.
     ``index``, an :class:`~..overlap.OverlapIndex` of ``spans``, reads only the spans near
     ``span`` (a rule asking for every span of a long document stays linear)."""
     near = spans if index is None else index.overlapping(span)
-    return not any(o is not span and o.detector != span.detector and o.detector not in agreeing
+    return not any(o is not span and o.detector != span.detector and not has(o, *agreeing)
                    and learned(o) == learned(span) and overlaps(o, span) for o in near)
 
 

@@ -10,6 +10,7 @@ from ..overlap import OverlapIndex
 from ..shapes import overlaps, term_shaped
 from ..spans import Span
 from ..tags import as_words
+from ..traits import GENERAL, LEARNED, MODEL, PRECISE, SHAPED, WORD_LIST, has
 from ..vocabulary import countries, place_codes
 from ..wordlist import plain_nouns
 from .base import RuleContext, _PartedRule, alone, learned
@@ -21,9 +22,9 @@ _PRONOUN = re.compile(r"\bI['’](?:m|ve|d|ll)\b|\b(?:[Mm]e|[Mm]y|[Mm]ine|[Yy]ou
                       r"|[Ss]he|[Hh]er|[Hh]ers)\b")
 _CUED = 0.88  # a street, a place after a cue, a model's boosted call: always kept
 _SURE = 0.5  # the learned tagger's default threshold: a place it scores lower is one it is unsure of
-_ONE_WORD_RECOGNIZERS = frozenset(["presidio", "ner", "places"])
-_LONG_TEXT_RECOGNIZERS = frozenset([*_ONE_WORD_RECOGNIZERS, "names"])
-_LONG_TEXT = 100
+_ONE_WORD = (MODEL, WORD_LIST)  # recognizers whose one-word guesses are weighed (traits)
+_LONG_TEXT = (*_ONE_WORD, SHAPED)  # and in long texts
+_LONG_WORDS = 100
 _PERSONAL = frozenset(["PERSON", "EMAIL_ADDRESS", "PHONE_NUMBER", "HANDLE", "ID_NUMBER", "US_SSN", "CREDIT_CARD",
                        "IBAN_CODE", "DATE_OF_BIRTH", "MEDICAL_LICENSE", "UK_NHS"])
 _WORD = re.compile(r"\w+")
@@ -57,7 +58,7 @@ def long_text(text: str) -> bool:
     there a one-word name that the model and a name list agree on ("Cohen's kappa", "Werner
     syndrome", "Borg scale") and a name-list phrase ending in a plain noun ("Berg Balance Scale",
     "Mayo Clinic") are terms. A short message ("Scott is a very sympathetic person") keeps them."""
-    return len(_WORD.findall(text)) >= _LONG_TEXT
+    return len(_WORD.findall(text)) >= _LONG_WORDS
 
 
 def place_code_kept(text: str, on: bool = True) -> Callable[[Span], bool]:
@@ -137,8 +138,7 @@ class ContextFree(_PartedRule):
         learned tagger read the document, see part ``one-word-places``)."""
         long = long_text(text)
         is_long = "long-texts" not in self.off and long
-        recognizers, agreeing = (_LONG_TEXT_RECOGNIZERS, _LONG_TEXT_RECOGNIZERS) if is_long else \
-            (_ONE_WORD_RECOGNIZERS, frozenset())
+        recognizers, agreeing = (_LONG_TEXT, _LONG_TEXT) if is_long else (_ONE_WORD, ())
         known = countries() if "countries" not in self.off and long else frozenset()
         places = tagger and "one-word-places" not in self.off and long
         unsure = tagger and "unsure-places" not in self.off and long
@@ -149,7 +149,7 @@ class ContextFree(_PartedRule):
             if unsure and s.label == "LOCATION" and learned(s) and s.score < _SURE:
                 return True
             value = text[s.start:s.end]
-            country = s.label in ("LOCATION", "PERSON") and s.detector != "regex" \
+            country = s.label in ("LOCATION", "PERSON") and not has(s, PRECISE) \
                 and " ".join(value.casefold().split()) in known
             place = places and _unconfirmed_place(text, s, near)
             if (country or place) and learned(s):  # the tagger's probability is no cue's boost
@@ -160,12 +160,12 @@ class ContextFree(_PartedRule):
                 return True
             if s.label == "AGE" and "ages" not in self.off:
                 return True
-            if is_long and s.label == "PERSON" and s.detector in _LONG_TEXT_RECOGNIZERS \
+            if is_long and s.label == "PERSON" and has(s, *_LONG_TEXT) \
                     and term_shaped(value, plain_nouns()):
                 return True
             # "AMELIA_OKAFOR" (a placeholder-shaped name, read with spaces by detection) and
             # "#AmeliaOkafor" (a tag, read as its words) are two words
-            return (s.label == "PERSON" and (s.detector in recognizers or learned(s))
+            return (s.label == "PERSON" and has(s, *recognizers, LEARNED)
                     and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
                     and alone(s, spans, agreeing, near) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
 
@@ -185,7 +185,7 @@ def _unconfirmed_place(text: str, s: Span, near: OverlapIndex) -> bool:
     or the city list found and the other way round: the two agree on real places ("Kigali",
     "Tehran") and seldom err on the same word ("Xenopus", "Concerta", "Schwann" are spaCy's
     places, "anaphase", "HAART" the tagger's)."""
-    return (s.label == "LOCATION" and (s.detector in _ONE_WORD_RECOGNIZERS or learned(s))
+    return (s.label == "LOCATION" and has(s, *_ONE_WORD, LEARNED)
             and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
             and not any(o is not s and o.detector != s.detector and o.label == "LOCATION" and overlaps(o, s)
                         for o in near.overlapping(s)))
@@ -201,4 +201,4 @@ def _personal(text: str, s: Span, near: OverlapIndex) -> bool:
     found_by = {o.detector for o in near.overlapping(s) if o.label == "PERSON" and o.start < s.end and s.start < o.end
                 and learned(o) == learned(s)}
     return len(value.split()) >= 2 and not value.isupper() and (
-        len(found_by) >= 2 or (s.detector != "presidio" and not learned(s)))
+        len(found_by) >= 2 or not has(s, GENERAL, LEARNED))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from ..overlap import OverlapIndex
 from ..recognizers.words import sentence_initial
 from ..spans import Span
+from ..traits import DERIVED, PATTERN, has
 from ..vocabulary import common_words, countries, places
 from ..wordlist import plain_nouns
-from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, RuleContext, _PartedRule, learned
+from .base import MODEL_LABELS, RuleContext, _PartedRule, learned
 
 __all__ = ["LowerCaseGuesses"]
 
@@ -68,7 +69,7 @@ def _common_place(text: str, s: Span, spans: list[Span]) -> bool:
 def _unconfirmed(text: str, s: Span, tagged: OverlapIndex, initial: bool) -> bool:
     """A case-reading recognizer's guess in lower case (or one plain word opening a sentence) that
     no tagger span overlaps."""
-    if s.label not in MODEL_LABELS or learned(s) or s.detector in PATTERN_RECOGNIZERS or s.detector == "keyed-index" \
+    if s.label not in MODEL_LABELS or learned(s) or has(s, PATTERN, DERIVED) \
             or tagged.positions(s.start, s.end):
         return False
     value = text[s.start:s.end]

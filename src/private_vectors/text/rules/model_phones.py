@@ -7,6 +7,7 @@ import re
 from ..recognizers.numbers import phone_evidence, phone_ok
 from ..recognizers.regex import in_code
 from ..spans import Span
+from ..traits import PRECISE, has
 from .base import Rule, RuleContext
 
 __all__ = ["ModelPhones", "refusal"]
@@ -33,7 +34,7 @@ class ModelPhones(Rule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         kept = []
         for s in spans:
-            if s.label != "PHONE_NUMBER" or s.detector == "regex":
+            if s.label != "PHONE_NUMBER" or has(s, PRECISE):
                 kept.append(s)
                 continue
             why_not, why = refusal(text, s.start, s.end)

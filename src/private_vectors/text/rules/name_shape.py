@@ -8,7 +8,8 @@ from ..overlap import OverlapIndex
 from ..shapes import looks_like_a_name, mixed_caps
 from ..spans import Span
 from ..tags import as_words
-from .base import MODEL_LABELS, PATTERN_RECOGNIZERS, RuleContext, _PartedRule, alone
+from ..traits import PATTERN, has
+from .base import MODEL_LABELS, RuleContext, _PartedRule, alone
 from .context_free import place_code_kept
 
 __all__ = ["MixedCaps", "NameShape", "species_shaped"]
@@ -37,7 +38,7 @@ def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
     accepts; a lone guess that fails only for its tail (:data:`_TAIL`) is kept without it."""
     out, index = [], OverlapIndex(spans)
     for s in spans:
-        if s.label not in MODEL_LABELS or s.detector in PATTERN_RECOGNIZERS or not alone(s, spans, index=index) \
+        if s.label not in MODEL_LABELS or has(s, PATTERN) or not alone(s, spans, index=index) \
                 or shaped(as_words(text, s.start, s.end)):  # type: ignore[operator]
             out.append(s)
             continue
@@ -102,7 +103,7 @@ class MixedCaps(_PartedRule):
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         species = "species" not in self.off
         if species:  # the tagger's span of the genus initial alone ("C" of "C. elegans")
-            spans = [s for s in spans if not (s.label in MODEL_LABELS and s.detector not in PATTERN_RECOGNIZERS
+            spans = [s for s in spans if not (s.label in MODEL_LABELS and not has(s, PATTERN)
                                               and _GENUS_INITIAL.fullmatch(text, s.start, s.end)
                                               and _SPECIES_AFTER.match(text, s.end))]
         return _guesses_kept(text, spans, lambda value: not mixed_caps(value)

@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from ..spans import Span
 from ..surrogates import normalise_token
-from .base import MODEL_LABELS, RuleContext, _PartedRule, learned
+from ..traits import DERIVED, LEARNED, PRECISE, has
+from .base import MODEL_LABELS, RuleContext, _PartedRule
 from .context_free import place_code_kept
 
 __all__ = ["OrdinaryWords", "lower_case_words"]
@@ -60,7 +61,7 @@ class OrdinaryWords(_PartedRule):
 
 
 def _ordinary(text: str, span: Span, lower: frozenset[str]) -> bool:
-    if span.label not in MODEL_LABELS or span.detector in ("regex", "keyed-index", "on_error") or learned(span):
+    if span.label not in MODEL_LABELS or has(span, PRECISE, DERIVED, LEARNED):
         return False
     words = [normalise_token(m.group(0)) for m in WORD.finditer(text, span.start, span.end)]
     words = [w for w in words if w]
