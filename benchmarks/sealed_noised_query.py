@@ -2,7 +2,8 @@
 
 Against a remote Chroma (``HttpClient``) the server sees each query vector. Under the default
 ``query="clean"`` that is the clean query vector; ``PrivateEmbedding(query="noised",
-query_eps=ε_q)`` sends a noisy one (keyed noise: the same query gets the same noise) and the key
+query_eps=ε_q)`` sends a noisy one (fresh noise per call; ``query="keyed"``: the same noise for
+the same query) and the key
 holder still re-ranks the K noisy candidates by the exact vectors against the *clean* query in
 its own process (:mod:`private_vectors.integrations.chroma_sealed`). This script measures what the
 noised query costs in retrieval: per corpus (SciFact, NFCorpus, the corpus alone: no distractors)
@@ -30,6 +31,7 @@ import subprocess
 import time
 import warnings
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -83,27 +85,43 @@ def ndcg(top: np.ndarray, S: np.ndarray, ds: dict[str, Any]) -> float:
     return ndcg_at_k(run, ds["qrels"], 10)
 
 
-def measure(ds: dict[str, Any], eps: float, enc: Any) -> list[dict[str, Any]]:
-    """One row per query policy at this ε of the stored vectors."""
+def one_draw(ds: dict[str, Any], sent: np.ndarray, clean: np.ndarray, noisy: np.ndarray, exact: np.ndarray,
+             space: str, ks: Sequence[int]) -> dict[str, Any]:
+    """NDCG@10 of the clean store, of the noisy ranking and of the key holder at each K, with
+    candidate recall@K, for one set of sent query vectors."""
+    n = len(exact)
+    E = scores(clean, exact, space)
+    clean_top = topk(E, 10)
+    S_noisy = scores(sent, noisy, space)
+    rank = ranks(S_noisy)
+    out = {"clean": ndcg(clean_top, E, ds), "noisy": ndcg(topk(S_noisy, 10), S_noisy, ds)}
+    for K in ks:  # the key holder: the best exact scores among the noisy top K
+        top = topk(np.where(rank < min(K, n), E, -np.inf), 10)
+        out[f"K{K}"] = {"ndcg": ndcg(top, E, ds),
+                        "recall": float(np.mean(np.take_along_axis(rank, clean_top, axis=1) < min(K, n)))}
+    return out
+
+
+def measure(ds: dict[str, Any], eps: float, enc: Any, draws: int) -> list[dict[str, Any]]:
+    """One row per query policy at this ε of the stored vectors; a noised query draws fresh noise
+    per call, so its row is the mean of ``draws`` draws (with the range of the key holder's NDCG)."""
     from private_vectors.sealed import candidate_count
 
     pipe = embedding(eps, None, enc).pipeline
     _, noisy, exact = pipe.embed_documents(ds["docs"], exact=True)
     n = len(ds["docs"])
     rule_k = candidate_count(10, eps, n)
+    ks = (rule_k, *KS)
     rows = []
     for qe in QUERY_EPS:
-        sent, clean = embedding(eps, qe, enc).pipeline.embed_queries(ds["queries"], exact=True)
-        E = scores(clean, exact, pipe.space)
-        clean_top = topk(E, 10)
-        S_noisy = scores(sent, noisy, pipe.space)
-        rank = ranks(S_noisy)
-        row = {"query_eps": qe, "clean": ndcg(clean_top, E, ds), "noisy": ndcg(topk(S_noisy, 10), S_noisy, ds),
-               "rule_k": rule_k, "n": n}
-        for K in (rule_k, *KS):  # the key holder: the best exact scores among the noisy top K
-            top = topk(np.where(rank < min(K, n), E, -np.inf), 10)
-            row[f"K{K}"] = {"ndcg": ndcg(top, E, ds),
-                            "recall": float(np.mean(np.take_along_axis(rank, clean_top, axis=1) < min(K, n)))}
+        runs = [one_draw(ds, *embedding(eps, qe, enc).pipeline.embed_queries(ds["queries"], exact=True), noisy, exact,
+                         pipe.space, ks) for _ in range(1 if qe is None else draws)]
+        row = {"query_eps": qe, "rule_k": rule_k, "n": n, "draws": len(runs),
+               "clean": runs[0]["clean"], "noisy": float(np.mean([r["noisy"] for r in runs]))}
+        for K in ks:
+            got = [r[f"K{K}"]["ndcg"] for r in runs]
+            row[f"K{K}"] = {"ndcg": float(np.mean(got)), "min": min(got), "max": max(got),
+                            "recall": float(np.mean([r[f"K{K}"]["recall"] for r in runs]))}
         rows.append(row)
     return rows
 
@@ -115,7 +133,8 @@ def table(name: str, n: int, results: dict[float, list[dict[str, Any]]]) -> list
            "|---|---|---|---|---|---|" + "---|" * len(KS)]
     for eps, rows in results.items():
         for r in rows:
-            cell = lambda c: f"{c['ndcg']:.3f} ({c['ndcg'] / r['clean']:.3f}×, R {c['recall']:.2f})"  # noqa: E731
+            cell = lambda c: (f"{c['ndcg']:.3f} ({c['ndcg'] / r['clean']:.3f}×, R {c['recall']:.2f})"  # noqa: E731
+                              + (f" [{c['min']:.3f}–{c['max']:.3f}]" if r["draws"] > 1 else ""))
             sent = "clean" if r["query_eps"] is None else f"noised, ε_q = {r['query_eps']:g}"
             at_rule = cell(r["K" + str(r["rule_k"])])
             out.append(f"| {eps:g} | {sent} | {r['clean']:.3f} | {r['noisy']:.3f} | {r['rule_k']:,} "
@@ -129,6 +148,7 @@ def main() -> None:
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--cache-dir", type=Path, required=True, help="where the encoder's vectors are cached")
     p.add_argument("--out", type=Path, default=OUT / "noised_queries.md")
+    p.add_argument("--draws", type=int, default=5, help="draws of a noised query's fresh noise (mean reported)")
     args = p.parse_args()
     from private_vectors.encoders import load_encoder
     from private_vectors.eval.cache import CachingEncoder
@@ -138,10 +158,12 @@ def main() -> None:
     enc = CachingEncoder(load_encoder(None), cache_dir=args.cache_dir)
     head = subprocess.run(["git", "rev-parse", "--short=8", "HEAD"], capture_output=True, text=True).stdout.strip()
     lines = ["# Sealed stores: key-holder retrieval with noised queries", "",
-             f"Command: `nice -n 10 .venv/bin/python benchmarks/sealed_noised_query.py --cache-dir DIR` at git `{head}`.",
+             f"Command: `nice -n 10 .venv/bin/python benchmarks/sealed_noised_query.py --cache-dir DIR --draws {args.draws}` at git `{head}`.",
              "", "The server ranks the noisy vectors against the query it is sent; the key holder re-ranks the top K by "
              "the exact vectors against the clean query. NDCG@10 on the BEIR test queries; clean = the same store without "
-             "noise; R = candidate recall@K of the clean top 10. The K rule reads the stored vectors' ε only.", ""]
+             "noise; R = candidate recall@K of the clean top 10. The K rule reads the stored vectors' ε only. "
+             f"`query=\"noised\"` draws fresh noise per query: its rows are the mean of {args.draws} draws, "
+             "[the range of the key holder's NDCG@10 over them].", ""]
     raw: dict[str, Any] = {}
     for name in CORPORA:
         bm = load_beir(args.data / "retrieval" / name)
@@ -149,7 +171,7 @@ def main() -> None:
         ds = {"dids": dids, "qids": qids, "docs": [bm.corpus[d] for d in dids],
               "queries": [bm.queries[q] for q in qids], "qrels": bm.qrels}
         enc.warm(ds["docs"] + ds["queries"])
-        results = {eps: measure(ds, eps, enc) for eps in EPS}
+        results = {eps: measure(ds, eps, enc, args.draws) for eps in EPS}
         raw[name] = {str(e): r for e, r in results.items()}
         lines += table(name, len(dids), results)
         print("\n".join(lines[-len(results) * len(QUERY_EPS) - 1:]), flush=True)
