@@ -266,10 +266,10 @@ def open_ranked_nodes(embedding: Any, nodes: Sequence[Any], clean: Any, k: int) 
     sealed = [n for n in nodes if is_sealed(n)]
     if not sealed:
         return None
-    payloads = _sealer(embedding).open_many([n.node_id for n in sealed], [record_of(n.metadata, _WHERE) for n in sealed])
-    dist = exact_distances(clean, np.stack([p.vector for p in payloads]), embedding.space)
+    opened = _sealer(embedding).open_records([n.node_id for n in sealed], [record_of(n.metadata, _WHERE) for n in sealed])
+    dist = exact_distances(clean, opened.vectors, embedding.space)  # every candidate authenticated, k parsed
     scale = 2.0 if embedding.space == "l2" else 1.0
-    return [(_opened_copy(sealed[j], payloads[j]), 1.0 - float(dist[j]) / scale)
+    return [(_opened_copy(sealed[j], opened.payload(j)), 1.0 - float(dist[j]) / scale)
             for j in map(int, np.argsort(dist, kind="stable")[:k])]
 
 
