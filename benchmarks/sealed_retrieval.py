@@ -746,7 +746,8 @@ def cost_lines(c: dict[str, Any]) -> list[str]:
            "sealed = one query for K with the records, open, re-rank. Stages: median ms (one more pass). "
            "Timed with chromadb and `private_vectors.sealed.stores.open_ranked` (stages: `Sealer.open_records` "
            "with the vectors, then `rerank` and parsing the k kept) on collections written as the sealed paths "
-           "write them, not through `private_vectors.chroma.query` (which adds one `count()`).", "",
+           "write them, not through `private_vectors.chroma.query` (which adds a `count()` at most "
+           "every 10 s).", "",
            "| client | unsealed ms | K | sealed ms | × unsealed | query+fetch | open | re-rank |", "|---|---|---|---|---|---|---|---|"]
     for client in ("persistent", "http"):
         t = c.get(client) or {}

@@ -312,3 +312,20 @@ def test_index_cleanup_deletes_sealed_records(tmp_path):
     assert kept["num_deleted"] == 1 and store._collection.count() == 2
     assert set(store.get()["ids"]) == set(records.list_keys())
     assert all(d.page_content.startswith(("Write to", "<PERSON> met")) for d in store.similarity_search("x", k=4))
+
+
+def test_a_query_sizes_k_from_a_recent_count_and_still_finds_documents_added_since(tmp_path, monkeypatch):
+    from private_vectors.integrations import chroma_sealed
+
+    col, _ = _write(tmp_path)
+    calls = []
+    real = type(col).count
+    monkeypatch.setattr(type(col), "count", lambda self: calls.append(1) or real(self))
+    chroma_sealed._sizes.clear()
+    assert len(query(col, ["who flew to Lagos?"], n_results=4)["ids"][0]) == 4 and len(calls) == 1
+    add_documents(col, ids=["e", "f"], documents=["Berger wrote the harbour memo.", "An invoice was paid in June."])
+    res = query(col, ["the harbour memo"], n_results=6)  # the held count (4) is not asked again, nor does it cap K
+    assert len(calls) == 1 and res["candidates"] >= 200 and sorted(res["ids"][0]) == ["a", "b", "c", "d", "e", "f"]
+    monkeypatch.setattr(chroma_sealed, "SIZE_SECONDS", 0.0)
+    query(col, ["the harbour memo"], n_results=2)
+    assert len(calls) == 2

@@ -62,6 +62,8 @@ def query(collection: Any, query_texts: Sequence[str], n_results: int = 10, wher
     A sealed collection: each query's clean vector re-ranks K noisy candidates fetched in one
     Chroma query (K = :func:`~private_vectors.sealed.candidate_count` of ``n_results``, ε and
     the collection's size, or ``candidates``) by their exact vectors, in the collection's space.
+    The size is a ``count()`` at most 10 s old (asked again after that), so most queries are one
+    round trip; a held size never caps K below the rule's floor (Chroma returns at most what it holds).
     An unsealed collection: ``collection.query(query_texts=..., ...)`` as Chroma answers it.
 
     Args:

@@ -37,7 +37,7 @@ from ..restore import (
     with_records,
 )
 from ..sealed import SEALED_KEY, Sealer
-from ..sealed.rerank import SPACES
+from ..sealed.rerank import CANDIDATES_PER_RESULT, MIN_CANDIDATES, SPACES
 from ..sealed.stores import (
     check_filter,
     document_refs,
@@ -162,12 +162,42 @@ def key_holder_metadata(payload: Any) -> dict[str, Any] | None:
     return meta or None
 
 
+SIZE_SECONDS = 10.0
+"""How long a collection's count() sizes K before it is asked again (one round trip less per query)."""
+_sizes: dict[str, tuple[int, float]] = {}
+
+
+def _size(collection: Any) -> tuple[int, bool]:
+    """(the collection's size, whether it was asked now): a count at most SIZE_SECONDS old."""
+    import time
+
+    key, now = str(getattr(collection, "id", id(collection))), time.monotonic()
+    held = _sizes.get(key)
+    if held is not None and now - held[1] < SIZE_SECONDS:
+        return held[0], False
+    n = int(collection.count())
+    _sizes[key] = (n, now)
+    return n, True
+
+
+def _candidates(collection: Any, embedding: PrivateEmbedding, n_results: int, candidates: int | str) -> int:
+    """K for this query. The size comes from a count at most SIZE_SECONDS old; where a held count
+    caps K (a small store that may have grown since), K is the rule's floor and Chroma returns
+    at most what it holds."""
+    n, fresh = _size(collection)
+    k_fetch = fetch_count(n_results, embedding, n, candidates)
+    if not fresh and k_fetch >= n:
+        floor = candidates if isinstance(candidates, int) else max(CANDIDATES_PER_RESULT * n_results, MIN_CANDIDATES)
+        k_fetch = max(k_fetch, floor)
+    return k_fetch
+
+
 def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, texts: list[str], n_results: int,
                  where: Any, *, candidates: int | str = "auto", with_vectors: bool = False) -> dict[str, Any]:
     """The key holder's query (see :func:`private_vectors.chroma.query`): per query the top
-    ``n_results`` of K noisy candidates, re-ranked by their exact vectors."""
-    n = int(collection.count())
-    k_fetch = fetch_count(n_results, embedding, n, candidates)
+    ``n_results`` of K noisy candidates, re-ranked by their exact vectors, in one Chroma query
+    (K sized by :func:`_candidates`)."""
+    k_fetch = _candidates(collection, embedding, n_results, candidates)
     space = collection_space(collection, embedding)
     out: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "distances": [], "candidates": k_fetch}
     if with_vectors:
