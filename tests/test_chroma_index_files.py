@@ -85,9 +85,9 @@ def written(tmp_path_factory):
 def test_every_protected_segment_holds_only_what_the_index_wrote(written, n):
     segments = written(n)
     protected = {k: v for k, v in segments.items() if k != "plain"}
-    # native, langchain drop-in, llamaindex, and the keyed query index collections of the first two
+    # native, langchain drop-in, llamaindex, and the keyed query index collection of each of the three
     assert {"native", "dropin", "llama"} <= set(protected), sorted(segments)
-    assert sum(k.startswith("pv-query-index-") for k in protected) == 2, sorted(segments)
+    assert sum(k.startswith("pv-query-index-") for k in protected) == 3, sorted(segments)
     for name, (segment, space) in protected.items():
         for file, blob in _unwritten(segment, space).items():
             assert blob.count(0) == len(blob), f"{name}/{file}: {len(blob) - blob.count(0)} bytes the index never wrote"
