@@ -51,6 +51,7 @@ class SealedStore(VectorStore):
     def add(self, ids: Sequence[str], texts: Sequence[str], batch: int = 1000) -> None:
         """Sanitize once (memoised, as the clear store), seal what a clear store keeps readable with the
         exact vector, store marker + record + noisy vector."""
+        from ..integrations.chroma import protected_write
         from ..sealed import SEALED_KEY
 
         if self.doc_transform is not None:
@@ -63,9 +64,10 @@ class SealedStore(VectorStore):
             kept = pipeline.texts_to_store(t, sanitized) or [None] * len(t)
             noisy, exact = pipeline.embed_sanitized(sanitized, raw=t, exact=True)
             records = self._sealer.seal_many(i, texts=kept, metadatas=None, vectors=exact)
-            self._col.add(ids=[self._sealer.stored_id(x) for x in i], embeddings=noisy,
-                          documents=[self._sealer.marker(k) for k in kept],
-                          metadatas=[{SEALED_KEY: r} for r in records])
+            with protected_write(self._col):  # as the library's paths: no heap bytes left in the index files
+                self._col.add(ids=[self._sealer.stored_id(x) for x in i], embeddings=noisy,
+                              documents=[self._sealer.marker(k) for k in kept],
+                              metadatas=[{SEALED_KEY: r} for r in records])
             self._n += len(i)
 
     def stored_texts(self, ids: Sequence[str]) -> list[str | None]:
