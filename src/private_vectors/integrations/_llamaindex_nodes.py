@@ -78,16 +78,16 @@ def sanitize_nodes(embedding: PrivateEmbedding, nodes: Sequence[BaseNode], *,
         with protected_path():
             texts = [n.get_content(metadata_mode=MetadataMode.NONE) for n in todo]
             todo_text = [i for i, t in enumerate(texts) if t.strip()]
-            clean, logs = sanitize_recorded(embedding, [texts[i] for i in todo_text]) if todo_text else ([], [])
+            raw = [texts[i] for i in todo_text]
+            clean, logs = sanitize_recorded(embedding, raw) if todo_text else ([], [])
             metas = sanitize_metadatas(embedding, [dict(n.metadata or {}) for n in todo], len(todo),
                                        metadata_text=metadata_text)
             for i, value in zip(todo_text, clean, strict=True):
                 todo[i].set_content(value)
             if _seals(embedding):  # the record keeps them, so a delete can drop them
-                texts_done = [texts[i] for i in todo_text]
-                refs = document_refs(embedding, texts_done, logs) if texts_done else None
-                pending_refs(embedding).update((todo[i].node_id, r) for i, r in zip(todo_text, refs or [], strict=False))
-            records = seal_records(embedding, [todo[i].node_id for i in todo_text], [texts[i] for i in todo_text],
+                refs = document_refs(embedding, raw, logs) or []
+                pending_refs(embedding).update((todo[i].node_id, r) for i, r in zip(todo_text, refs, strict=False))
+            records = seal_records(embedding, [todo[i].node_id for i in todo_text], raw,
                                    clean, logs)  # a keyed text stage: each node's encrypted restore record
             for i, record in zip(todo_text, records or [], strict=False):
                 metas[i] = {**(metas[i] or {}), RESTORE_KEY: record}
