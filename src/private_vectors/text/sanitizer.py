@@ -175,7 +175,7 @@ class Sanitizer(DocumentTransformer):
 
     @staticmethod
     def _redacted_spans(texts: list[str]) -> list[list[Span]]:
-        return [[Span(0, len(t), "REDACTED", 1.0, ON_ERROR_SPAN)] if t else [] for t in texts]
+        return [[Span(0, len(t), "REDACTED", SCORES.certain, ON_ERROR_SPAN)] if t else [] for t in texts]
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The detected spans of each text on its own (merged, thresholded, allow list applied);

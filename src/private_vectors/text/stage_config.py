@@ -13,7 +13,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 from .._version import __version__
@@ -23,6 +22,7 @@ from .config_secrets import has_hidden, is_hidden, listed
 from .precedence import PRECEDENCE
 from .registry import DEFAULT as REGISTRY
 from .rules import DEFAULT_RULESET, RulePipeline
+from .scores import MODEL_THRESHOLDS
 from .spans import Detector, validate_texts
 from .stage_options import parse_rule
 from .surrogates import load_pool
@@ -82,14 +82,6 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
 
 
 _CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
-
-
-MODEL_THRESHOLDS: Mapping[str, float] = MappingProxyType({"LOCATION": 0.4})
-"""The learned tagger's thresholds for ``detector="model"`` where they differ from its default
-(0.5, the mean tag probability of a span): a place needs 0.4. A place the tagger is less sure of
-is still mostly a place in a short post; in a text of 100 words or more about no one such a
-place is dropped again (rule ``context-free``, part ``unsure-places``). Chosen on the Broad
-Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/text_rules.py``."""
 
 
 def model_labels(concept_name: str) -> list[str]:
