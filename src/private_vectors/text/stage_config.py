@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from .._version import __version__
@@ -20,12 +21,14 @@ from ..errors import ConfigMismatchError, Described, InvalidParameterError, Inva
 from .concepts import TextConcept, concept_detectors
 from .config_secrets import has_hidden, is_hidden, listed
 from .precedence import PRECEDENCE
+from .recognizers.base import Recognizer
 from .registry import DEFAULT as REGISTRY
 from .rules import DEFAULT_RULESET, RulePipeline
 from .scores import MODEL_THRESHOLDS
 from .spans import Detector, validate_texts
 from .stage_options import parse_rule
 from .surrogates import load_pool
+from .traits import declared
 
 __all__ = ["MODEL_THRESHOLDS", "SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "default_detector",
            "from_config", "get_config", "hide_config", "model_labels", "model_recognizer"]
@@ -45,6 +48,7 @@ class ConceptChoice:
     recognizers: list[Detector]
     fallback: bool
     user_recognizers: bool
+    traits: Mapping[str, frozenset[str]]
 
 
 def builtin_names(concept: Any) -> bool:
@@ -78,7 +82,15 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
     if not built:
         raise InvalidParameterError("concept", "a concept with at least one detector", concept)
     return ConceptChoice(name, recorded, label, [*built, *extra], fallback,
-                         detectors is not None or not builtin_names(concept) or bool(extra))
+                         detectors is not None or not builtin_names(concept) or bool(extra), own_traits(detectors or ()))
+
+
+def own_traits(detectors: Sequence[Detector]) -> Mapping[str, frozenset[str]]:
+    """The declared traits (:func:`~.traits.declared`) of a user's recognizer objects by span name:
+    those with a ``traits`` attribute that are no built-in recognizer (which a stored stage
+    rebuilds by name, so they are weighed by their name)."""
+    return MappingProxyType({str(d.name): declared(d, f"detectors[{i}].traits") for i, d in enumerate(detectors)
+                             if getattr(d, "traits", None) is not None and not isinstance(d, Recognizer)})
 
 
 _CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
