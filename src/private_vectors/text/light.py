@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import InvalidParameterError, InvalidTypeError, require
 from .recognizers.regex import _STREET, _STREET_EU, cue_name_spans, structured_matches
 from .scores import PATTERN_SCORES, SCORES
 from .spans import Span, merge_spans
@@ -97,12 +97,8 @@ def _check_entities(entities: Any) -> tuple[str, ...]:
 
 
 def _presidio_engine() -> Any:
-    try:
-        from presidio_analyzer import AnalyzerEngine
-    except ImportError as exc:
-        raise ModelNotAvailableError("use_presidio=True needs presidio-analyzer and a spaCy English "
-                                     "model: pip install presidio-analyzer") from exc
-    return AnalyzerEngine()
+    return require("presidio_analyzer", "use_presidio=True needs presidio-analyzer and a spaCy English "
+                   "model: pip install presidio-analyzer").AnalyzerEngine()
 
 
 def _regex_spans(text: str) -> list[Span]:
