@@ -12,7 +12,7 @@ import random
 import pytest
 
 from private_vectors.text import Sanitizer, job_steps
-from private_vectors.text.entity_index import WEAK, JobFacts, JobIndex, elect, job_changes, stronger
+from private_vectors.text.job_index import WEAK, JobFacts, JobIndex, elect, job_changes, stronger
 
 KEY = "entity-index-job-test-key-7Qm2"
 

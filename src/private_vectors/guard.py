@@ -27,8 +27,11 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
+from typing import TypeVar
 
 __all__ = ["RAW_TEXT_MESSAGE", "on_protected_path", "protected_path", "store_on_stack"]
+
+T = TypeVar("T")
 
 STORE_PACKAGES = ("chromadb", "langchain", "llama_index")
 """Packages whose code, up the call stack, means a store will keep what is embedded: ``chromadb``,
@@ -54,13 +57,21 @@ RAW_TEXT_MESSAGE = (
 
 
 @contextmanager
-def protected_path() -> Iterator[None]:
-    """Mark the calls made inside as the library's own store path (no raw-text warning)."""
-    token = _PROTECTED.set(True)
+def holding(var: contextvars.ContextVar[T], value: T) -> Iterator[None]:
+    """``var`` set to ``value`` while the block runs, reset after it (an exception too): the one
+    way the package scopes a ContextVar of the state table to a call."""
+    token = var.set(value)
     try:
         yield
     finally:
-        _PROTECTED.reset(token)
+        var.reset(token)
+
+
+@contextmanager
+def protected_path() -> Iterator[None]:
+    """Mark the calls made inside as the library's own store path (no raw-text warning)."""
+    with holding(_PROTECTED, True):
+        yield
 
 
 def on_protected_path() -> bool:

@@ -40,6 +40,7 @@ import numpy as np
 
 from .config import env_bytes
 from .errors import Described, InvalidParameterError, InvalidTypeError
+from .guard import holding
 
 __all__ = [
     "DERIVATIONS",
@@ -88,11 +89,8 @@ def generate() -> str:
 def key_scope(key: SecretKey | None) -> Iterator[None]:
     """Make ``key`` the key of store rebuilds inside the block (the key a user passed as a
     parameter; Chroma rebuilds stored functions from their config, without parameters)."""
-    token = _SCOPED.set(key)
-    try:
+    with holding(_SCOPED, key):
         yield
-    finally:
-        _SCOPED.reset(token)
 
 
 def scoped_key() -> SecretKey | None:

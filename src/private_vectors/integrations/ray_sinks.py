@@ -217,7 +217,7 @@ def _write_job(path: str, job: Any, stored: Mapping[str, str]) -> None:
 
 
 def _job_changes(path: str, parts: Iterable[Mapping[str, str | None]]) -> dict[str, str | None]:
-    from ..text.entity_index import JobIndex
+    from ..text.job_index import JobIndex
 
     job_file = Path(path) / "_job.json"
     if not job_file.exists():

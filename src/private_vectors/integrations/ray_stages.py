@@ -127,7 +127,7 @@ class DetectDocuments(_Worker):
     Each output row is its input row plus ``pv_spans`` (the spans detected in the text, JSON;
     the second step reads them instead of detecting again) and, with ``metadata_column``,
     ``pv_meta_spans`` (those of its string metadata values); a batch's keyed facts
-    (:class:`~private_vectors.text.entity_index.JobFacts`: HMACs, labels and counts, never
+    (:class:`~private_vectors.text.job_index.JobFacts`: HMACs, labels and counts, never
     words) are on its first row under ``pv_facts``. :func:`protect_dataset` merges them into the
     job's frozen index. Arguments as :class:`ProtectDocuments`.
     """
@@ -197,7 +197,7 @@ class ProtectDocuments(_Worker):
         self._sealer = sealer_of(self.embedding)  # sealed rows (ray_sealed) under the store's data key
         self.job = None
         if job is not None:
-            from ..text.entity_index import JobIndex
+            from ..text.job_index import JobIndex
 
             self.job = JobIndex.from_json(job)
 
@@ -249,7 +249,7 @@ class ProtectDocuments(_Worker):
         from ..restore import seal_records, wants_restore
         from ..sealed.stores import document_refs
         from ..text import job_steps
-        from ..text.entity_index import merge_values
+        from ..text.job_index import merge_values
 
         san, pipeline = self._job_sanitizer, self.embedding.pipeline
         found = [_spans_of(v) for v in batch[SPANS_COLUMN]]
@@ -291,7 +291,7 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
     1. ``map_batches(DetectDocuments)``: detection (cached in the rows) and keyed facts;
        the result is materialized, so nothing is detected twice;
     2. the driver merges the facts (commutatively) into the job's frozen index
-       (:class:`~private_vectors.text.entity_index.JobIndex`: HMACs and labels);
+       (:class:`~private_vectors.text.job_index.JobIndex`: HMACs and labels);
     3. ``map_batches(ProtectDocuments, job=...)``: replacement, encoding and noise against it
        and ``index_state`` (earlier jobs); with ``sink``, written by ``write_datasink``, and the
        sink writes the entity index once, when every task has finished.
@@ -301,9 +301,9 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
     ``{"num_gpus": 1}``: the encoder on GPUs, detection on CPUs).
 
     Returns:
-        (the protected dataset, the job's :class:`~private_vectors.text.entity_index.JobIndex`)
+        (the protected dataset, the job's :class:`~private_vectors.text.job_index.JobIndex`)
     """
-    from ..text.entity_index import JobFacts, JobIndex
+    from ..text.job_index import JobFacts, JobIndex
 
     if protect_args is not None and not isinstance(protect_args, Mapping):
         raise InvalidTypeError("protect_args", "a dict of map_batches arguments for the second step", protect_args)
@@ -329,11 +329,11 @@ def protect_dataset(ds: Any, config: Mapping[str, Any], sink: Any = None, *, sec
 def job_index_changes(remembered: Iterable[Mapping[str, str | None]], job: Any = None,
                       stored: Mapping[str, str] | None = None) -> dict[str, str | None]:
     """The entity index changes of a job: with its frozen ``job`` index, those of
-    :func:`~private_vectors.text.entity_index.job_changes` (against ``stored``, the index of
+    :func:`~private_vectors.text.job_index.job_changes` (against ``stored``, the index of
     earlier jobs); without, the batches' changes merged (:func:`merge_index_changes`)."""
     merged = merge_index_changes(remembered)
     if job is None:
         return merged
-    from ..text.entity_index import job_changes
+    from ..text.job_index import job_changes
 
     return job_changes(dict(stored or {}), job, {k: v for k, v in merged.items() if v is not None})

@@ -19,11 +19,12 @@ import concurrent.futures
 import contextlib
 import contextvars
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._detect_threads import call_with_timeout
 from ..errors import PrivateVectorsError
+from ..guard import holding
 from .normalise import normalise
 from .recognizers.regex import RegexDetector
 from .recognizers.wordlist import WordListDetector
@@ -75,14 +76,9 @@ class DetectionError(PrivateVectorsError, RuntimeError):
     """A recognizer raised or timed out; no text was returned for that call."""
 
 
-@contextlib.contextmanager
-def detection_progress(report: Callable[[float], None]) -> Iterator[None]:
+def detection_progress(report: Callable[[float], None]) -> contextlib.AbstractContextManager[None]:
     """Call ``report(fraction)`` as detection of a batch advances (a progress bar's hook)."""
-    token = _PROGRESS.set(report)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
+    return holding(_PROGRESS, report)
 
 
 class Detection:

@@ -34,9 +34,9 @@ Queries use ``spans(text)`` (any case) and ``ordinary(word)``. ``get_state()`` /
 labels); ``defer(loader)`` loads a stored index on first use. Without a key the index lives
 under a random per-instance key: it works in memory but cannot be restored elsewhere.
 
-The job's keyed facts and frozen index (:class:`JobFacts`, :class:`JobIndex`,
-:class:`KeyedWords`, :func:`job_changes`) live in :mod:`private_vectors.text.job_index` and are
-importable from here too.
+The job's keyed facts and frozen index (:class:`~.job_index.JobFacts`,
+:class:`~.job_index.JobIndex`, :class:`~.job_index.KeyedWords`, :func:`~.job_index.job_changes`)
+live in :mod:`private_vectors.text.job_index`.
 """
 
 from __future__ import annotations
@@ -51,16 +51,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..errors import ConfigMismatchError, Described, InvalidParameterError
-from .job_index import (
-    WEAK,
-    JobFacts,
-    JobIndex,
-    KeyedWords,
-    elect,
-    job_changes,
-    merge_values,
-    stronger,
-)
+from .job_index import WEAK, JobFacts, JobIndex, KeyedWords, job_changes
 from .overlap import OverlapIndex, TakenRanges
 from .rules.ordinary_words import WORD
 from .scores import SCORES
@@ -71,19 +62,7 @@ from .traits import KEYED_INDEX, PATTERN, PRECISE, has
 from .vocabulary import PARTICLES, common_words, english_words, stop_words
 from .wordlist import COMMON_CAPITALISED, name_words
 
-__all__ = [
-    "INDEX_STATE_TYPE",
-    "WEAK",
-    "EntityIndex",
-    "JobFacts",
-    "JobIndex",
-    "KeyedWords",
-    "elect",
-    "job_changes",
-    "merge_values",
-    "strong_evidence",
-    "stronger",
-]
+__all__ = ["INDEX_STATE_TYPE", "EntityIndex", "strong_evidence"]
 
 INDEX_STATE_TYPE = "sanitizer-query-index"
 INDEX_VERSION = 1

@@ -2,7 +2,7 @@
 
 A job is a set of documents protected together (one :meth:`~.sanitizer.Sanitizer.apply` call,
 or a whole distributed ingest, :mod:`private_vectors.integrations.ray`). Its first step reads
-each document's detected spans and emits keyed facts only (:class:`~.entity_index.JobFacts`),
+each document's detected spans and emits keyed facts only (:class:`~.job_index.JobFacts`),
 which merge in any order or grouping into the frozen job index; its second step replaces spans
 against that index plus the stored index of earlier jobs. :meth:`~.sanitizer.Sanitizer.apply`
 runs the same two steps on one batch, so a single process and a distributed job agree.
@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from .entity_index import EntityIndex, JobFacts, JobIndex, merge_values, strong_evidence
+from .entity_index import EntityIndex, strong_evidence
+from .job_index import JobFacts, JobIndex, merge_values
 from .operators import Keep, Operator
 from .overlap import OverlapIndex
 from .replacement import Replacement, replace_spans

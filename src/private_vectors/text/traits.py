@@ -31,11 +31,12 @@ first, by the name their spans carry, while the stage reads spans (:func:`readin
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping
+from contextlib import AbstractContextManager
 from types import MappingProxyType
 
 from ..errors import InvalidParameterError
+from ..guard import holding
 from .spans import Span
 
 __all__ = ["BUILTIN", "DERIVED", "GENERAL", "KEYED_INDEX", "LEARNED", "MODEL", "ON_ERROR_SPAN", "PATTERN",
@@ -91,15 +92,10 @@ def declare(name: str, recognizer: object) -> frozenset[str]:
     return _DECLARED[name]
 
 
-@contextmanager
-def reading(own: Mapping[str, frozenset[str]]) -> Iterator[None]:
+def reading(own: Mapping[str, frozenset[str]]) -> AbstractContextManager[None]:
     """While the block runs, spans named in ``own`` have the traits it gives them (a text stage's
     own recognizer objects, which no registry holds)."""
-    token = _OWN.set(own)
-    try:
-        yield
-    finally:
-        _OWN.reset(token)
+    return holding(_OWN, own)
 
 
 def forget(name: str) -> None:
