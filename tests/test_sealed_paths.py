@@ -577,3 +577,37 @@ def test_audit_of_sealed_faiss_folders_reads_no_text_and_opens_the_records(tmp_p
         assert rep["residual_pii"]["documents_with_text"] == 0, kind  # a copy without the key: markers only
         assert rep["sealed_content"]["documents_with_text"] == len(raw), kind  # the key holder's records
         assert rep["retrieval"]["key_holder"] and rep["retrieval"]["ndcg@10"] >= rep["retrieval"]["ndcg@10_noisy"]
+
+
+def test_llamaindex_delete_over_its_own_stores_drops_the_query_index_entries() -> None:
+    """Over LlamaIndex's default stores (nodes in the docstore) ``index.delete_ref_doc`` leaves
+    the deleted document's keyed query-index entries; private_vectors.llamaindex.delete_ref_doc
+    removes the rows and the entries no remaining node holds, and keeps the others."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core import VectorStoreIndex
+    from llama_index.core.node_parser import SentenceSplitter
+
+    from private_vectors.llamaindex import PrivateLlamaEmbedding, SanitizeNodes, delete_ref_doc
+    from private_vectors.sealed.stores import sealer_of
+
+    def build() -> tuple[PrivateEmbedding, Any]:
+        ef = _ef()
+        return ef, VectorStoreIndex(SanitizeNodes(embedding=ef)(SentenceSplitter()(_li_docs())),
+                                    embed_model=PrivateLlamaEmbedding(embedding=ef))
+
+    ef, index = build()
+    nodes = list(index.docstore.docs.values())
+    opened = sealer_of(ef).open_many([n.node_id for n in nodes], [n.metadata[SEALED_KEY] for n in nodes])
+    refs = {n.ref_doc_id: set(p.index_refs) for n, p in zip(nodes, opened, strict=True)}
+    only_jose = refs["d-jose"] - set().union(*(r for d, r in refs.items() if d != "d-jose"))
+    assert only_jose and only_jose <= set(ef.sanitizer.index.entries_view)
+    index.delete_ref_doc("d-jose", delete_from_docstore=True)  # LlamaIndex's own delete keeps them
+    assert only_jose <= set(ef.sanitizer.index.entries_view)
+
+    ef, index = build()
+    assert delete_ref_doc(index, "d-jose", ef) == len(only_jose)
+    held = set(ef.sanitizer.index.entries_view)
+    assert not only_jose & held and refs["d-maria"] <= held
+    assert "d-jose" not in {n.ref_doc_id for n in index.docstore.docs.values()}
+    with pytest.raises(SealedStoreError, match="key"):
+        delete_ref_doc(index, "d-maria", _ef(key=None))

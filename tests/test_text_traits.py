@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 from pathlib import Path
 
 import pytest
@@ -182,3 +183,38 @@ def test_recorded_versions_are_compared_on_reopen() -> None:
     merged["precedence"] = ["score", "regex", "keyed-index", "length"]
     with pytest.raises(ConfigMismatchError, match="merges overlapping spans"):
         Sanitizer.from_config(merged)
+
+
+class _Agents:
+    """A user's recognizer object, not registered: agent codes ("AX7Q") as PERSON."""
+
+    name, labels = "agents", ("PERSON",)
+
+    def __init__(self, traits: object) -> None:
+        self.traits = traits
+
+    def spans(self, texts: list[str]) -> list[list[Span]]:
+        return [[Span(m.start(), m.end(), "PERSON", 0.9, self.name) for m in re.finditer(r"\bAX\d[A-Z]\b", t)]
+                for t in texts]
+
+    def get_config(self) -> dict[str, str]:
+        return {"type": "agents", "version": "1"}
+
+
+def test_an_unregistered_recognizer_keeps_its_traits() -> None:
+    """``Sanitizer(detectors=[obj])``: a code no name is shaped like is dropped as a model's guess
+    (rule ``name-shape``) unless its recognizer declares ``"pattern"``, as a presidio
+    ``PatternRecognizer`` does by default; a bad declaration is refused naming the detector."""
+    from presidio_analyzer import Pattern, PatternRecognizer
+
+    from private_vectors.text import Sanitizer
+    from private_vectors.text.recognizers.user import PresidioRecognizer
+
+    text = "The file went to agent AX7Q on Monday."
+    presidio = PresidioRecognizer(PatternRecognizer("PERSON", name="agents", patterns=[Pattern("a", r"\bAX\d[A-Z]\b", 0.9)]))
+    out = [Sanitizer("PII", detectors=[d], detector="rules").apply([text])[0]
+           for d in (_Agents(frozenset([PATTERN])), presidio, _Agents(None))]
+    assert out == [text.replace("AX7Q", "<PERSON>")] * 2 + [text]
+    with pytest.raises(InvalidParameterError, match=r"detectors\[0\]\.traits"):
+        Sanitizer("PII", detectors=[_Agents("pattern")], detector="rules")
+    assert traits_of("agents") == frozenset()  # nothing left in the process

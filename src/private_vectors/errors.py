@@ -11,6 +11,7 @@ so generic ``except ValueError`` handlers keep working.
 from __future__ import annotations
 
 import difflib
+import importlib
 import numbers
 import re
 from collections.abc import Mapping, Set
@@ -134,6 +135,15 @@ class ArtefactError(PrivateVectorsError, ValueError):
 
 class ModelNotAvailableError(PrivateVectorsError, LookupError):
     """An encoder model cannot be loaded offline; the message says what to install."""
+
+
+def require(module: str, missing: str) -> Any:
+    """``module`` imported, or :class:`ModelNotAvailableError` with the message ``missing`` (what to
+    install) when it cannot be: the one way the package reaches an optional dependency."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ModelNotAvailableError(missing) from exc
 
 
 class PrivacyWarning(UserWarning):

@@ -17,8 +17,8 @@ from .integrations.llamaindex import (
     persist_index,
     protect_documents,
 )
-from .integrations.llamaindex_sealed import SealedRetriever, open_nodes
+from .integrations.llamaindex_sealed import SealedRetriever, delete_ref_doc, open_nodes
 
 __all__ = ["MARKER", "PrivateIngestionPipeline", "PrivateLlamaEmbedding", "SanitizeNodes", "SealedRetriever",
-           "chroma_vector_store", "index_from_collection", "load_index", "open_nodes", "persist_index",
-           "protect_documents"]
+           "chroma_vector_store", "delete_ref_doc", "index_from_collection", "load_index", "open_nodes",
+           "persist_index", "protect_documents"]

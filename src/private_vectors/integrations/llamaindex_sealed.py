@@ -29,8 +29,8 @@ from ..sealed.records import SEALED_KEY, Sealer
 from ..sealed.rerank import exact_distances
 from ..sealed.stores import drop_refs, fetch_count, readable_metadata, record_of, sealer_of
 
-__all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "is_sealed", "open_nodes", "seal_documents",
-           "seal_nodes"]
+__all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "delete_ref_doc", "is_sealed", "open_nodes",
+           "seal_documents", "seal_nodes"]
 
 CACHED = "pv_cached"
 """Metadata key of a node :class:`SealedIngestionCache` sealed (opened again on a cache hit)."""
@@ -290,6 +290,34 @@ def delete_sealed_ref_doc(store: Any, embedding: Any, ref_doc_id: str, run: Any)
     if any(deleted):
         drop_refs(embedding, deleted, _remaining_refs(store._collection, sealer))
     return None
+
+
+def _index_refs(sealer: Sealer, nodes: Sequence[Any]) -> list[tuple[str, ...]]:
+    """The query-index references kept in the records of the sealed ``nodes``."""
+    sealed = [n for n in nodes if n is not None and is_sealed(n)]
+    return [p.index_refs for p in sealer.open_many([n.node_id for n in sealed],
+                                                   [record_of(n.metadata, _WHERE) for n in sealed])]
+
+
+def delete_ref_doc(index: Any, ref_doc_id: str, embedding: Any) -> int:
+    """``index.delete_ref_doc(ref_doc_id, delete_from_docstore=True)`` for the key holder of a
+    sealed index over LlamaIndex's own stores, which keep the nodes in the docstore: the text
+    stage's keyed query-index entries that no remaining sealed node refers to go too (LlamaIndex's
+    own delete leaves them). Over Chroma (``chroma_vector_store``) ``index.delete_ref_doc`` does
+    this itself; calling this there is the same. Returns how many entries went.
+
+    Raises:
+        SealedStoreError: ``embedding`` has no key.
+    """
+    sealer = _sealer(embedding)
+    docstore = index.docstore
+    info = docstore.get_ref_doc_info(ref_doc_id)
+    ids = info.node_ids if info is not None else []
+    deleted = _index_refs(sealer, [docstore.get_node(i, raise_error=False) for i in ids])
+    index.delete_ref_doc(ref_doc_id, delete_from_docstore=True)
+    if not any(deleted):
+        return 0
+    return drop_refs(embedding, deleted, _index_refs(sealer, list(docstore.docs.values())))
 
 
 def query_sealed_store(store: Any, embedding: Any, query: Any, run: Any) -> Any:

@@ -7,17 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import Described, InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import Described, InvalidParameterError, InvalidTypeError, require
 
 __all__ = ["SecretRef"]
 
 
 def _require_ray() -> Any:
-    try:
-        import ray
-        import ray.data
-    except ImportError as exc:  # pragma: no cover - optional dependency
-        raise ModelNotAvailableError("Ray is not installed: pip install 'private-vectors[ray]'") from exc
+    require("ray.data", "Ray is not installed: pip install 'private-vectors[ray]'")
+    import ray
+
     return ray
 
 

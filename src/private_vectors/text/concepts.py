@@ -39,6 +39,7 @@ from .recognizers.places import PlaceDetector
 from .recognizers.presidio import PresidioDetector, presidio_available
 from .recognizers.regex import REGEX_LABELS, RegexDetector
 from .recognizers.wordlist import WordListDetector
+from .scores import PATTERN_SCORES
 from .spans import Detector
 from .vocabulary import AGE, MONTHS, WEEKDAYS
 
@@ -233,4 +234,5 @@ def concept_detectors(concept: Any) -> tuple[str, list[Detector], bool]:
                                     name="demographic:tokens"),
                       PatternDetector([AGE], label="DEMOGRAPHIC", name="demographic:age"), *model], fb
     return name, [TokenDetector(medical_vocabulary(), label="MEDICAL", name="medical:tokens"),
-                  PatternDetector([_DIAGNOSIS_CUE, _DISEASE_SHAPE], label="MEDICAL", score=0.8, name="medical:pattern")], False
+                  PatternDetector([_DIAGNOSIS_CUE, _DISEASE_SHAPE], label="MEDICAL", score=PATTERN_SCORES["concept"]["medical_pattern"],
+                                 name="medical:pattern")], False

@@ -19,7 +19,7 @@ import concurrent.futures
 import contextlib
 import contextvars
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from .._detect_threads import call_with_timeout
@@ -29,6 +29,7 @@ from .recognizers.regex import RegexDetector
 from .recognizers.wordlist import WordListDetector
 from .rules import RuleContext, RulePipeline
 from .spans import Detector, Span, chunk_text
+from .traits import reading
 from .wordlist import truecase
 
 __all__ = ["DEFAULT_TIMEOUT", "DETECT_CHARS", "DETECT_GROUP", "ON_ERROR", "Detection", "DetectionError",
@@ -93,11 +94,13 @@ class Detection:
         on_error: one of :data:`ON_ERROR`.
         timeout: seconds one recognizer may take for one group (None: no limit).
         chunk_size: characters per chunk.
+        traits: the traits of recognizers no registry holds, by span name (:func:`~.traits.reading`).
     """
 
     def __init__(self, recognizers: Sequence[Detector], rules: RulePipeline, *, on_error: str,
-                 timeout: float | None, chunk_size: int) -> None:
+                 timeout: float | None, chunk_size: int, traits: Mapping[str, frozenset[str]] | None = None) -> None:
         self.recognizers = list(recognizers)
+        self.traits = traits or {}
         self.rules = rules
         self.on_error = on_error
         self.timeout = timeout
@@ -126,10 +129,11 @@ class Detection:
         per_piece = self._recognize(chunks, len(texts))
         if per_piece is None:
             return None
-        for (i, off, _), chunk, spans in zip(pieces, chunks, per_piece, strict=True):
-            spans = self.rules.run("detection", chunk, spans, context)
-            found[i].extend(forms[i].spans_back([s.shifted(off) for s in spans]))
-        return [self.rules.run("document", t, s, context) for t, s in zip(texts, found, strict=True)]
+        with reading(self.traits):
+            for (i, off, _), chunk, spans in zip(pieces, chunks, per_piece, strict=True):
+                spans = self.rules.run("detection", chunk, spans, context)
+                found[i].extend(forms[i].spans_back([s.shifted(off) for s in spans]))
+            return [self.rules.run("document", t, s, context) for t, s in zip(texts, found, strict=True)]
 
     def _recognize(self, chunks: list[str], n_texts: int) -> list[list[Span]] | None:
         groups = detect_groups([len(c) for c in chunks])

@@ -333,7 +333,7 @@ class EntityIndex:
                         label.startswith(WEAK) or (lowered and (label != "PERSON" or n < 2)) or acronym(text[a:b])):
                     label = None
                 if label is not None:
-                    out.append(Span(a, b, label_of(label), 1.0, KEYED_INDEX))
+                    out.append(Span(a, b, label_of(label), SCORES.certain, KEYED_INDEX))
                     busy.add(a, b)
         return out
 

@@ -28,6 +28,7 @@ from ..errors import InvalidTypeError
 from .job_steps import freeze_job, job_facts
 from .operators import Keep
 from .rules import Decision, RuleContext, escape
+from .scores import SCORES
 from .spans import Span
 from .traits import ON_ERROR_SPAN
 
@@ -86,7 +87,7 @@ def explain(san: Any, text: str) -> Explanation:
     found = san.detection.run([item], RuleContext(san._settings, index=san.index, view=san.index.view(),
                                                   decisions=decisions), san.index.ordinary)
     if found is None:  # on_error="redact_all"
-        whole = (Span(0, len(item), "REDACTED", 1.0, ON_ERROR_SPAN),) if item else ()
+        whole = (Span(0, len(item), "REDACTED", SCORES.certain, ON_ERROR_SPAN),) if item else ()
         return Explanation(text, whole, tuple(Decision(ON_ERROR_SPAN, "replaced", 0, len(item), "REDACTED",
                                                        "a recognizer failed: on_error='redact_all'") for _ in whole))
     spans = found[0]

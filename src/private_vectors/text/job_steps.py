@@ -19,6 +19,7 @@ from .overlap import OverlapIndex
 from .replacement import Replacement, replace_spans
 from .rules import escape
 from .spans import Span, validate_texts
+from .traits import reading
 
 __all__ = ["apply_job", "detect", "escaped", "freeze_job", "job_facts", "job_spans"]
 
@@ -28,6 +29,7 @@ class Stage(Protocol):
     entity index, its detection, its span selection and its operators."""
 
     index: EntityIndex
+    traits: Mapping[str, frozenset[str]]
 
     def _prepared(self, texts: Sequence[str]) -> tuple[list[str], list[list[Span]] | None]: ...
 
@@ -54,7 +56,7 @@ def job_facts(san: Stage, texts: list[str], found: list[list[Span]]) -> JobFacts
     replaced gives its entries (weak unless :func:`~.entity_index.strong_evidence`); each text
     the words it writes in lower case."""
     facts = JobFacts()
-    with san.index.remembering():
+    with san.index.remembering(), reading(san.traits):
         for t, s in zip(texts, found, strict=True):
             near = OverlapIndex(s)
             for span in san._select(t, s):

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
+from ..errors import InvalidParameterError, InvalidTypeError, require
 from .recognizers.regex import _STREET, _STREET_EU, cue_name_spans, structured_matches
+from .scores import PATTERN_SCORES, SCORES
 from .spans import Span, merge_spans
 from .wordlist import COMMON_CAPITALISED, name_spans
 
@@ -41,7 +42,7 @@ class LightDetector:
         use_presidio: also run presidio-analyzer (must be installed, with a spaCy model).
     """
 
-    def __init__(self, *, entities: Any = None, min_score: float = 0.5, use_presidio: bool = False) -> None:
+    def __init__(self, *, entities: Any = None, min_score: float = SCORES.light, use_presidio: bool = False) -> None:
         self.entities = _check_entities(entities)
         if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not 0 <= min_score <= 1:
             raise InvalidParameterError("min_score", "a number in [0, 1]", min_score)
@@ -96,17 +97,14 @@ def _check_entities(entities: Any) -> tuple[str, ...]:
 
 
 def _presidio_engine() -> Any:
-    try:
-        from presidio_analyzer import AnalyzerEngine
-    except ImportError as exc:
-        raise ModelNotAvailableError("use_presidio=True needs presidio-analyzer and a spaCy English "
-                                     "model: pip install presidio-analyzer") from exc
-    return AnalyzerEngine()
+    return require("presidio_analyzer", "use_presidio=True needs presidio-analyzer and a spaCy English "
+                   "model: pip install presidio-analyzer").AnalyzerEngine()
 
 
 def _regex_spans(text: str) -> list[Span]:
     found = [Span(m.start(), m.end(), label, score, "regex") for label, m, score in structured_matches(text)]
-    for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6)):
+    streets = PATTERN_SCORES["regex"]
+    for pattern, score in ((_STREET, streets["street"]), (_STREET_EU, streets["street_eu"])):
         found += [Span(m.start(), m.end(), "LOCATION", score, "regex") for m in pattern.finditer(text)]
     return found
 

@@ -55,7 +55,7 @@ from .stage_config import (
 )
 from .stage_options import resolve_stage_options
 from .surrogates import SurrogateGenerator, load_pool
-from .traits import ON_ERROR_SPAN
+from .traits import ON_ERROR_SPAN, reading
 from .transform import DocumentTransformer
 from .wordlist import truecase
 
@@ -75,7 +75,9 @@ class Sanitizer(DocumentTransformer):
         policy: ``"redact"`` (typed placeholders), ``"surrogate"`` (keyed fake values; needs
             ``key``) or ``"keep"`` (detect only).
         key: secret for surrogates and the keyed index (str or bytes). Never stored or shown.
-        detectors: recognizers to use instead of the concept's (cheap ones first).
+        detectors: recognizers to use instead of the concept's (cheap ones first). The rules weigh
+            the spans of one that is no built-in recognizer by the ``traits`` it declares
+            (:mod:`.traits`; kept in ``traits``, by span name), registered or not.
         entities: labels to act on (default: every label the recognizers report).
         score_threshold: spans scored below this are ignored; ``thresholds`` sets it per label.
         allow_list: strings never replaced (exact span text, case-insensitive), e.g. the company's name.
@@ -116,16 +118,18 @@ class Sanitizer(DocumentTransformer):
         self.detectors: list[Detector] = choice.recognizers
         if self.options.detector == "model" and detectors is None:
             self.detectors.append(model_recognizer(choice.name, self.options.device))
-        self.fallback, self._user_detectors = choice.fallback, choice.user_recognizers
+        self.fallback, self._user_detectors, self.traits = choice.fallback, choice.user_recognizers, choice.traits
         self.rules = build_rules(self.options.rules)
-        self.detection = Detection(self.detectors, self.rules, on_error=self.options.on_error,
+        self.detection = Detection(self.detectors, self.rules, on_error=self.options.on_error, traits=self.traits,
                                    timeout=self.options.timeout, chunk_size=self.options.chunk_size)
         self.keys = StageKeys(self._key)
         self.index = EntityIndex(self.keys.index_key, header=self.keys.state_fields, check=self.keys.state_matches)
         self._secrets = ConfigSecrets(self.keys.config_key if self._key is not None else None)
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
-        self._settings = replace(self.options.settings(), tagger=any(learned_detector(d.name) for d in self.detectors),
+        with reading(self.traits):
+            tagger = any(learned_detector(d.name) for d in self.detectors)
+        self._settings = replace(self.options.settings(), tagger=tagger,
                                  reported=frozenset(x for d in self.detectors for x in getattr(d, "labels", ())))
         self.version = SANITIZER_VERSION
         self.upgraded_from: Any = None
@@ -164,8 +168,9 @@ class Sanitizer(DocumentTransformer):
                 lower: frozenset[str] = frozenset(), decisions: list[Decision] | None = None) -> list[Span]:
         """The spans one text replaces: selection rules, then overlapping spans merge, then merged rules."""
         context = self._context(view, lower, spans, decisions)
-        kept = self.rules.run("selection", text, list(spans), context)
-        return self.rules.run("merged", text, merge_document_spans(kept, extra), context)
+        with reading(self.traits):
+            kept = self.rules.run("selection", text, list(spans), context)
+            return self.rules.run("merged", text, merge_document_spans(kept, extra), context)
 
     def _prepared(self, texts: Sequence[str], queries: bool = False) -> tuple[list[str], list[list[Span]] | None]:
         self.index.load_pending()
@@ -175,7 +180,7 @@ class Sanitizer(DocumentTransformer):
 
     @staticmethod
     def _redacted_spans(texts: list[str]) -> list[list[Span]]:
-        return [[Span(0, len(t), "REDACTED", 1.0, ON_ERROR_SPAN)] if t else [] for t in texts]
+        return [[Span(0, len(t), "REDACTED", SCORES.certain, ON_ERROR_SPAN)] if t else [] for t in texts]
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         """The detected spans of each text on its own (merged, thresholded, allow list applied);

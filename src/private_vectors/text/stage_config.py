@@ -21,11 +21,14 @@ from ..errors import ConfigMismatchError, Described, InvalidParameterError, Inva
 from .concepts import TextConcept, concept_detectors
 from .config_secrets import has_hidden, is_hidden, listed
 from .precedence import PRECEDENCE
+from .recognizers.base import Recognizer
 from .registry import DEFAULT as REGISTRY
 from .rules import DEFAULT_RULESET, RulePipeline
+from .scores import MODEL_THRESHOLDS
 from .spans import Detector, validate_texts
 from .stage_options import parse_rule
 from .surrogates import load_pool
+from .traits import declared
 
 __all__ = ["MODEL_THRESHOLDS", "SANITIZER_VERSION", "ConceptChoice", "build_rules", "choose_concept", "default_detector",
            "from_config", "get_config", "hide_config", "model_labels", "model_recognizer"]
@@ -45,6 +48,7 @@ class ConceptChoice:
     recognizers: list[Detector]
     fallback: bool
     user_recognizers: bool
+    traits: Mapping[str, frozenset[str]]
 
 
 def builtin_names(concept: Any) -> bool:
@@ -78,18 +82,18 @@ def choose_concept(concept: Any, detectors: Sequence[Detector] | None,
     if not built:
         raise InvalidParameterError("concept", "a concept with at least one detector", concept)
     return ConceptChoice(name, recorded, label, [*built, *extra], fallback,
-                         detectors is not None or not builtin_names(concept) or bool(extra))
+                         detectors is not None or not builtin_names(concept) or bool(extra), own_traits(detectors or ()))
+
+
+def own_traits(detectors: Sequence[Detector]) -> Mapping[str, frozenset[str]]:
+    """The declared traits (:func:`~.traits.declared`) of a user's recognizer objects by span name:
+    those with a ``traits`` attribute that are no built-in recognizer (which a stored stage
+    rebuilds by name, so they are weighed by their name)."""
+    return MappingProxyType({str(d.name): declared(d, f"detectors[{i}].traits") for i, d in enumerate(detectors)
+                             if getattr(d, "traits", None) is not None and not isinstance(d, Recognizer)})
 
 
 _CONCEPT_MODEL_LABELS = {"person": ("PERSON",), "location": ("LOCATION",), "datetime": ("DATE_TIME",)}
-
-
-MODEL_THRESHOLDS: Mapping[str, float] = MappingProxyType({"LOCATION": 0.4})
-"""The learned tagger's thresholds for ``detector="model"`` where they differ from its default
-(0.5, the mean tag probability of a span): a place needs 0.4. A place the tagger is less sure of
-is still mostly a place in a short post; in a text of 100 words or more about no one such a
-place is dropped again (rule ``context-free``, part ``unsure-places``). Chosen on the Broad
-Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/text_rules.py``."""
 
 
 def model_labels(concept_name: str) -> list[str]:

@@ -6,7 +6,7 @@ detection reads the time limit, chunk size and fault policy, replacement reads t
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,8 +140,3 @@ def parse_rule(entry: str) -> tuple[str, tuple[str, ...]]:
         name, parts = entry[:-1].split("[", 1)
         return name, tuple(p for p in parts.split(",") if p)
     return entry, ()
-
-
-def rule_names(rules: Sequence[str]) -> list[str]:
-    """The rule names of a rule list (parts switched off aside)."""
-    return [parse_rule(r)[0] for r in rules]

@@ -19,22 +19,27 @@ of the names below), as presidio's recognizers declare ``supported_entities`` an
 * ``"shaped"`` (:data:`SHAPED`): names from a name pool and a word's shape (the name recognizer),
   weighed as a model's one-word guesses in long texts only.
 
-A recognizer that declares none is weighed as a guess, as before traits existed. A registered
-recognizer (:mod:`.registry`) is looked up by its name; so are the built-in ones
-(:data:`BUILTIN`) and the spans the stage makes itself: :data:`KEYED_INDEX` (found again by the
-keyed entity index) and :data:`ON_ERROR_SPAN` (a failed recognizer's whole-text redaction), both
-``"derived"``.
+A recognizer that declares none is weighed as a guess, as before traits existed; a presidio
+``PatternRecognizer`` that declares none is a ``"pattern"``. A registered recognizer
+(:mod:`.registry`) is looked up by its name; so are the built-in ones (:data:`BUILTIN`) and the
+spans the stage makes itself: :data:`KEYED_INDEX` (found again by the keyed entity index) and
+:data:`ON_ERROR_SPAN` (a failed recognizer's whole-text redaction), both ``"derived"``. A text
+stage's own recognizer objects (``Sanitizer(detectors=[...])``, not registered) are looked up
+first, by the name their spans carry, while the stage reads spans (:func:`reading`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import contextvars
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from types import MappingProxyType
 
 from ..errors import InvalidParameterError
 from .spans import Span
 
 __all__ = ["BUILTIN", "DERIVED", "GENERAL", "KEYED_INDEX", "LEARNED", "MODEL", "ON_ERROR_SPAN", "PATTERN",
-           "PRECISE", "SHAPED", "TRAITS", "WORD_LIST", "declare", "forget", "has", "traits_of"]
+           "PRECISE", "SHAPED", "TRAITS", "WORD_LIST", "declare", "declared", "forget", "has", "reading", "traits_of"]
 
 LEARNED, PATTERN, PRECISE, MODEL, GENERAL, WORD_LIST, SHAPED = \
     "learned", "pattern", "precise", "model", "general", "word-list", "shaped"
@@ -59,17 +64,42 @@ _DECLARED: dict[str, frozenset[str]] = {}
 it adds or removes a recognizer; part of the registry's process-wide state."""
 
 
-def declare(name: str, recognizer: object) -> frozenset[str]:
-    """Record the traits ``recognizer`` declares (its ``traits`` attribute) under ``name``.
+_OWN: contextvars.ContextVar[Mapping[str, frozenset[str]]] = contextvars.ContextVar(
+    "private_vectors_stage_traits", default=MappingProxyType({}))
+"""The running text stage's own recognizer objects' traits by span name (:func:`reading`)."""
+
+
+def declared(recognizer: object, where: str = "recognizer.traits") -> frozenset[str]:
+    """The traits ``recognizer`` declares (its ``traits`` attribute; a presidio
+    ``PatternRecognizer`` without one: ``"pattern"``).
 
     Raises:
-        InvalidParameterError: for a trait not in :data:`TRAITS` (or a bare string).
+        InvalidParameterError: for a trait not in :data:`TRAITS` (or a bare string), naming ``where``.
     """
-    found = getattr(recognizer, "traits", None) or ()
-    if isinstance(found, str) or not isinstance(found, Iterable) or not set(found) <= TRAITS:
-        raise InvalidParameterError("recognizer.traits", f"a set of traits from {sorted(TRAITS)}", found)
-    _DECLARED[name] = frozenset(found)
+    found = getattr(recognizer, "traits", None)
+    if found is None and any(c.__name__ == "PatternRecognizer" and c.__module__.startswith("presidio_analyzer")
+                             for c in type(recognizer).__mro__):
+        return frozenset([PATTERN])
+    if isinstance(found, str) or not isinstance(found or (), Iterable) or not set(found or ()) <= TRAITS:
+        raise InvalidParameterError(where, f"a set of traits from {sorted(TRAITS)}", found)
+    return frozenset(found or ())
+
+
+def declare(name: str, recognizer: object) -> frozenset[str]:
+    """Record the traits ``recognizer`` declares (:func:`declared`) under ``name``."""
+    _DECLARED[name] = declared(recognizer)
     return _DECLARED[name]
+
+
+@contextmanager
+def reading(own: Mapping[str, frozenset[str]]) -> Iterator[None]:
+    """While the block runs, spans named in ``own`` have the traits it gives them (a text stage's
+    own recognizer objects, which no registry holds)."""
+    token = _OWN.set(own)
+    try:
+        yield
+    finally:
+        _OWN.reset(token)
 
 
 def forget(name: str) -> None:
@@ -79,8 +109,8 @@ def forget(name: str) -> None:
 
 def traits_of(name: str) -> frozenset[str]:
     """The traits of the recognizer whose spans carry ``name``: a registered one's, else a
-    built-in one's (:data:`BUILTIN`), else none (a guess)."""
-    found = _DECLARED.get(name)
+    built-in one's (:data:`BUILTIN`), else none (a guess); first the running stage's own (:func:`reading`)."""
+    found = _OWN.get().get(name, _DECLARED.get(name))
     if found is not None:
         return found
     return BUILTIN.get(name.partition(":")[0] if name.startswith("tagger:") else name, frozenset())

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from .scores import PATTERN_SCORES
 from .spans import Span
 from .vocabulary import MONTHS, WEEKDAYS, encoder_words, stop_words
 
@@ -110,6 +111,7 @@ def name_spans(text: str, *, detector: str = "wordlist") -> list[Span]:
     a sentence start (0.6); one listed place word, or a run that is a listed place, is a LOCATION.
     """
     first, last, places = word_lists()
+    score = PATTERN_SCORES["wordlist"]
     words = list(_WORD.finditer(text))
     found: list[Span] = []
     i = 0
@@ -130,17 +132,17 @@ def name_spans(text: str, *, detector: str = "wordlist") -> list[Span]:
         run = [x.group(0) for x in words[i:j]]
         start, end = words[i].start(), words[j - 1].end()
         if len(run) >= 2 and (run[0] in first or run[-1] in last):
-            found.append(Span(start, end, "PERSON", 0.85, detector))
+            found.append(Span(start, end, "PERSON", score["full_name"], detector))
         elif 3 <= len(run) <= 4 and any(len(x) == 1 for x in run[1:-1]):  # "Szabina J Gelencsér"
-            found.append(Span(start, end, "PERSON", 0.75, detector))
+            found.append(Span(start, end, "PERSON", score["initial"], detector))
         elif len(run) >= 2 and any(x in first or x in last for x in run) and not sentence_start:
-            found.append(Span(start, end, "PERSON", 0.6, detector))
+            found.append(Span(start, end, "PERSON", score["name"], detector))
         elif len(run) == 1 and w in places:
-            found.append(Span(start, end, "LOCATION", 0.6 if sentence_start else 0.7, detector))
+            found.append(Span(start, end, "LOCATION", score["place_at_start" if sentence_start else "place"], detector))
         elif len(run) == 1 and (w in first or w in last) and not sentence_start:
-            found.append(Span(start, end, "PERSON", 0.6, detector))
+            found.append(Span(start, end, "PERSON", score["name"], detector))
         elif len(run) >= 2 and " ".join(run) in places:
-            found.append(Span(start, end, "LOCATION", 0.7, detector))
+            found.append(Span(start, end, "LOCATION", score["place"], detector))
         i = j
     return found
 

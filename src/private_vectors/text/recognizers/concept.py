@@ -14,7 +14,7 @@ from typing import Any
 
 from ...errors import InvalidParameterError, InvalidTypeError
 from ...fitted.removal import find_tokens
-from ..scores import SCORES
+from ..scores import PATTERN_SCORES, SCORES
 from ..spans import Span, validate_texts
 from ..traits import MODEL
 from .base import Recognizer
@@ -59,7 +59,7 @@ class TokenDetector(Recognizer):
         return f"TokenDetector({len(self.tokens)} tokens, label={self.label!r})"
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
-        return [[Span(a, b, self.label, 1.0, self.name)
+        return [[Span(a, b, self.label, SCORES.certain, self.name)
                  for a, b, _ in find_tokens(t, self.tokens, case_sensitive=self.case_sensitive)]
                 for t in validate_texts(texts)]
 
@@ -176,7 +176,7 @@ class NerDetector(Recognizer):
 
     def spans(self, texts: Sequence[str]) -> list[list[Span]]:
         texts = validate_texts(texts)
-        return [[Span(e.start_char, e.end_char, self.mapping[e.label_], 0.85, self.name)
+        return [[Span(e.start_char, e.end_char, self.mapping[e.label_], PATTERN_SCORES["concept"]["entity"], self.name)
                  for e in doc.ents if e.label_ in self.mapping]
                 for doc in self._nlp.pipe(texts, batch_size=self.batch_size)]
 
@@ -211,7 +211,7 @@ class QuantityDetector(NerDetector):
         texts = validate_texts(texts)
         out = []
         for text, doc in zip(texts, self._nlp.pipe(texts, batch_size=self.batch_size), strict=True):
-            out.append([Span(e.start_char, e.end_char, "QUANTITY", 0.8, self.name) for e in doc.ents
+            out.append([Span(e.start_char, e.end_char, "QUANTITY", PATTERN_SCORES["concept"]["quantity"], self.name) for e in doc.ents
                         if e.label_ in self.mapping and _is_quantity(text, e.start_char, e.end_char)])
         return out
 

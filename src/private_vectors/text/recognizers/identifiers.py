@@ -65,6 +65,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
+from ..scores import PATTERN_SCORES
 from ..spans import Span, check_labels, validate_texts
 from ..traits import PATTERN
 from ..vocabulary import AGE, HONORIFIC, MONTH, common_words, places, word_key
@@ -72,6 +73,7 @@ from .base import Recognizer
 from .words import title_case
 
 __all__ = ["IDENTIFIER_LABELS", "IdentifierDetector", "generic_institution"]
+_S = PATTERN_SCORES["identifiers"]
 
 IDENTIFIER_LABELS: tuple[str, ...] = ("HANDLE", "ID_NUMBER", "DATE_OF_BIRTH", "AGE", "POSTCODE", "DATE_TIME", "PERSON",
                                       "QUANTITY", "ORGANIZATION", "REFERENCE", "OCCUPATION")
@@ -246,12 +248,12 @@ def _institutions(text: str) -> list[Span]:
         if " " not in value:
             continue
         end = m.start() + len(value)
-        out.append(Span(_with_part(text, m.start()), _glossed(text, end), "ORGANIZATION", 0.8, "identifiers"))
+        out.append(Span(_with_part(text, m.start()), _glossed(text, end), "ORGANIZATION", _S["institution"], "identifiers"))
         after = _ACRONYM_AFTER.match(text, end)
         before = _ACRONYM_BEFORE.search(text, max(0, m.start() - 16), m.start())
         acronyms.update(x.group(1) for x in (after, before) if x is not None)
     for acronym in acronyms:
-        out += [Span(a.start(), a.end(), "ORGANIZATION", 0.8, "identifiers")
+        out += [Span(a.start(), a.end(), "ORGANIZATION", _S["institution"], "identifiers")
                 for a in re.finditer(rf"(?<![\w-]){re.escape(acronym)}(?![\w-])", text)]
     return out
 
@@ -266,9 +268,9 @@ def _references(text: str) -> list[Span]:
         for c in re.finditer(_REF_CODE, m.group("ref")):
             a, b = m.start("ref") + c.start(), m.start("ref") + c.end()
             if any(ch.isdigit() for ch in text[a:b]) and not re.fullmatch(_YEAR, text[a:b]):
-                out.append(Span(a, b, "ID_NUMBER", 0.8, "identifiers"))
+                out.append(Span(a, b, "ID_NUMBER", _S["reference"], "identifiers"))
     cued = list(out)
-    out += [Span(m.start(), m.end(), "ID_NUMBER", 0.8, "identifiers") for m in _SLASH_CODE.finditer(text)
+    out += [Span(m.start(), m.end(), "ID_NUMBER", _S["slash_code"], "identifiers") for m in _SLASH_CODE.finditer(text)
             if not any(c.start < m.end() and m.start() < c.end for c in cued)]
     return out
 
@@ -285,36 +287,36 @@ def _initialled(text: str) -> list[Span]:
             word = m.group("name")
             if len(word) >= 2 and (title_case(word) or word.isupper()) and word_key(word) not in common \
                     and word_key(word) not in known:
-                out.append(Span(m.start(), m.end(), "PERSON", 0.85, "identifiers"))
+                out.append(Span(m.start(), m.end(), "PERSON", _S["initialled"], "identifiers"))
     return out
 
 
 def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     out: list[Span] = []
     if "HANDLE" in wanted:
-        out += [Span(m.start(), m.end(), "HANDLE", 0.8, "identifiers") for m in _HANDLE.finditer(text)]
+        out += [Span(m.start(), m.end(), "HANDLE", _S["handle"], "identifiers") for m in _HANDLE.finditer(text)]
     if "ID_NUMBER" in wanted:
-        out += [Span(m.start("id"), m.end("id"), "ID_NUMBER", 0.85, "identifiers")
+        out += [Span(m.start("id"), m.end("id"), "ID_NUMBER", _S["id_number"], "identifiers")
                 for m in _ID_NUMBER.finditer(text)]
     if "REFERENCE" in wanted:
         out += _references(text)
     if "OCCUPATION" in wanted:
-        out += [Span(m.start("occ"), m.end("occ"), "DEMOGRAPHIC", 0.8, "identifiers") for m in _OCCUPATION.finditer(text)]
+        out += [Span(m.start("occ"), m.end("occ"), "DEMOGRAPHIC", _S["occupation"], "identifiers") for m in _OCCUPATION.finditer(text)]
     if "DATE_OF_BIRTH" in wanted:
-        out += [Span(m.start("date"), m.end("date"), "DATE_OF_BIRTH", 0.9, "identifiers") for m in _DOB.finditer(text)]
+        out += [Span(m.start("date"), m.end("date"), "DATE_OF_BIRTH", _S["date_of_birth"], "identifiers") for m in _DOB.finditer(text)]
     if "AGE" in wanted:
-        out += [Span(m.start(), m.end(), "AGE", 0.8, "identifiers") for m in _AGE.finditer(text)]
+        out += [Span(m.start(), m.end(), "AGE", _S["age"], "identifiers") for m in _AGE.finditer(text)]
     if "POSTCODE" in wanted:
-        out += [Span(m.start(), m.end(), "POSTCODE", 0.7, "identifiers") for m in _POSTCODE.finditer(text)]
+        out += [Span(m.start(), m.end(), "POSTCODE", _S["postcode"], "identifiers") for m in _POSTCODE.finditer(text)]
     if "PERSON" in wanted:
-        out += [Span(m.start(), m.start() + len(m.group(0).rstrip()), "PERSON", 0.85, "identifiers")
+        out += [Span(m.start(), m.start() + len(m.group(0).rstrip()), "PERSON", _S["initials"], "identifiers")
                 for m in _INITIALS.finditer(text)]
         out += _initialled(text)
     if "DATE_TIME" in wanted:
-        out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE.finditer(text)]
-        out += [Span(m.start(), m.end(), "DATE_TIME", 0.75, "identifiers") for m in _DATE_RANGE.finditer(text)]
+        out += [Span(m.start(), m.end(), "DATE_TIME", _S["date"], "identifiers") for m in _DATE.finditer(text)]
+        out += [Span(m.start(), m.end(), "DATE_TIME", _S["date"], "identifiers") for m in _DATE_RANGE.finditer(text)]
     if "QUANTITY" in wanted:
-        out += [Span(m.start(), m.end(), "QUANTITY", 0.9, "identifiers") for m in _money().finditer(text)]
+        out += [Span(m.start(), m.end(), "QUANTITY", _S["money"], "identifiers") for m in _money().finditer(text)]
     if "ORGANIZATION" in wanted:
         out += _institutions(text)
     return out

@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ..scores import PATTERN_SCORES
 from ..spans import Span, check_labels, validate_texts
 from ..traits import PATTERN, PRECISE
 from ..vocabulary import HONORIFIC, MONTH, PARTICLES, UPPER_LETTERS, stop_words
@@ -21,6 +22,7 @@ from .numbers import _YEAR, card_evidence, luhn_ok, phone_evidence, phone_ok
 
 __all__ = ["EMAIL", "REGEX_LABELS", "RegexDetector", "cue_name_spans", "iban_ok", "in_code", "luhn_ok", "phone_ok",
            "structured_matches"]
+_S = PATTERN_SCORES["regex"]
 
 # structured identifiers: e-mail, URL/domain, card, US SSN, IBAN, IP, date, phone, street
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
@@ -104,25 +106,25 @@ def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
     IBAN (mod-97 checked), IPv4/IPv6, date, phone (not a date, not joined to a longer code,
     possible by :func:`phone_ok`, with the evidence of :func:`~.numbers.phone_evidence`)."""
     for m in EMAIL.finditer(text):
-        yield "EMAIL_ADDRESS", m, 1.0
+        yield "EMAIL_ADDRESS", m, _S["email"]
     for m in _URL.finditer(text):
-        yield "URL", m, 0.6
+        yield "URL", m, _S["url"]
     cards = []
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         if 13 <= len(digits) <= 19 and luhn_ok(digits) and card_evidence(text, m.start(), m.end()):
             cards.append((m.start(), m.end()))
-            yield "CREDIT_CARD", m, 0.95
+            yield "CREDIT_CARD", m, _S["card"]
     for m in _SSN.finditer(text):
-        yield "US_SSN", m, 0.85
+        yield "US_SSN", m, _S["ssn"]
     for m in _IBAN.finditer(text):
         if iban_ok(m.group(0)):
-            yield "IBAN_CODE", m, 1.0
+            yield "IBAN_CODE", m, _S["iban"]
     for pattern in (_IPV4, _IPV6):
         for m in pattern.finditer(text):
-            yield "IP_ADDRESS", m, 0.9
+            yield "IP_ADDRESS", m, _S["ip"]
     for m in _DATE.finditer(text):
-        yield "DATE_TIME", m, 0.7
+        yield "DATE_TIME", m, _S["date"]
     for m in _PHONE.finditer(text):
         digits = re.sub(r"\D", "", _EXTENSION.sub("", m.group(0)))
         if _DATE.fullmatch(m.group(0).strip()) or re.match(r"\d{4}-\d{2}-\d{2}\b", m.group(0)) \
@@ -131,7 +133,7 @@ def structured_matches(text: str) -> Iterator[tuple[str, re.Match[str], float]]:
         if 7 <= len(digits) <= 15 and not re.fullmatch(r"\d{4}", m.group(0).strip()) \
                 and phone_ok(m.group(0)) and not in_code(text, m.start(), m.end()) \
                 and phone_evidence(text, m.start(), m.end()):
-            yield "PHONE_NUMBER", m, 0.65 if len(digits) >= 9 else 0.55
+            yield "PHONE_NUMBER", m, _S["phone"] if len(digits) >= 9 else _S["short_phone"]
 
 
 _CODE_BEFORE = re.compile(r"[^\W_][-/]$")
@@ -200,7 +202,7 @@ def cue_name_spans(text: str, *, detector: str = "regex") -> list[Span]:
     """PERSON spans for the words after a name cue ("my name is", "Mr", "Dr", "Name:", ...),
     shaped like a name: no digit, not one word in capitals ("a protein called FIP-2", "a
     syndrome called APECED")."""
-    return [Span(m.start(1), m.end(1), "PERSON", 0.75, detector) for m in _NAME_CUE.finditer(text)
+    return [Span(m.start(1), m.end(1), "PERSON", _S["name_cue"], detector) for m in _NAME_CUE.finditer(text)
             if m.group(1).split()[0] not in _CUE_STOP and _cue_name_shaped(m.group(1))]
 
 
@@ -274,8 +276,8 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
     for label, m, score in structured_matches(text):
         add(label, m, score)
     if "LOCATION" in wanted:
-        for pattern, score in ((_STREET, 0.8), (_STREET_EU, 0.6), (_MILITARY, 0.9), (_NUM_STREET, 0.6),
-                               (_PO_BOX, 0.8), (_TYPE_FIRST, 0.7)):
+        for pattern, score in ((_STREET, _S["street"]), (_STREET_EU, _S["street_eu"]), (_MILITARY, _S["military"]),
+                               (_NUM_STREET, _S["num_street"]), (_PO_BOX, _S["po_box"]), (_TYPE_FIRST, _S["type_first"])):
             for m in pattern.finditer(text):
                 if pattern is _STREET_EU and _in_sentence(m.group(0)) or \
                         pattern in (_STREET_EU, _NUM_STREET) and m.group(0)[0].isdigit() and score_line(text, m.start(), m.end()):
@@ -284,18 +286,18 @@ def _find(text: str, wanted: frozenset[str]) -> list[Span]:
                 found.append(Span(a, b, "LOCATION", score, name))
         for m in (*_COMPOUND_STREET.finditer(text), *_TYPE_FIRST_LOWER.finditer(text), *_FRENCH_STREET.finditer(text)):
             a, b = _with_tail(text, m.start(), m.end())
-            found.append(Span(a, b, "LOCATION", 0.75, name))
+            found.append(Span(a, b, "LOCATION", _S["compound_street"], name))
         for m in _STREET_LOWER.finditer(text):
             if _lower_street_ok(m):
                 a, b = _with_tail(text, m.start(), m.end())
-                found.append(Span(a, b, "LOCATION", 0.75, name))
+                found.append(Span(a, b, "LOCATION", _S["lower_street"], name))
         for m in _VENUE.finditer(text):
-            found.append(Span(m.start("v"), m.end("v"), "LOCATION", 0.6, name))
+            found.append(Span(m.start("v"), m.end("v"), "LOCATION", _S["venue"], name))
         for m in _CORNER.finditer(text):
-            found.append(Span(m.start(), m.end(), "LOCATION", 0.7, name))
+            found.append(Span(m.start(), m.end(), "LOCATION", _S["corner"], name))
         for m in _ON_STREET.finditer(text):
             a, b = _with_tail(text, m.start(1), m.end(1))
-            found.append(Span(a, b, "LOCATION", 0.7, name))
+            found.append(Span(a, b, "LOCATION", _S["on_street"], name))
     if "PERSON" in wanted:
         found.extend(cue_name_spans(text))
     return found

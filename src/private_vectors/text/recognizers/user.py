@@ -22,6 +22,7 @@ from typing import Any
 
 from ...errors import Described, InvalidParameterError, InvalidTypeError
 from ..spans import Detector, Span, validate_texts
+from ..traits import declared
 
 __all__ = ["REGISTERED", "PresidioRecognizer", "RegisteredRecognizer", "is_presidio_recognizer",
            "presidio_yaml_recognizers"]
@@ -42,7 +43,7 @@ class RegisteredRecognizer:
         self.name = name
         self.inner = inner
         self.version = str(getattr(inner, "version", "1"))
-        self.traits = frozenset(getattr(inner, "traits", None) or ())
+        self.traits = declared(inner)
 
     def __repr__(self) -> str:
         return f"RegisteredRecognizer(name={self.name!r}, version={self.version!r})"
@@ -89,7 +90,7 @@ class PresidioRecognizer:
         self.name = str(recognizer.name)
         self.version = str(getattr(recognizer, "version", "1"))
         self.context = tuple(getattr(recognizer, "context", None) or ())
-        self.traits = frozenset(getattr(recognizer, "traits", None) or ())
+        self.traits = declared(recognizer)  # a PatternRecognizer without traits: "pattern"
 
     def __repr__(self) -> str:
         return f"PresidioRecognizer(name={self.name!r}, entities={list(self.labels)})"

@@ -97,7 +97,7 @@ class ContextFree(_PartedRule):
     its writer and keeps them (dropping them there cost social-media places 6 to 8 points). With
     ``detector="rules"`` spaCy is the only reader of most places and the part does nothing (dropping
     its lone guesses cost news places 1.8 points). Part ``unsure-places``: the tagger reports a
-    place from a mean tag probability of 0.4 (:data:`~private_vectors.text.stage_config.MODEL_THRESHOLDS`,
+    place from a mean tag probability of 0.4 (:data:`~private_vectors.text.scores.MODEL_THRESHOLDS`,
     for short posts); in a text of 100 words or more about no one a place it scored under 0.5 is
     dropped ("Hlabisa subdistrict" in an abstract). Part ``tagger-scores`` (version 6): the
     tagger's probability is no cue's boost for a one-word name either, so in a text of 100 words
