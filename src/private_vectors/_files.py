@@ -11,7 +11,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-__all__ = ["fsync_path", "measured_figures", "sha256_file"]
+__all__ = ["TMP", "commit_pair", "finish_pair", "fsync_path", "measured_figures", "sha256_file"]
+
+TMP = ".tmp"
+"""The suffix of a file of a two-file save in progress (:func:`commit_pair`)."""
 
 
 def fsync_path(path: Path) -> None:
@@ -26,6 +29,27 @@ def fsync_path(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def commit_pair(path: Path, first: str, second: str) -> None:
+    """Move the written and synced ``first`` then ``second`` temporaries (name + :data:`TMP`) of
+    folder ``path`` into place and sync the folder: from the first move on, :func:`finish_pair`
+    completes the save, so a crash leaves the previous pair or this one, never a mixed pair."""
+    os.replace(path / (first + TMP), path / first)
+    os.replace(path / (second + TMP), path / second)
+    fsync_path(path)
+
+
+def finish_pair(path: Path, first: str, second: str) -> None:
+    """Finish or discard an interrupted :func:`commit_pair`: ``first``'s temporary still there,
+    the save stopped before any move and the previous pair is intact, so the temporaries go; only
+    ``second``'s, the new ``first`` is in place and its (synced) partner is complete: moved in."""
+    first_tmp, second_tmp = path / (first + TMP), path / (second + TMP)
+    if first_tmp.exists():
+        first_tmp.unlink()
+        second_tmp.unlink(missing_ok=True)
+    elif second_tmp.exists():
+        os.replace(second_tmp, path / second)
 
 
 def sha256_file(path: Path) -> str:

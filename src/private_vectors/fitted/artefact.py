@@ -14,6 +14,7 @@ Built-in concepts ship pre-fitted for the default model under
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -26,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from .._files import TMP, commit_pair, finish_pair, sha256_file
 from .._files import fsync_path as _fsync
-from .._files import sha256_file
 from .._version import __version__
 from ..errors import ArtefactError, ConfigMismatchError, InvalidParameterError, InvalidTypeError
 from .mask import SparseMask
@@ -255,7 +256,7 @@ class FittedConcept:
 
         path = Path(folder)
         path.mkdir(parents=True, exist_ok=True)
-        w_tmp, cfg_tmp = path / (WEIGHTS_FILE + _TMP), path / (CONFIG_FILE + _TMP)
+        w_tmp, cfg_tmp = path / (WEIGHTS_FILE + TMP), path / (CONFIG_FILE + TMP)
         try:
             tensors = {"mask": self.mask} if self.mask is not None else {"basis": self.basis}
             save_file({k: np.ascontiguousarray(v, dtype=np.float32) for k, v in tensors.items()},
@@ -270,9 +271,7 @@ class FittedConcept:
             w_tmp.unlink(missing_ok=True)
             cfg_tmp.unlink(missing_ok=True)
             raise
-        os.replace(w_tmp, path / WEIGHTS_FILE)  # from here on, load() completes the save
-        os.replace(cfg_tmp, path / CONFIG_FILE)
-        _fsync(path)
+        commit_pair(path, WEIGHTS_FILE, CONFIG_FILE)  # from the first move on, load() completes the save
         return path
 
     @classmethod
@@ -282,7 +281,8 @@ class FittedConcept:
         from safetensors.numpy import load_file
 
         path = Path(folder)
-        _finish_interrupted_save(path)
+        with contextlib.suppress(OSError):  # read-only folder (e.g. packaged artefacts): load what is there
+            finish_pair(path, WEIGHTS_FILE, CONFIG_FILE)  # an interrupted save: finished or discarded
         cfg = read_artefact_config(path, kind="fitted concept", fmt=FORMAT, fmt_version=FORMAT_VERSION)
         cfg_path, w_path = path / CONFIG_FILE, path / WEIGHTS_FILE
         try:
@@ -461,22 +461,3 @@ def load_concept(ref: Any, encoder: Any = None, *, estimator: str | None = None)
         return _builtin_for(canonical_builtin(ref), enc, estimator)
     raise InvalidTypeError("concept", f"a built-in name ({', '.join(BUILTIN_CONCEPTS)}), a folder path, "
                            "a FittedConcept or a reference dict", ref)
-
-
-_TMP = ".tmp"  # suffix of a save in progress
-
-
-
-
-def _finish_interrupted_save(path: Path) -> None:
-    """Weights ``.tmp`` still there: the save stopped before any move, drop the temporaries (the
-    previous pair is intact). Only the config ``.tmp``: the new weights are in place, move it in."""
-    w_tmp, cfg_tmp = path / (WEIGHTS_FILE + _TMP), path / (CONFIG_FILE + _TMP)
-    try:
-        if w_tmp.exists():
-            w_tmp.unlink()
-            cfg_tmp.unlink(missing_ok=True)
-        elif cfg_tmp.exists():
-            os.replace(cfg_tmp, path / CONFIG_FILE)
-    except OSError:  # read-only folder (e.g. packaged artefacts): load what is there
-        pass

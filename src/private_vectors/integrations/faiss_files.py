@@ -10,11 +10,11 @@ interrupted save.
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from pathlib import Path
 from typing import Any
 
+from .._files import TMP, commit_pair, finish_pair
 from .._files import fsync_path as _fsync
 from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError
@@ -24,7 +24,6 @@ from .faiss_build import _faiss, to_gpu
 
 INDEX_FILE = "index.faiss"
 SIDECAR = "private_vectors.json"
-_TMP = ".tmp"  # suffix of a save in progress (see PrivateFaissIndex.save)
 FORMAT = "private_vectors.faiss/1"
 
 
@@ -35,7 +34,7 @@ def write_folder(store: Any, folder: str | Path) -> Path:
     path.mkdir(parents=True, exist_ok=True)
     if store._index is None:
         raise ArtefactError("the index is empty; add texts before saving")
-    index_tmp, sidecar_tmp = path / (INDEX_FILE + _TMP), path / (SIDECAR + _TMP)
+    index_tmp, sidecar_tmp = path / (INDEX_FILE + TMP), path / (SIDECAR + TMP)
     for stale in (index_tmp, sidecar_tmp):
         stale.unlink(missing_ok=True)
     faiss.write_index(store._cpu_index(), str(index_tmp))
@@ -59,9 +58,7 @@ def write_folder(store: Any, folder: str | Path) -> Path:
         sidecar["restore"] = {str(i): r for i, r in store.restore_records.items()}
     sidecar_tmp.write_text(json.dumps(sidecar, ensure_ascii=False))
     _fsync(sidecar_tmp)
-    os.replace(index_tmp, path / INDEX_FILE)  # from here on, load() completes the save
-    os.replace(sidecar_tmp, path / SIDECAR)
-    _fsync(path)
+    commit_pair(path, INDEX_FILE, SIDECAR)  # from the first move on, load() completes the save
     return path
 
 
@@ -70,7 +67,7 @@ def read_folder(cls: type, folder: str | Path, embedding: PrivateEmbedding | Non
     """``cls.load(folder, ...)``: see :meth:`PrivateFaissIndex.load`."""
     faiss = _faiss()
     path = Path(folder)
-    _recover_interrupted_save(path)
+    finish_pair(path, INDEX_FILE, SIDECAR)  # an interrupted save: finished or discarded
     try:
         sidecar = json.loads((path / SIDECAR).read_text())
     except (OSError, ValueError) as exc:
@@ -108,18 +105,3 @@ def read_folder(cls: type, folder: str | Path, embedding: PrivateEmbedding | Non
     store.metadata = {int(i): m for i, m in (sidecar.get("metadata") or {}).items()}
     store.embedding.pipeline.load_query_index_state(sidecar.get("query_index"))
     return store
-
-
-def _recover_interrupted_save(path: Path) -> None:
-    """Finish or discard a :meth:`PrivateFaissIndex.save` that was interrupted.
-
-    ``index.faiss.tmp`` still present: the save stopped before its index was moved into place,
-    so the previous pair is intact — drop the temporaries. Only ``private_vectors.json.tmp``
-    present: the new index is in place and its (synced) sidecar is complete — move it in.
-    """
-    index_tmp, sidecar_tmp = path / (INDEX_FILE + _TMP), path / (SIDECAR + _TMP)
-    if index_tmp.exists():
-        index_tmp.unlink()
-        sidecar_tmp.unlink(missing_ok=True)
-    elif sidecar_tmp.exists():
-        os.replace(sidecar_tmp, path / SIDECAR)

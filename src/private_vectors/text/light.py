@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTypeError, require
 from .recognizers.regex import _STREET, _STREET_EU, cue_name_spans, structured_matches
-from .scores import PATTERN_SCORES, SCORES
+from .scores import PATTERN_SCORES, SCORES, score_param
 from .spans import Span, merge_spans
 from .wordlist import COMMON_CAPITALISED, name_spans
 
@@ -44,9 +44,7 @@ class LightDetector:
 
     def __init__(self, *, entities: Any = None, min_score: float = SCORES.light, use_presidio: bool = False) -> None:
         self.entities = _check_entities(entities)
-        if isinstance(min_score, bool) or not isinstance(min_score, (int, float)) or not 0 <= min_score <= 1:
-            raise InvalidParameterError("min_score", "a number in [0, 1]", min_score)
-        self.min_score = float(min_score)
+        self.min_score = score_param("min_score", min_score)
         self.use_presidio = bool(use_presidio)
         self._presidio: Any = _presidio_engine() if self.use_presidio else None
 

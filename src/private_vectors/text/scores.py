@@ -14,8 +14,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
-__all__ = ["MODEL_THRESHOLDS", "PATTERN_SCORES", "SCORES", "Scores"]
+from ..errors import InvalidParameterError
+
+__all__ = ["MODEL_THRESHOLDS", "PATTERN_SCORES", "SCORES", "Scores", "score_param"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,13 @@ class Scores:
 
 SCORES = Scores()
 """The table the stage reads (frozen: a different default is a different release)."""
+
+
+def score_param(name: str, value: Any) -> float:
+    """A score or threshold given as ``name``: a number in [0, 1] (clear error naming it otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise InvalidParameterError(name, "a number in [0, 1]", value)
+    return float(value)
 
 
 MODEL_THRESHOLDS: Mapping[str, float] = MappingProxyType({"LOCATION": 0.4})

@@ -19,7 +19,7 @@ from .recognizers.presidio import PRESIDIO_LABELS
 from .recognizers.regex import REGEX_LABELS
 from .rules import RULESETS, StageSettings
 from .rules.allow_list import allow_key
-from .scores import SCORES
+from .scores import SCORES, score_param
 from .spans import LABELS, validate_texts
 
 __all__ = ["DETECTORS", "KNOWN_LABELS", "StageOptions", "resolve_stage_options"]
@@ -59,12 +59,6 @@ class StageOptions:
         return StageSettings(entities=self.entities, score_threshold=self.score_threshold,
                              thresholds=dict(self.thresholds), allow=frozenset(allow_key(a) for a in self.allow_list),
                              known_labels=KNOWN_LABELS)
-
-
-def _score(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise InvalidParameterError(name, "a number in [0, 1]", value)
-    return float(value)
 
 
 def _rules(ruleset: str, rules_off: Any) -> tuple[str, ...]:
@@ -111,10 +105,10 @@ def resolve_stage_options(*, policy: Any = "redact", operators: Any = None, enti
                                     "surrogate is a public substitution anyone can invert", None)
     if on_error not in ON_ERROR:
         raise InvalidParameterError("on_error", f"one of {list(ON_ERROR)}", on_error)
-    threshold = _score("score_threshold", score_threshold)
+    threshold = score_param("score_threshold", score_threshold)
     if thresholds is not None and not isinstance(thresholds, Mapping):
         raise InvalidTypeError("thresholds", "a mapping label -> score in [0, 1]", thresholds)
-    per_label = {str(k): _score(f"thresholds[{k!r}]", v) for k, v in (thresholds or {}).items()}
+    per_label = {str(k): score_param(f"thresholds[{k!r}]", v) for k, v in (thresholds or {}).items()}
     if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0):
         raise InvalidParameterError("timeout", "None or a number of seconds > 0", timeout)
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 500:

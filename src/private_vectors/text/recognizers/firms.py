@@ -6,11 +6,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..scores import SCORES
+from ..scores import SCORES, score_param
 from ..spans import Span, validate_texts
 from ..vocabulary import UPPER_LETTERS, common_words, digest, function_words, places, word_key
 from .base import Recognizer
-from .words import score_param, title_case
+from .words import title_case
 
 __all__ = ["FirmDetector"]
 

@@ -41,7 +41,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...errors import InvalidParameterError
-from ..scores import SCORES
+from ..scores import SCORES, score_param
 from ..spans import Span, validate_texts
 from ..traits import SHAPED
 from ..vocabulary import (
@@ -56,7 +56,7 @@ from ..vocabulary import (
     word_key,
 )
 from .base import Recognizer
-from .words import LINE, POSSESSIVE, TOKEN, capitalised, score_param, sentence_initial, title_case
+from .words import LINE, POSSESSIVE, TOKEN, capitalised, sentence_initial, title_case
 
 __all__ = ["NameDetector"]
 

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..scores import SCORES
+from ..scores import SCORES, score_param
 from ..spans import Span, validate_texts
 from ..traits import WORD_LIST
 from ..vocabulary import (
@@ -33,7 +33,7 @@ from ..vocabulary import (
     word_key,
 )
 from .base import Recognizer
-from .words import LINE, TOKEN, capitalised, place_case, score_param
+from .words import LINE, TOKEN, capitalised, place_case
 
 __all__ = ["PlaceDetector"]
 

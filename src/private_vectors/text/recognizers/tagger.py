@@ -19,7 +19,7 @@ from typing import Any
 
 from ...errors import ConfigMismatchError, Described, InvalidParameterError, InvalidTypeError
 from ..rules.base import learned
-from ..scores import SCORES
+from ..scores import SCORES, score_param
 from ..spans import Span
 from ..traits import LEARNED
 from .base import Recognizer
@@ -59,13 +59,11 @@ class TaggerRecognizer(Recognizer):
             raise InvalidTypeError("label_map", "a mapping of the model's entity types to span labels", label_map)
         if not isinstance(device, str):
             raise InvalidTypeError("device", "a torch device name such as 'cpu' or 'cuda'", device)
-        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise InvalidParameterError("threshold", "a number in [0, 1]", threshold)
         self.model = None if model is None else str(model)
         self.label_map = dict(label_map) if label_map is not None else None
         self.name = "tagger" if self.model is None and name is None else f"tagger:{name or Path(str(model)).name}"
         self.device = device
-        self.threshold = float(threshold)
+        self.threshold = score_param("threshold", threshold)
         self.thresholds = _thresholds(thresholds)
         self._loaded: Any = None
         self._lock = threading.Lock()

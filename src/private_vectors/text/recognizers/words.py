@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from ...errors import InvalidParameterError
 from ..vocabulary import NAME_PREFIXES
 
-__all__ = ["LINE", "POSSESSIVE", "TOKEN", "capitalised", "place_case", "score_param", "sentence_initial",
+__all__ = ["LINE", "POSSESSIVE", "TOKEN", "capitalised", "place_case", "sentence_initial",
            "title_case"]
 
 TOKEN = re.compile(r"[^\W\d_][\w'’-]*", re.UNICODE)
@@ -18,13 +16,6 @@ LINE = re.compile(r"^[ \t>|*•]*(.*?)[ \t|]*$", re.MULTILINE)
 """One line of text without its quoting marks and edge blanks ("> ", "|  ", "* ")."""
 _SENTENCE_END = ".!?:;\n\"“(>-*•"
 _INNER_CAPITAL_PREFIXES = (*NAME_PREFIXES, "O")
-
-
-def score_param(name: str, value: Any) -> float:
-    """A recognizer score: a number in [0, 1] (clear error naming the parameter otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise InvalidParameterError(name, "a number in [0, 1]", value)
-    return float(value)
 
 
 def capitalised(word: str) -> bool:
