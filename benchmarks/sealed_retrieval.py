@@ -429,16 +429,46 @@ def clear_query(col: Any, sent: np.ndarray, k: int) -> list[str]:
 BIG_K = 5_000  # a sealed read of more candidates is timed on 5 queries, once each
 
 
+def keyholder_cold(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, K: int, k: int) -> list[Any]:
+    """The key holder's cold read (the library's path when its exact-vector cache holds little):
+    the cache emptied, one query for K with the records, all opened (their vectors cached), re-rank."""
+    from private_vectors.integrations.chroma_cached import ranked_cold
+
+    state["cache"].clear()
+    res = state["cols"]["sealed"].query(query_embeddings=sent[None, :], n_results=K, include=["metadatas"])
+    return ranked_cold(state["sealer"], state["cache"], res["ids"][0], res["metadatas"][0], clean, k, state["space"])
+
+
+def keyholder_warm(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, K: int, k: int) -> list[Any]:
+    """The key holder's warm read: one ids-only query for K, a re-rank by the cached exact
+    vectors (the candidates not cached fetched and opened), one get of the k kept."""
+    from private_vectors.integrations.chroma_cached import ranked_warm
+
+    return ranked_warm(state["cols"]["sealed"], state["sealer"], state["cache"], sent[None, :], clean[None, :], K, k,
+                       None, state["space"])[0]
+
+
+def _same_results(a: list[Any], b: list[Any]) -> bool:
+    return [p.doc_id for p, _ in a] == [p.doc_id for p, _ in b] and bool(
+        np.allclose([d for _, d in a], [d for _, d in b], rtol=0, atol=1e-9))
+
+
 def time_queries(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, Ks: Sequence[int], k: int = 10,
                  repeats: int = 3) -> dict[str, Any]:
     """Median ms per query (each query timed alone, the best of ``repeats`` rounds over the query
-    set, interleaved clear / sealed) of the clear read and of the sealed read at each K."""
+    set, interleaved per query: unsealed, then at each K the sealed read without a cache, the
+    key holder's cold read and right after it the warm read of the same query) of each read."""
     cols, sealer, space = state["cols"], state["sealer"], state["space"]
     small = [K for K in Ks if K <= BIG_K]
     for q in range(min(5, len(sent))):  # warm both collections (HNSW loaded, sqlite pages cached)
         clear_query(cols["clear"], sent[q], k)
         sealed_query(cols["sealed"], sealer, sent[q], clean[q], max(small, default=k), k, space)
-    best: dict[Any, np.ndarray] = {"clear": np.full(len(sent), np.inf), **{K: np.full(len(sent), np.inf) for K in Ks}}
+    reads = {"none": lambda q, K: sealed_query(cols["sealed"], sealer, sent[q], clean[q], K, k, space),
+             "cold": lambda q, K: keyholder_cold(state, sent[q], clean[q], K, k),
+             "warm": lambda q, K: keyholder_warm(state, sent[q], clean[q], K, k)}
+    best = {"clear": np.full(len(sent), np.inf),
+            **{(K, r): np.full(len(sent), np.inf) for K in Ks for r in reads}}
+    agree = True
     for rnd in range(repeats):
         for q in range(len(sent)):
             t = time.perf_counter()
@@ -447,26 +477,67 @@ def time_queries(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, Ks:
             for K in Ks:
                 if K > BIG_K and (rnd or q >= 5):
                     continue
-                t = time.perf_counter()
-                sealed_query(cols["sealed"], sealer, sent[q], clean[q], K, k, space)
-                best[K][q] = min(best[K][q], time.perf_counter() - t)
+                got = {}
+                for r, read in reads.items():
+                    t = time.perf_counter()
+                    got[r] = read(q, K)
+                    best[K, r][q] = min(best[K, r][q], time.perf_counter() - t)
+                agree = agree and _same_results(got["cold"], got["warm"])
     clear_ms = float(np.median(best["clear"]) * 1e3)
     sealed = {}
     for K in Ks:
-        ms = float(np.median(best[K][np.isfinite(best[K])]) * 1e3)
-        sealed[int(K)] = {"ms": round(ms, 2), "ratio": round(ms / clear_ms, 2),
-                          "queries": int(np.isfinite(best[K]).sum())}
-    return {"clear_ms": round(clear_ms, 2), "queries": len(sent), "repeats": repeats, "sealed": sealed}
+        row: dict[str, Any] = {"queries": int(np.isfinite(best[K, "none"]).sum())}
+        for r in reads:
+            ms = float(np.median(best[K, r][np.isfinite(best[K, r])]) * 1e3)
+            row[r] = {"ms": round(ms, 2), "ratio": round(ms / clear_ms, 2)}
+        row["ms"], row["ratio"] = row["none"]["ms"], row["none"]["ratio"]
+        sealed[int(K)] = row
+    return {"clear_ms": round(clear_ms, 2), "queries": len(sent), "repeats": repeats, "sealed": sealed,
+            "warm_matches_cold": agree}
+
+
+def held_out(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, fill: tuple[np.ndarray, np.ndarray],
+             K: int, k: int = 10) -> dict[str, Any]:
+    """The key holder's read through the library's choice (:func:`~private_vectors.integrations.chroma_sealed.ranked_results`)
+    of queries it has not seen, once each (interleaved with the unsealed read), after the cache
+    (default budget) was filled by ``fill`` (the other queries, read the same way)."""
+    from private_vectors.integrations.chroma_cached import is_warm
+    from private_vectors.integrations.chroma_sealed import ranked_results
+
+    col, cache, n = state["cols"]["sealed"], state["cache"], state["n"]
+    read = lambda s, c: ranked_results(col, state["sealer"], s[None, :], c[None, :], K, k, None, state["space"])  # noqa: E731
+    cache.clear()
+    t0 = time.perf_counter()
+    for s, c in zip(*fill, strict=True):
+        read(s, c)
+    fill_s = time.perf_counter() - t0
+    clear_t, sealed_t, hits, warm = [], [], [], 0
+    for q in range(len(sent)):
+        t = time.perf_counter()
+        clear_query(state["cols"]["clear"], sent[q], k)
+        clear_t.append(time.perf_counter() - t)
+        ids = col.query(query_embeddings=sent[q][None, :], n_results=K, include=[])["ids"][0]
+        hits.append(cache.held(ids, observe=False) / max(len(ids), 1))
+        warm += is_warm(cache, n)
+        t = time.perf_counter()
+        read(sent[q], clean[q])
+        sealed_t.append(time.perf_counter() - t)
+    clear_ms, ms = float(np.median(clear_t) * 1e3), float(np.median(sealed_t) * 1e3)
+    return {"K": K, "fill_queries": len(fill[0]), "fill_s": round(fill_s, 1), "cached": len(cache),
+            "cache_bytes": cache.nbytes, "budget": cache.budget, "hit_rate": round(float(np.median(hits)), 3),
+            "warm_reads": warm, "queries": len(sent), "clear_ms": round(clear_ms, 2), "ms": round(ms, 2),
+            "ratio": round(ms / clear_ms, 2)}
 
 
 def stage_split(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, K: int, k: int = 10) -> dict[str, float]:
     """Median ms per query of the sealed read's stages at K: the store query, opening (every
-    record authenticated, the exact vectors read), re-ranking (and parsing the k kept)."""
+    record authenticated, the exact vectors read), re-ranking (and parsing the k kept); and of
+    the warm read's two store calls: the ids-only query for K, the get of the k kept."""
     from private_vectors.sealed import SEALED_KEY
     from private_vectors.sealed.rerank import rerank
 
     col, sealer, space = state["cols"]["sealed"], state["sealer"], state["space"]
-    times: dict[str, list[float]] = {"query_fetch": [], "open": [], "rerank": []}
+    times: dict[str, list[float]] = {"query_fetch": [], "open": [], "rerank": [], "ids_query": [], "get_k": []}
     for q in range(len(sent) if K <= BIG_K else min(5, len(sent))):
         t0 = time.perf_counter()
         res = col.query(query_embeddings=sent[q][None, :], n_results=K, include=["metadatas"])
@@ -477,7 +548,12 @@ def stage_split(state: dict[str, Any], sent: np.ndarray, clean: np.ndarray, K: i
         order, _ = rerank(clean[q], vecs, k, space)
         [opened.payload(int(j)) for j in order]
         t3 = time.perf_counter()
-        for name, dt in (("query_fetch", t1 - t0), ("open", t2 - t1), ("rerank", t3 - t2)):
+        col.query(query_embeddings=sent[q][None, :], n_results=K, include=[])
+        t4 = time.perf_counter()
+        col.get(ids=[res["ids"][0][int(j)] for j in order], include=["metadatas"])
+        t5 = time.perf_counter()
+        for name, dt in (("query_fetch", t1 - t0), ("open", t2 - t1), ("rerank", t3 - t2), ("ids_query", t4 - t3),
+                         ("get_k", t5 - t4)):
             times[name].append(dt)
     return {name: round(float(np.median(v)) * 1e3, 2) for name, v in times.items()}
 
@@ -508,15 +584,20 @@ def cost(ix: dict[str, Any], eps: float, enc: Any, Ks: Sequence[int], db: Path, 
     """Store-side query cost on a native PersistentClient, then through HttpClient against ``chroma run``."""
     import chromadb
 
-    q_sent, q_clean = embedding(eps, enc).pipeline.embed_queries(ix["queries"][:n_queries], exact=True)
+    from private_vectors.integrations.chroma_cached import cache_of
+
+    all_sent, all_clean = embedding(eps, enc).pipeline.embed_queries(ix["queries"], exact=True)
+    q_sent, q_clean = all_sent[:n_queries], all_clean[:n_queries]
+    fill = (all_sent[n_queries:], all_clean[n_queries:])
     client = chromadb.PersistentClient(path=str(db))
     state = fill_collections(client, ix, eps, enc, db)
+    state["cache"], state["n"] = cache_of(state["sealer"], state["cols"]["sealed"]), len(ix["texts"])
     out: dict[str, Any] = {"eps": eps, "N": len(ix["texts"]), "k": 10, "space": state["space"],
-                           "chromadb": chromadb.__version__}
+                           "chromadb": chromadb.__version__, "vector": state["sealer"].sealing.vector}
     out["persistent"] = time_queries(state, q_sent, q_clean, Ks)
     out["persistent"]["stages_ms"] = {int(K): stage_split(state, q_sent, q_clean, K) for K in Ks}
+    out["persistent"]["held_out"] = held_out(state, q_sent, q_clean, fill, rule_k)
     print(f"[cost] persistent: {out['persistent']}", flush=True)
-    all_sent, all_clean = embedding(eps, enc).pipeline.embed_queries(ix["queries"], exact=True)
     out["hnsw_ndcg10"] = chroma_ndcg(state, ix, all_sent, all_clean, rule_k)
     print(f"[cost] through HNSW: {out['hnsw_ndcg10']}", flush=True)
     sealer = state["sealer"]
@@ -529,15 +610,16 @@ def cost(ix: dict[str, Any], eps: float, enc: Any, Ks: Sequence[int], db: Path, 
     try:
         http = chromadb.HttpClient(host="localhost", port=port)
         state = {"cols": {kind: http.get_collection(f"{kind}-eps{eps:g}") for kind in ("clear", "sealed")},
-                 "sealer": sealer, "space": out["space"]}
+                 "sealer": sealer, "space": out["space"], "n": out["N"]}
+        state["cache"] = cache_of(sealer, state["cols"]["sealed"])
         out["http"] = time_queries(state, q_sent, q_clean, Ks)
         out["http"]["stages_ms"] = {int(K): stage_split(state, q_sent, q_clean, K) for K in Ks}
+        out["http"]["held_out"] = held_out(state, q_sent, q_clean, fill, rule_k)
         print(f"[cost] http: {out['http']}", flush=True)
     finally:
         proc.terminate()
         proc.wait(timeout=30)
     return out
-
 
 
 # --------------------------------------------------------------------------- the K rule
@@ -740,24 +822,58 @@ def library_agrees(r: dict[str, Any]) -> bool:
                for c in [m["full"], *m["subsets"].values()] if "rule" in c)
 
 
+def _cost_row(client: str, t: dict[str, Any], K: Any, row: dict[str, Any]) -> str:
+    st = t["stages_ms"][K] if K in t["stages_ms"] else t["stages_ms"][str(K)]
+    if "cold" not in row:  # (a run from before the key holder's cache: the uncached read only)
+        return (f"| {client} | {t['clear_ms']:.1f} | {int(K):,} | {row['ms']:.1f} ({row['ratio']:.2f}×) | | | "
+                f"{st['query_fetch']:.1f} / {st['open']:.1f} / {st['rerank']:.1f} | |")
+    return (f"| {client} | {t['clear_ms']:.1f} | {int(K):,} | {row['none']['ms']:.1f} ({row['none']['ratio']:.2f}×) | "
+            f"{row['cold']['ms']:.1f} ({row['cold']['ratio']:.2f}×) | {row['warm']['ms']:.1f} "
+            f"({row['warm']['ratio']:.2f}×) | {st['query_fetch']:.1f} / {st['open']:.1f} / {st['rerank']:.1f} | "
+            f"{st.get('ids_query', float('nan')):.1f} / {st.get('get_k', float('nan')):.1f} |")
+
+
+def _held_out_lines(c: dict[str, Any]) -> list[str]:
+    out = []
+    for client in ("persistent", "http"):
+        h = (c.get(client) or {}).get("held_out")
+        if h:
+            out.append(f"- {client}: {h['ms']:.1f} ms against {h['clear_ms']:.1f} unsealed ({h['ratio']:.2f}×; K = "
+                       f"{h['K']:,}; median hit rate {h['hit_rate']:.2f}, {h['warm_reads']} of {h['queries']} reads "
+                       f"warm; the cache held {h['cached']:,} vectors, {h['cache_bytes'] / 2**20:.1f} of "
+                       f"{h['budget'] / 2**20:.0f} MiB, after {h['fill_queries']} queries in {h['fill_s']:.0f} s)")
+    if not out:
+        return []
+    return ["", "Queries the key holder has not asked before, once each, through the library's choice of read "
+            "(`chroma_sealed.ranked_results`), after the other queries of the corpus filled the exact-vector cache "
+            "(default budget):", "", *out]
+
+
 def cost_lines(c: dict[str, Any]) -> list[str]:
     out = [f"## Store-side query cost (chromadb {c['chromadb']}, {c['index']}, N = {c['N']:,}, ε = {c['eps']:g}, k = 10)",
-           "", "Median ms per query (best of the repeats per query): unsealed = one query for k with documents; "
-           "sealed = one query for K with the records, open, re-rank. Stages: median ms (one more pass). "
-           "Timed with chromadb and `private_vectors.sealed.stores.open_ranked` (stages: `Sealer.open_records` "
-           "with the vectors, then `rerank` and parsing the k kept) on collections written as the sealed paths "
-           "write them, not through `private_vectors.chroma.query` (which adds a `count()` at most "
-           "every 10 s).", "",
-           "| client | unsealed ms | K | sealed ms | × unsealed | query+fetch | open | re-rank |", "|---|---|---|---|---|---|---|---|"]
+           "", "Median ms per query (best of the repeats per query; × unsealed in brackets): unsealed = one query "
+           "for k with documents; no cache = one query for K with the records, every record opened, re-rank "
+           "(`sealed.stores.open_ranked`); cold = the key holder's read with its exact-vector cache emptied "
+           "first (`integrations.chroma_cached.ranked_cold`: as no cache, the vectors then cached); warm = the "
+           "same query right after (`ranked_warm`: one ids-only query for K, a re-rank by the cached exact "
+           "vectors, one get of the k kept, each opened and checked against the vector that ranked it). "
+           "Interleaved per query in one run. Stages (median ms, one more pass): the uncached read's "
+           "query+fetch / open / re-rank, and the warm read's ids-only query / get of k. Timed on collections "
+           "written as the sealed paths write them, without `private_vectors.chroma.query`'s query embedding "
+           "and its `count()` (at most every 10 s).", "",
+           "| client | unsealed ms | K | no cache | cold | warm | query+fetch / open / re-rank | ids query / get k |",
+           "|---|---|---|---|---|---|---|---|"]
     for client in ("persistent", "http"):
         t = c.get(client) or {}
         if "blocked" in t:
             out.append(f"| {client} | blocked: {t['blocked']} | | | | | | |")
             continue
-        for K, row in t.get("sealed", {}).items():
-            st = t["stages_ms"][K] if K in t["stages_ms"] else t["stages_ms"][str(K)]
-            out.append(f"| {client} | {t['clear_ms']:.1f} | {int(K):,} | {row['ms']:.1f} | {row['ratio']:.2f} | "
-                       f"{st['query_fetch']:.1f} | {st['open']:.1f} | {st['rerank']:.1f} |")
+        out += [_cost_row(client, t, K, row) for K, row in t.get("sealed", {}).items()]
+    agree = [(c.get(cl) or {}).get("warm_matches_cold") for cl in ("persistent", "http")]
+    if any(a is not None for a in agree):
+        out += ["", "Warm reads returned the same ids, order and distances as cold reads of the same query: "
+                + ("yes, every query" if all(a is not False for a in agree) else "NO (see results.json)") + "."]
+    out += _held_out_lines(c)
     h = c.get("hnsw_ndcg10")
     if h:
         out += ["", f"Through the Chroma HNSW index (all queries): unsealed noisy NDCG@10 {h['noisy_hnsw']:.3f}, "

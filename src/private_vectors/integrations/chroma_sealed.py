@@ -43,13 +43,13 @@ from ..sealed.stores import (
     document_refs,
     drop_refs,
     fetch_count,
-    open_ranked,
     record_of,
     seal_rows,
 )
+from .chroma_cached import cache_of, is_warm, ranked_cold, ranked_warm
 
-__all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "key_holder_metadata", "query_sealed", "sealed_write",
-           "sealer_of"]
+__all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "key_holder_metadata",
+           "query_sealed", "ranked_results", "sealed_write", "sealer_of"]
 
 _PAGE = 2000
 
@@ -180,16 +180,17 @@ def _size(collection: Any) -> tuple[int, bool]:
     return n, True
 
 
-def _candidates(collection: Any, embedding: PrivateEmbedding, n_results: int, candidates: int | str) -> int:
-    """K for this query. The size comes from a count at most SIZE_SECONDS old; where a held count
-    caps K (a small store that may have grown since), K is the rule's floor and Chroma returns
-    at most what it holds."""
+def _candidates(collection: Any, embedding: PrivateEmbedding, n_results: int, candidates: int | str
+                ) -> tuple[int, int]:
+    """(K for this query, the collection's size). The size comes from a count at most
+    SIZE_SECONDS old; where a held count caps K (a small store that may have grown since), K is
+    the rule's floor and Chroma returns at most what it holds."""
     n, fresh = _size(collection)
     k_fetch = fetch_count(n_results, embedding, n, candidates)
     if not fresh and k_fetch >= n:
         floor = candidates if isinstance(candidates, int) else max(CANDIDATES_PER_RESULT * n_results, MIN_CANDIDATES)
         k_fetch = max(k_fetch, floor)
-    return k_fetch
+    return k_fetch, n
 
 
 def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, texts: list[str], n_results: int,
@@ -197,7 +198,7 @@ def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, t
     """The key holder's query (see :func:`private_vectors.chroma.query`): per query the top
     ``n_results`` of K noisy candidates, re-ranked by their exact vectors, in one Chroma query
     (K sized by :func:`_candidates`)."""
-    k_fetch = _candidates(collection, embedding, n_results, candidates)
+    k_fetch, size = _candidates(collection, embedding, n_results, candidates)
     space = collection_space(collection, embedding)
     out: dict[str, Any] = {"ids": [], "documents": [], "metadatas": [], "distances": [], "candidates": k_fetch}
     if with_vectors:
@@ -205,22 +206,34 @@ def query_sealed(collection: Any, embedding: PrivateEmbedding, sealer: Sealer, t
     if not texts:
         return out
     sent, clean = embedding.pipeline.embed_queries(texts, exact=True)
-    if k_fetch == 0:
-        res: Any = {"ids": [[] for _ in texts], "metadatas": [[] for _ in texts]}
-    else:
-        res = collection.query(query_embeddings=np.asarray(sent), n_results=k_fetch, where=where or None,
-                               include=["metadatas"])
-    for q, (sids, metas) in enumerate(zip(res["ids"], res["metadatas"] or [[] for _ in texts], strict=True)):
-        ranked = open_ranked(sealer, sids, [record_of(m, "this collection") for m in metas], clean[q], n_results,
-                             space)
-        out["ids"].append([p.doc_id for _, p, _ in ranked])
-        out["documents"].append([p.text for _, p, _ in ranked])
-        out["metadatas"].append([key_holder_metadata(p) for _, p, _ in ranked])
-        out["distances"].append([d for _, _, d in ranked])
+    for q, ranked in enumerate(ranked_results(collection, sealer, sent, clean, k_fetch, n_results, where, space,
+                                                   size=size)):
+        out["ids"].append([p.doc_id for p, _ in ranked])
+        out["documents"].append([p.text for p, _ in ranked])
+        out["metadatas"].append([key_holder_metadata(p) for p, _ in ranked])
+        out["distances"].append([d for _, d in ranked])
         if with_vectors:
-            out["exact"].append([p.vector for _, p, _ in ranked])
+            out["exact"].append([p.vector for p, _ in ranked])
             out["query"].append(clean[q])
     return out
+
+
+def ranked_results(collection: Any, sealer: Sealer, sent: Any, clean: Any, k_fetch: int, n_results: int, where: Any,
+                   space: str, *, size: int | None = None) -> list[list[tuple[Any, float]]]:
+    """Per query the ``n_results`` re-ranked (payload, distance) pairs: through the sealer's
+    exact-vector cache when it is warm, else from one query with every candidate's record
+    (:mod:`~private_vectors.integrations.chroma_cached`); ``size``: the collection's (default:
+    a count at most SIZE_SECONDS old)."""
+    if k_fetch == 0:
+        return [[] for _ in clean]
+    cache = cache_of(sealer, collection)
+    if is_warm(cache, _size(collection)[0] if size is None else size):
+        assert cache is not None
+        return ranked_warm(collection, sealer, cache, sent, clean, k_fetch, n_results, where, space)
+    res = collection.query(query_embeddings=np.asarray(sent), n_results=k_fetch, where=where or None,
+                           include=["metadatas"])
+    return [ranked_cold(sealer, cache, sids, metas, clean[q], n_results, space)
+            for q, (sids, metas) in enumerate(zip(res["ids"], res["metadatas"] or [[] for _ in clean], strict=True))]
 
 
 def get_sealed(collection: Any, sealer: Sealer, ids: Sequence[str] | None, where: Any, limit: int | None,

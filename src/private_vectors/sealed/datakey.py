@@ -333,7 +333,8 @@ class SealBinding:
                                           "was given; reopen it with seal=None (default)")
             given = self.written if isinstance(self.written, Sealing) else Sealing()
             try:
-                recorded = Sealing.from_settings(dict(stored), keyring=given.keyring, wrapper=given.wrapper)
+                recorded = Sealing.from_settings(dict(stored), keyring=given.keyring, wrapper=given.wrapper,
+                                                  reader=given)
                 data = dict(stored["data_key"])
                 store_id = bytes.fromhex(str(data["store"]))
                 wrapped, info = str(data["wrapped"]), dict(data["wrapper"])

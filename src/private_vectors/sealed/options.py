@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import Described, InvalidParameterError, InvalidTypeError
+from .vector_cache import DEFAULT_BUDGET, check_budget, check_max_age
 
 __all__ = ["Sealing", "resolve_sealing"]
 
@@ -61,6 +62,13 @@ class Sealing:
         wrapper: the :class:`~private_vectors.sealed.datakey.KeyWrapper` that wraps the store's
             data key (default: :class:`~private_vectors.sealed.datakey.LocalKeyWrapper` under
             the user's key).
+        vector_cache: bytes of exact vectors the key holder keeps in memory per store, so a
+            query re-ranks the candidates it has seen without fetching their records
+            (:mod:`~private_vectors.sealed.vector_cache`; default 64 MiB); 0 turns it off. A
+            reader's option: not recorded with the store.
+        vector_cache_max_age: seconds after which a cached vector is fetched again (None: kept
+            until evicted); a bound on how long a document changed by another writer can be
+            ranked by its old vector. Not recorded.
     """
 
     readable_metadata: tuple[str, ...] = ()
@@ -68,8 +76,12 @@ class Sealing:
     vector: str = "float16"
     keyring: Any = field(default=None, compare=False)
     wrapper: Any = field(default=None, compare=False)
+    vector_cache: int = field(default=DEFAULT_BUDGET, compare=False)
+    vector_cache_max_age: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "vector_cache", check_budget(self.vector_cache))
+        object.__setattr__(self, "vector_cache_max_age", check_max_age(self.vector_cache_max_age))
         object.__setattr__(self, "readable_metadata", _metadata_keys(self.readable_metadata))
         _choice(self.ids, "ids", ID_MODES)
         _choice(self.vector, "vector", VECTOR_FORMATS)
@@ -87,7 +99,8 @@ class Sealing:
         keyring = None if self.keyring is None else f"<{type(self.keyring).__name__}>"
         wrapper = None if self.wrapper is None else f"<{type(self.wrapper).__name__}>"
         return (f"Sealing(readable_metadata={self.readable_metadata!r}, ids={self.ids!r}, vector={self.vector!r}, "
-                f"keyring={keyring}, wrapper={wrapper})")
+                f"keyring={keyring}, wrapper={wrapper}, vector_cache={self.vector_cache}, "
+                f"vector_cache_max_age={self.vector_cache_max_age})")
 
     @property
     def has_keyring(self) -> bool:
@@ -100,8 +113,10 @@ class Sealing:
                 "vector": self.vector, "keyring": self.has_keyring}
 
     @classmethod
-    def from_settings(cls, stored: dict[str, Any], *, keyring: Any = None, wrapper: Any = None) -> Sealing:
-        """The :class:`Sealing` a store recorded (:meth:`settings`), with the given keyring and wrapper."""
+    def from_settings(cls, stored: dict[str, Any], *, keyring: Any = None, wrapper: Any = None,
+                      reader: Sealing | None = None) -> Sealing:
+        """The :class:`Sealing` a store recorded (:meth:`settings`), with the given keyring and
+        wrapper, and the reader's options (``vector_cache``...) of ``reader`` (default: the defaults)."""
         if not isinstance(stored, dict):
             raise InvalidTypeError("seal", "a recorded sealing (dict)", stored)
         version = stored.get("v", SEAL_VERSION)
@@ -111,7 +126,9 @@ class Sealing:
         if keyring is None and stored.get("keyring"):
             keyring = KEYRING_NOT_GIVEN  # recorded: reads and writes ask for it
         return cls(readable_metadata=tuple(stored.get("readable_metadata") or ()), ids=stored.get("ids", "given"),
-                   vector=stored.get("vector", "float16"), keyring=keyring, wrapper=wrapper)
+                   vector=stored.get("vector", "float16"), keyring=keyring, wrapper=wrapper,
+                   vector_cache=(reader or cls()).vector_cache,
+                   vector_cache_max_age=(reader or cls()).vector_cache_max_age)
 
     def differs_from(self, stored: Sealing) -> list[str]:
         """The settings (names) this sealing sets away from their defaults and a stored one has

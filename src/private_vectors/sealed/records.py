@@ -43,6 +43,7 @@ from ..errors import (
 )
 from .datakey import DataKey, keyed_name
 from .options import Sealing
+from .vector_cache import VectorCaches
 
 __all__ = ["SEALED_KEY", "OpenedRecords", "SealedPayload", "Sealer", "is_marker", "is_record"]
 
@@ -186,6 +187,8 @@ class Sealer:
         self.index_key = data_key.subkey("query-index")
         """Subkey that keys the query index's sealed reference counts."""
         self._aad_head = _AAD_LABEL + b'{"field":"doc","id":'
+        self.caches = VectorCaches(sealing.vector_cache, sealing.vector_cache_max_age)
+        """The key holder's exact vectors kept in memory, per store read (:mod:`~private_vectors.sealed.vector_cache`)."""
         self._aad_tail = b',"store":' + json.dumps(self.store).encode("ascii") + b',"v":' + str(_FORMAT).encode() + b"}"
 
     def __repr__(self) -> str:
@@ -276,9 +279,11 @@ class Sealer:
     def forget(self, doc_ids: Sequence[Any]) -> int:
         """Destroy the keyring keys of ``doc_ids`` (the user's ids); returns how many were held.
         Without a keyring nothing is held apart (0): deleting the records is all there is."""
+        stored = [self.stored_id(d) for d in doc_ids]
+        self.caches.discard(stored)
         if self._keystore is None:
             return 0
-        names = [self._ring_name(self.stored_id(d)) for d in doc_ids]
+        names = [self._ring_name(s) for s in stored]
         held = [n for n in names if self._keystore.get(n) is not None]
         destroy_many = getattr(self._keystore, "destroy_many", None)
         if callable(destroy_many):
@@ -327,6 +332,7 @@ class Sealer:
             if len(seq) != n:
                 raise InvalidParameterError(name, f"{n} entries (one per document)", Described(f"{len(seq)} entries"))
         stored = [self.stored_id(d) for d in ids]
+        self.caches.discard(stored)  # a write replaces these documents' vectors
         keys = self._doc_keys(stored, create=True)
         out = []
         for i in range(n):
@@ -433,6 +439,11 @@ class OpenedRecords:
         Raises:
             SealedRecordError: the records hold vectors of different sizes (or none).
         """
+        return self.raw_vectors().astype(np.float32)
+
+    def raw_vectors(self) -> np.ndarray:
+        """The exact vectors as the records hold them, (m, dim) in their dtype (float16 or
+        float32), read-only: what the key holder's cache keeps. Raises as :attr:`vectors`."""
         if not self._plains:
             return np.zeros((0, 0), dtype=np.float32)
         parts, dims, dtypes = [], set(), set()
@@ -445,7 +456,7 @@ class OpenedRecords:
         if len(dims) != 1 or len(dtypes) != 1 or 0 in dims:
             raise SealedRecordError("these records do not all hold an exact vector of one size (records sealed "
                                     "without a vector, or by another encoder)")
-        return np.frombuffer(b"".join(parts), dtype=dtypes.pop()).reshape(len(parts), dims.pop()).astype(np.float32)
+        return np.frombuffer(b"".join(parts), dtype=dtypes.pop()).reshape(len(parts), dims.pop())
 
     def payload(self, j: int) -> SealedPayload:
         """The parsed payload of the ``j``-th record."""

@@ -113,7 +113,9 @@ class Sanitizer(DocumentTransformer):
             rules_off=rules_off, keyed=self._key is not None, detector=detector, device=device)
         choice = choose_concept(concept, detectors, recognizers)
         if self.options.detector is None:
-            self.options = replace(self.options, detector=default_detector(choice.name, detectors))
+            with reading(choice.traits):
+                own_tagger = any(learned_detector(d.name) for d in choice.recognizers)
+            self.options = replace(self.options, detector=default_detector(choice.name, detectors, own_tagger))
         self.concept_name, self._concept, self._concept_cfg = choice.name, choice.label, choice.recorded
         self.detectors: list[Detector] = choice.recognizers
         if self.options.detector == "model" and detectors is None:

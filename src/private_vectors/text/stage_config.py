@@ -109,12 +109,13 @@ def model_labels(concept_name: str) -> list[str]:
     return [lab for lab in MODEL_LABELS if lab in wanted]
 
 
-def default_detector(concept_name: str, detectors: Sequence[Detector] | None) -> str:
+def default_detector(concept_name: str, detectors: Sequence[Detector] | None, own_tagger: bool = False) -> str:
     """``detector=None``: ``"model"`` (the recognizers plus the learned tagger) for a built-in
     concept with names, places or organisations; ``"rules"`` for a concept without them (dates
-    alone: ``"datetime"``, which may still ask for ``"model"``) and for a user's own ``detectors``."""
+    alone: ``"datetime"``, which may still ask for ``"model"``), for a user's own ``detectors``
+    and where ``recognizers=`` names a learned tagger (``own_tagger``: it takes the shipped one's place)."""
     named = set(model_labels(concept_name)) - {"DATE_TIME"}
-    return "model" if detectors is None and named else "rules"
+    return "model" if detectors is None and named and not own_tagger else "rules"
 
 
 def model_recognizer(concept_name: str, device: str = "cpu") -> Detector:
