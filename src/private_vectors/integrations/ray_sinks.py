@@ -118,8 +118,6 @@ class ChromaDatasink(_datasink_base()):  # type: ignore[misc]
         col = self._raw_collection()
         parts = []
         for rows in _blocks_rows(blocks):
-            if not rows.get("id"):
-                continue
             metas = [json.loads(m) if m else None for m in rows["metadata"]]
             vectors = np.asarray(rows["embedding"], dtype=np.float32)
             for a in range(0, len(rows["id"]), _UPSERT_ROWS):  # under the server's batch limit
@@ -181,8 +179,6 @@ class ParquetDatasink(_FolderSink):
 
         written = 0
         for rows in _blocks_rows(blocks):
-            if not rows.get("id"):
-                continue
             name = _block_name(rows["id"])
             vectors = np.asarray(rows["embedding"], dtype=np.float32)
             table = pa.table({"id": rows["id"], "document": rows["document"], "metadata": rows["metadata"],
@@ -260,8 +256,6 @@ class FaissShardDatasink(_FolderSink):
         faiss = _faiss()
         written = 0
         for rows in _blocks_rows(blocks):
-            if not rows.get("id"):
-                continue
             name = _block_name(rows["id"])
             X = np.ascontiguousarray(np.asarray(rows["embedding"], dtype=np.float32))
             index = faiss.IndexFlatIP(X.shape[1]) if self.metric == "ip" else faiss.IndexFlatL2(X.shape[1])

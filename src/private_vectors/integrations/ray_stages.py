@@ -25,12 +25,12 @@ _WEAK = "~"  # the text stage's prefix of an index entry found on weak evidence
 
 
 def _blocks_rows(blocks: Iterable[Any]) -> Iterable[dict[str, list[Any]]]:
-    """Each Ray block (Arrow table or pandas frame) as a dict of column lists."""
+    """Each Ray block (Arrow table or pandas frame) that holds rows (an ``id`` column with values) as
+    a dict of column lists."""
     for block in blocks:
-        if hasattr(block, "to_pydict"):
-            yield block.to_pydict()
-        else:
-            yield {c: list(block[c]) for c in block.columns}
+        rows = block.to_pydict() if hasattr(block, "to_pydict") else {c: list(block[c]) for c in block.columns}
+        if rows.get("id"):
+            yield rows
 
 
 def merge_index_changes(parts: Iterable[Mapping[str, str | None]]) -> dict[str, str | None]:
