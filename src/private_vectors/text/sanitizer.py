@@ -112,13 +112,14 @@ class Sanitizer(DocumentTransformer):
             thresholds=thresholds, allow_list=allow_list, on_error=on_error, timeout=timeout, chunk_size=chunk_size,
             rules_off=rules_off, keyed=self._key is not None, detector=detector, device=device)
         choice = choose_concept(concept, detectors, recognizers)
+        with reading(choice.traits):
+            own_tagger = any(learned_detector(d.name) for d in choice.recognizers)
         if self.options.detector is None:
-            with reading(choice.traits):
-                own_tagger = any(learned_detector(d.name) for d in choice.recognizers)
             self.options = replace(self.options, detector=default_detector(choice.name, detectors, own_tagger))
         self.concept_name, self._concept, self._concept_cfg = choice.name, choice.label, choice.recorded
         self.detectors: list[Detector] = choice.recognizers
-        if self.options.detector == "model" and detectors is None:
+        shipped_tagger = self.options.detector == "model" and detectors is None
+        if shipped_tagger:
             self.detectors.append(model_recognizer(choice.name, self.options.device))
         self.fallback, self._user_detectors, self.traits = choice.fallback, choice.user_recognizers, choice.traits
         self.rules = build_rules(self.options.rules)
@@ -129,9 +130,7 @@ class Sanitizer(DocumentTransformer):
         self._secrets = ConfigSecrets(self.keys.config_key if self._key is not None else None)
         self.pool = load_pool()
         self._surrogates = SurrogateGenerator(self._key, self.pool) if self._key is not None else None
-        with reading(self.traits):
-            tagger = any(learned_detector(d.name) for d in self.detectors)
-        self._settings = replace(self.options.settings(), tagger=tagger,
+        self._settings = replace(self.options.settings(), tagger=own_tagger or shipped_tagger,
                                  reported=frozenset(x for d in self.detectors for x in getattr(d, "labels", ())))
         self.version = SANITIZER_VERSION
         self.upgraded_from: Any = None
