@@ -32,7 +32,7 @@ import numpy as np
 
 from ..errors import SealedRecordError
 from ..sealed import SealedPayload, Sealer
-from ..sealed.rerank import exact_distances
+from ..sealed.rerank import rerank
 from ..sealed.stores import record_of
 from ..sealed.vector_cache import ExactVectorCache
 
@@ -56,13 +56,6 @@ def is_warm(cache: ExactVectorCache | None, size: int) -> bool:
     return cache is not None and (cache.hit_rate >= WARM_SHARE or len(cache) >= WARM_SHARE * max(size, 1))
 
 
-def _top(clean: np.ndarray, vectors: np.ndarray, k: int, space: str) -> tuple[np.ndarray, np.ndarray]:
-    """(positions of the ``k`` nearest, all distances): exact distances of float32 vectors, a
-    stable sort (ties keep the store's order), as the uncached path computes them."""
-    dist = exact_distances(clean, vectors.astype(np.float32, copy=False), space)
-    return np.argsort(dist, kind="stable")[:k], dist
-
-
 def ranked_cold(sealer: Sealer, cache: ExactVectorCache | None, stored_ids: Sequence[str], metadatas: Sequence[Any],
                 clean: np.ndarray, k: int, space: str) -> Ranked:
     """Open every candidate's record (from a query that included them), re-rank, keep the ``k``
@@ -74,8 +67,8 @@ def ranked_cold(sealer: Sealer, cache: ExactVectorCache | None, stored_ids: Sequ
     if cache is not None:
         cache.held(stored_ids)
         cache.put(list(stored_ids), raw)
-    order, dist = _top(clean, raw, k, space)
-    return [(opened.payload(int(j)), float(dist[int(j)])) for j in order]
+    order, dist = rerank(clean, raw, k, space)
+    return [(opened.payload(int(j)), float(d)) for j, d in zip(order, dist, strict=True)]
 
 
 class _Opened:
@@ -147,7 +140,7 @@ def _verified(collection: Any, sealer: Sealer, cache: ExactVectorCache, opened: 
     alive = np.ones(len(sids), dtype=bool)
     for _ in range(len(sids) + 1):  # each round opens or corrects at least one of the kept
         idx = np.flatnonzero(alive)
-        order, dist = _top(clean, mat[idx], k, space)
+        order, dist = rerank(clean, mat[idx], k, space)
         kept = [int(idx[j]) for j in order]
         opened.fetch(collection, sealer, cache, [sids[j] for j in kept])
         changed = False
@@ -159,7 +152,7 @@ def _verified(collection: Any, sealer: Sealer, cache: ExactVectorCache, opened: 
             elif not np.array_equal(fresh.astype(np.float32), _check_size(fresh, mat[j])):
                 mat[j], changed = fresh, True
         if not changed:
-            return [(opened.payload(sids[int(idx[j])]), float(dist[j])) for j in order]
+            return [(opened.payload(sids[int(idx[j])]), float(d)) for j, d in zip(order, dist, strict=True)]
     raise AssertionError("unreachable: every round settles one candidate")  # pragma: no cover
 
 

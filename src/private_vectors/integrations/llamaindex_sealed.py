@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import SealedStoreError
 from ..restore import RESTORE_KEY
 from ..sealed.records import SEALED_KEY, Sealer
-from ..sealed.rerank import exact_distances
+from ..sealed.rerank import rerank
 from ..sealed.stores import drop_refs, fetch_count, readable_metadata, record_of, sealer_of
 
 __all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "delete_ref_doc", "is_sealed", "open_nodes",
@@ -127,8 +127,7 @@ def open_nodes(embedding: Any, nodes: Sequence[Any]) -> list[Any]:
     sealer = _sealer(embedding)
     items = list(nodes)
     plain = [getattr(i, "node", i) for i in items]
-    sealed = [n for n in plain if is_sealed(n)]
-    opened = iter(sealer.open_many([n.node_id for n in sealed], [record_of(n.metadata, _WHERE) for n in sealed]))
+    opened = iter(_payloads(sealer, [n for n in plain if is_sealed(n)]))
     out = []
     for item, node in zip(items, plain, strict=True):
         if not is_sealed(node):
@@ -137,6 +136,11 @@ def open_nodes(embedding: Any, nodes: Sequence[Any]) -> list[Any]:
         copy = _opened_copy(node, next(opened))
         out.append(type(item)(node=copy, score=item.score) if item is not node else copy)
     return out
+
+
+def _payloads(sealer: Sealer, sealed: Sequence[Any]) -> list[Any]:
+    """The opened records of the ``sealed`` nodes, in their order."""
+    return sealer.open_many([n.node_id for n in sealed], [record_of(n.metadata, _WHERE) for n in sealed])
 
 
 def _opened_copy(node: Any, payload: Any) -> Any:
@@ -267,10 +271,10 @@ def open_ranked_nodes(embedding: Any, nodes: Sequence[Any], clean: Any, k: int) 
     if not sealed:
         return None
     opened = _sealer(embedding).open_records([n.node_id for n in sealed], [record_of(n.metadata, _WHERE) for n in sealed])
-    dist = exact_distances(clean, opened.vectors, embedding.space)  # every candidate authenticated, k parsed
+    order, dist = rerank(clean, opened.vectors, k, embedding.space)  # every candidate authenticated, k parsed
     scale = 2.0 if embedding.space == "l2" else 1.0
-    return [(_opened_copy(sealed[j], opened.payload(j)), 1.0 - float(dist[j]) / scale)
-            for j in map(int, np.argsort(dist, kind="stable")[:k])]
+    return [(_opened_copy(sealed[int(j)], opened.payload(int(j))), 1.0 - float(d) / scale)
+            for j, d in zip(order, dist, strict=True)]
 
 
 def delete_sealed_ref_doc(store: Any, embedding: Any, ref_doc_id: str, run: Any) -> None:
@@ -294,9 +298,7 @@ def delete_sealed_ref_doc(store: Any, embedding: Any, ref_doc_id: str, run: Any)
 
 def _index_refs(sealer: Sealer, nodes: Sequence[Any]) -> list[tuple[str, ...]]:
     """The query-index references kept in the records of the sealed ``nodes``."""
-    sealed = [n for n in nodes if n is not None and is_sealed(n)]
-    return [p.index_refs for p in sealer.open_many([n.node_id for n in sealed],
-                                                   [record_of(n.metadata, _WHERE) for n in sealed])]
+    return [p.index_refs for p in _payloads(sealer, [n for n in nodes if n is not None and is_sealed(n)])]
 
 
 def delete_ref_doc(index: Any, ref_doc_id: str, embedding: Any) -> int:

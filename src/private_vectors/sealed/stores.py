@@ -24,7 +24,7 @@ import numpy as np
 from ..errors import Described, InvalidParameterError, SealedStoreError
 from ..keys import KEY_ENV
 from .records import SEALED_KEY, SealedPayload, Sealer
-from .rerank import candidate_count, exact_distances
+from .rerank import candidate_count, rerank
 
 __all__ = ["SealedRows", "check_filter", "document_refs", "drop_refs", "exact_relevance", "exact_score",
            "fetch_count", "is_sealed_config", "open_ranked", "readable_metadata", "record_of", "require_key",
@@ -116,9 +116,8 @@ def open_ranked(sealer: Sealer, stored_ids: Sequence[Any], records: Sequence[Any
     if not len(stored_ids):
         return []
     opened = sealer.open_records(list(stored_ids), list(records))
-    dist = exact_distances(clean_query, opened.vectors, space)
-    order = np.argsort(dist, kind="stable")[:k]
-    return [(int(j), opened.payload(int(j)), float(dist[int(j)])) for j in order]
+    order, dist = rerank(clean_query, opened.vectors, k, space)
+    return [(int(j), opened.payload(int(j)), float(d)) for j, d in zip(order, dist, strict=True)]
 
 
 def exact_relevance(distance: float, space: str) -> float:
