@@ -22,7 +22,6 @@ which is why the reader checks every record it returns against the vector that r
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections import OrderedDict
@@ -31,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError, InvalidTypeError
+from .._validation import check_int, check_positive_finite
+from ..errors import InvalidParameterError
 
 __all__ = ["DEFAULT_BUDGET", "ENTRY_OVERHEAD", "ExactVectorCache", "VectorCaches", "check_budget", "check_max_age"]
 
@@ -48,11 +48,7 @@ def check_budget(value: Any, name: str = "vector_cache") -> int:
     Raises:
         InvalidTypeError, InvalidParameterError: naming ``name``.
     """
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise InvalidTypeError(name, "an int number of bytes >= 0 (0 turns the key holder's cache off)", value)
-    if value < 0:
-        raise InvalidParameterError(name, "an int number of bytes >= 0 (0 turns the key holder's cache off)", value)
-    return int(value)
+    return check_int(value, name, minimum=0)
 
 
 def check_max_age(value: Any, name: str = "vector_cache_max_age") -> float | None:
@@ -61,13 +57,7 @@ def check_max_age(value: Any, name: str = "vector_cache_max_age") -> float | Non
     Raises:
         InvalidTypeError, InvalidParameterError: naming ``name``.
     """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise InvalidTypeError(name, "None or a number of seconds > 0", value)
-    if not math.isfinite(value) or value <= 0:
-        raise InvalidParameterError(name, "None or a finite number of seconds > 0", value)
-    return float(value)
+    return None if value is None else check_positive_finite(value, name)
 
 
 class ExactVectorCache:
