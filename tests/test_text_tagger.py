@@ -201,8 +201,7 @@ def test_another_tagger_folder_enters_through_the_registry_as_the_shipped_one_do
     """A weight folder written by scripts/train_tagger.py, registered as a TaggerRecognizer and
     named in recognizers=, gives the stage detector="model" gives with the same weights (here the
     shipped folder by its path), its spans treated as the tagger's by the case checks; it replaces
-    the shipped tagger rather than running beside it (two taggers changed 17 of 60 SciFact
-    abstracts where one changes 4)."""
+    the shipped tagger rather than running beside it."""
     from private_vectors.text import Sanitizer, registry
     from private_vectors.text_model import builtin_path
 
