@@ -171,7 +171,22 @@ def test_a_place_the_tagger_is_unsure_of_stays_in_a_short_post_only() -> None:
     personal = "My sister works in the Hlabisa subdistrict." + " The samples were stored and measured again." * 15
     kept = Span(23, 42, "LOCATION", 0.45, "tagger")
     assert rule.apply(personal, [kept], read) == [kept]  # personal context: kept
-    assert ContextFree().get_config()["version"] == "6"
+
+
+def test_where_the_tagger_reads_presidios_lone_name_in_a_text_about_no_one_is_dropped() -> None:
+    rule, read = ContextFree(), RuleContext(StageSettings(tagger=True))
+    title = "Multipoint Kras oncogene mutations in ovarian neoplasms"
+    text = title + "\n" + "The samples were stored and measured again. " * 15  # 100 words or more, about no one
+    lone = Span(0, 15, "PERSON", 0.85, "presidio")
+    tagged = Span(0, 15, "PERSON", 0.7, "tagger")
+    assert rule.apply(text, [lone], read) == []  # presidio alone: dropped
+    assert rule.apply(text, [lone, tagged], read) == [lone, tagged]  # the tagger read a name there too: kept
+    assert rule.apply(text, [lone], _context()) == [lone]  # no tagger read it: kept
+    assert rule.apply(title, [lone], read) == [lone]  # a short text keeps it
+    assert ContextFree(off=["general-names"]).apply(text, [lone], read) == [lone]
+    byline = "Mishi Saran\n" + "The samples were stored and measured again. " * 15
+    assert rule.apply(byline, [Span(0, 11, "PERSON", 0.85, "presidio")], read) == [Span(0, 11, "PERSON", 0.85, "presidio")]
+    assert ContextFree().get_config()["version"] == "7"
 
 
 def test_a_stage_with_the_tagger_says_so_to_its_rules() -> None:

@@ -44,11 +44,14 @@ def town_line(text: str, s: Span) -> bool:
     """The town line of a postal address, which is contact data: a place alone on its line
     right above a country's line ("ALFRICK\\nUnited Kingdom", "Chiclana de la Frontera\\nSpain";
     :func:`~private_vectors.text.normalise.country_line`)."""
-    line_start = text.rfind("\n", 0, s.start) + 1
     line_end = text.find("\n", s.end)
-    if line_end < 0 or text[line_start:s.start].strip(" \t>|*•") or text[s.end:line_end].strip():
-        return False
-    return country_line(text, line_end + 1)
+    return line_end >= 0 and own_line(text, s) and country_line(text, line_end + 1)
+
+
+def own_line(text: str, s: Span) -> bool:
+    """Whether ``s`` stands alone on its line (a byline, a signature, an address block's line)."""
+    line_end = text.find("\n", s.end) % (len(text) + 1)  # no line break after it: the text's end
+    return not text[text.rfind("\n", 0, s.start) + 1:s.start].strip(" \t>|*•") and not text[s.end:line_end].strip()
 
 
 def long_text(text: str) -> bool:
@@ -92,7 +95,7 @@ class ContextFree(_PartedRule):
     from the other recognizers' (:func:`~.base.alone`), and a country it finds is dropped however
     sure it is (its probability is no cue's boost). Where the learned tagger reads the documents
     (``detector="model"``), a one-word place that only one recognizer found is dropped too in a text
-    of 100 words or more (part ``one-word-places``, :func:`_unconfirmed_place`): spaCy's "Xenopus"
+    of 100 words or more (part ``one-word-places``, :func:`_unconfirmed`): spaCy's "Xenopus"
     and "Schwann", the tagger's "anaphase"; a short message ("heading to Leeds tomorrow") is about
     its writer and keeps them (dropping them there cost social-media places 6 to 8 points). With
     ``detector="rules"`` spaCy is the only reader of most places and the part does nothing (dropping
@@ -102,12 +105,17 @@ class ContextFree(_PartedRule):
     dropped ("Hlabisa subdistrict" in an abstract). Part ``tagger-scores`` (version 6): the
     tagger's probability is no cue's boost for a one-word name either, so in a text of 100 words
     or more about no one a one-word name the tagger alone reports is dropped however sure it is
-    ("aliskiren", "Olmesartan" in an abstract; a short post keeps it: "Pope says ..."). Evidence, part by part: rows
+    ("aliskiren", "Olmesartan" in an abstract; a short post keeps it: "Pope says ..."). Part
+    ``general-names`` (version 7): where the tagger reads, in a text of 100 words or more about no
+    one, a name of any length that presidio alone reported, not alone on its line (a byline), is
+    dropped ("Multipoint Kras", "Mut L", "BACKGROUND LDL": the tagger, a second reader, saw no name
+    there). Evidence, part by part: rows
     ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
     ``context-free.town-lines`` of the current table of ``benchmarks/text_rules.py``
     (``town-lines`` changes nothing on its five corpora: a candidate to go, read there),
     ``one-word-places`` in its section on ``detector="model"``, countries in long texts only in its
-    section on version 4, ``unsure-places`` in its section on version 5.
+    section on version 4, ``unsure-places`` in its section on version 5, ``general-names`` in its
+    section on version 7.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -115,8 +123,9 @@ class ContextFree(_PartedRule):
 
     name = "context-free"
     summary = "in a document about no one, what identifies no one alone is kept"
-    version = "6"
-    parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places", "unsure-places", "tagger-scores")
+    version = "7"
+    parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places", "unsure-places", "tagger-scores",
+             "general-names")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         why = personal_context(text, spans, "town-lines" not in self.off)
@@ -140,6 +149,7 @@ class ContextFree(_PartedRule):
         recognizers, agreeing = (_LONG_TEXT, _LONG_TEXT) if is_long else (_ONE_WORD, ())
         known = countries() if "countries" not in self.off and long else frozenset()
         places = tagger and "one-word-places" not in self.off and long
+        names = tagger and "general-names" not in self.off and long
         unsure = tagger and "unsure-places" not in self.off and long
         sure_is_no_cue = "tagger-scores" not in self.off and long
         near = OverlapIndex(spans)
@@ -150,12 +160,13 @@ class ContextFree(_PartedRule):
             value = text[s.start:s.end]
             country = s.label in ("LOCATION", "PERSON") and not has(s, PRECISE) \
                 and " ".join(value.casefold().split()) in known
-            place = places and _unconfirmed_place(text, s, near)
+            place = places and _unconfirmed(text, s, near)
             if (country or place) and learned(s):  # the tagger's probability is no cue's boost
                 return True
             if s.score >= SCORES.place_cue and not (learned(s) and sure_is_no_cue):
                 return False
-            if country or place:
+            if country or place or (names and _unconfirmed(text, s, near, "PERSON", (GENERAL,), None)
+                                    and not own_line(text, s)):
                 return True
             if s.label == "AGE" and "ages" not in self.off:
                 return True
@@ -177,16 +188,18 @@ class ContextFree(_PartedRule):
         return spans
 
 
-def _unconfirmed_place(text: str, s: Span, near: OverlapIndex) -> bool:
+def _unconfirmed(text: str, s: Span, near: OverlapIndex, label: str = "LOCATION",
+                 found_by: tuple[str, ...] = (*_ONE_WORD, LEARNED), words: int | None = 1) -> bool:
     """A one-word place guess that no second recognizer confirms: one model or vocabulary
     recognizer (spaCy's, the city list, the learned tagger) and no other one reported a place
-    overlapping it. Unlike :func:`~.base.alone`, the learned tagger confirms a place that spaCy
-    or the city list found and the other way round: the two agree on real places ("Kigali",
-    "Tehran") and seldom err on the same word ("Xenopus", "Concerta", "Schwann" are spaCy's
-    places, "anaphase", "HAART" the tagger's)."""
-    return (s.label == "LOCATION" and has(s, *_ONE_WORD, LEARNED)
-            and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
-            and not any(o is not s and o.detector != s.detector and o.label == "LOCATION" and overlaps(o, s)
+    overlapping it (with ``label`` "PERSON", ``found_by`` GENERAL and ``words`` None: a name of
+    any length that presidio alone reported, part ``general-names``). Unlike :func:`~.base.alone`,
+    the learned tagger confirms a place that spaCy or the city list found and the other way round:
+    the two agree on real places ("Kigali", "Tehran") and seldom err on the same word ("Xenopus",
+    "Concerta", "Schwann" are spaCy's places, "anaphase", "HAART" the tagger's)."""
+    return (s.label == label and has(s, *found_by)
+            and (words is None or len(as_words(text, s.start, s.end).replace("_", " ").split()) == words)
+            and not any(o is not s and o.detector != s.detector and o.label == label and overlaps(o, s)
                         for o in near.overlapping(s)))
 
 
