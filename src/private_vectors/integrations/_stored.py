@@ -23,6 +23,7 @@ from ..embedding import PrivateEmbedding, rebuild
 from ..errors import Described, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from ..keys import SecretKey, key_scope
 from ..restore import RESTORE_KEY
+from ..sealed.stores import require_key
 
 __all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "check_unique_ids",
            "opened_metadata", "positions", "sanitize_metadatas", "sanitize_values", "stored_embedding", "warn_existing_ids"]
@@ -222,7 +223,11 @@ def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key:
     """The PrivateEmbedding for a reopened store: the ``stored`` configuration rebuilt with ``key``
     (else ``PRIVATE_VECTORS_KEY``; both given and different: refused) and ``seal`` (e.g. a sealed
     store's keyring), or ``given`` checked against it (configuration and key) and bound to its key
-    derivation. A key together with ``given`` is refused: the function has its own."""
+    derivation. A key together with ``given`` is refused: the function has its own. A sealed
+    store without a key (neither ``key``, ``given``'s nor the variable) is refused first, naming
+    ``key`` (:func:`~private_vectors.sealed.stores.require_key`)."""
+    keyed = isinstance(given, PrivateEmbedding) and given.pipeline.keying.keyed
+    require_key(stored, where, given=key is not None or keyed)
     if given is None:
         try:
             secret = SecretKey.resolve(key, min_bytes=1)

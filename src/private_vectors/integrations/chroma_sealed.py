@@ -85,14 +85,24 @@ def sealer_of(collection: Any, embedding: Any) -> Sealer | None:
     return Sealer.for_embedding(embedding)
 
 
-def collection_space(collection: Any, embedding: Any) -> str:
-    """The distance space of ``collection`` (its HNSW/SPANN config), else ``embedding``'s."""
-    cfg = getattr(collection, "configuration_json", None) or {}
+def recorded_space(collection: Any) -> str | None:
+    """The distance space a Chroma collection records (``"l2"``, ``"cosine"``, ``"ip"``: its HNSW
+    or SPANN config), or None."""
+    try:
+        cfg = collection.configuration_json or {}
+    except Exception:  # pragma: no cover
+        return None
     for index in ("hnsw", "spann"):
         space = (cfg.get(index) or {}).get("space")
-        if space in SPACES:
+        if space:
             return str(space)
-    return str(getattr(embedding, "space", "cosine"))
+    return None
+
+
+def collection_space(collection: Any, embedding: Any) -> str:
+    """The distance space of ``collection`` (:func:`recorded_space`), else ``embedding``'s."""
+    space = recorded_space(collection)
+    return space if space in SPACES else str(getattr(embedding, "space", "cosine"))
 
 
 # -- writing ------------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..restore import with_records
-from ..sealed.stores import exact_relevance, require_key, seal_rows, sealer_of
+from ..sealed.stores import exact_relevance, seal_rows, sealer_of
 from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
 from ._stored import (
     check_metadata_text,
@@ -415,8 +415,6 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         wrapper = embeddings
         given, cache = unwrap_cache(embeddings)  # a CacheBackedEmbeddings: its PrivateEmbedding is checked
         where = f"FAISS store {str(path)!r}"
-        keyed = isinstance(given, PrivateEmbedding) and given.pipeline.keying.keyed
-        require_key(sidecar.get("embedding"), where, given=key is not None or keyed)
         embeddings = _bind_embedding(sidecar.get("embedding"), given, key, where, seal)
         try:
             index = faiss.read_index(str(index_file))
