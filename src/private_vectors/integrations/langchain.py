@@ -246,15 +246,10 @@ class Chroma(SealedChromaReads, _Base):
         measure = {"cosine": "cosine_distance", "ip": "ip_distance"}.get(space, "l2_squared")
         return calibrated_relevance_score_fn(ef, measure)
 
-    def _warn_metadata_once(self) -> bool:
-        first = not getattr(self, "_metadata_warned", False)
-        self._metadata_warned = True
-        return first
-
     def _metadatas_for(self, metadatas: Any, count: int) -> list[Any]:
         with protected_path():
             return sanitize_metadatas(self._embedding_function, metadatas, count,
-                                      store_raw_text=self._store_raw_text, warn=self._warn_metadata_once,
+                                      store_raw_text=self._store_raw_text, once=self,
                                       metadata_text=self._metadata_text)
 
     def _documents_for(self, texts: list[str]) -> list[str]:
