@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import ArtefactError
 from ..keys import SecretKey, surrogate_subkey
+from .recognizers.numbers import luhn_ok
 
 __all__ = ["NAME_TOKEN", "POOL_VERSION", "SURROGATE_LABELS", "SurrogateGenerator", "load_pool", "normalise_token"]
 
@@ -191,12 +192,4 @@ class SurrogateGenerator:
 
 def _luhn_digit(body: str) -> str:
     """The check digit making ``body`` + digit pass the Luhn test."""
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch)
-        if i % 2 == 0:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return str((10 - total % 10) % 10)
+    return next(d for d in "0123456789" if luhn_ok(body + d))
