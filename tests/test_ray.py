@@ -374,13 +374,13 @@ def test_a_retried_task_leaves_no_duplicate(cluster: dict[str, Path], embedding:
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     import pyarrow.parquet as pq
 
-    import private_vectors.integrations.ray as ray_adapter
+    import private_vectors.integrations.ray_stages as ray_stages
 
     docs = _job_docs(36)
     texts, entries = _single_process(docs)
     # one detection task and one write task die on their first attempt (the write after writing its rows)
     marks = tmp_path / "marks"
-    monkeypatch.setattr(ray_adapter, "DetectDocuments", _dies_once(DetectDocuments, marks, "__call__"))
+    monkeypatch.setattr(ray_stages, "DetectDocuments", _dies_once(DetectDocuments, marks, "__call__"))
     sink = _dies_once(ParquetDatasink, marks, "write")(tmp_path / "pq")
     _job(embedding, docs, sink)
     assert sorted(p.name for p in marks.iterdir()) == ["__call__-attempted", "write-attempted"]

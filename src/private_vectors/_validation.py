@@ -15,6 +15,7 @@ from .errors import Described, InvalidParameterError, InvalidTypeError
 __all__ = [
     "all_finite",
     "as_float_matrix",
+    "check_choice",
     "check_finite_rows",
     "check_int",
     "check_non_negative_finite",
@@ -24,6 +25,15 @@ __all__ = [
     "check_texts",
     "text_list",
 ]
+
+
+def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
+    """``value`` if it is one of ``choices``, else a clear error naming ``name``."""
+    if not isinstance(value, str):
+        raise InvalidTypeError(name, f"one of {choices}", value)
+    if value not in choices:
+        raise InvalidParameterError(name, f"one of {choices}", value)
+    return value
 
 
 def check_positive_finite(value: Any, name: str, *, allow_inf: bool = False) -> float:

@@ -7,8 +7,8 @@ vectors. This module holds what reads and checks that record without building an
   check that refuses a mismatch on reopen (:func:`check_config_compatible`);
 * :func:`validate_config` and :func:`rebuild_arguments` (a stored config → constructor
   arguments), plus the per-process build cache Chroma's repeated rebuilds go through;
-* the key helpers: a secret from the parameter or ``PRIVATE_VECTORS_KEY`` (:func:`_key_bytes`),
-  its short check value (:func:`_key_id`) and the reopen check (:func:`check_key_matches`).
+* the key helpers: the environment variable's bytes (:func:`env_bytes`),
+  a key's short check value (:func:`_key_id`) and the reopen check (:func:`check_key_matches`).
   No key material is ever written to a config.
 """
 
@@ -24,8 +24,6 @@ from typing import Any
 from .errors import (
     ArtefactError,
     ConfigMismatchError,
-    Described,
-    InvalidParameterError,
     InvalidTypeError,
 )
 
@@ -57,9 +55,6 @@ def canonical(obj: Any) -> bytes:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode("utf-8")
 
 
-_canonical = canonical
-
-
 # -- keys ----------------------------------------------------------------------------------------
 def env_bytes(name: str) -> bytes | None:
     """An environment variable's bytes as the OS holds them: nothing to decode, so a non-UTF-8
@@ -75,21 +70,6 @@ def env_bytes(name: str) -> bytes | None:
     except UnicodeEncodeError:  # pragma: no cover
         pass
     return b"\x00invalid"  # pragma: no cover - refused as a key without echoing the value
-
-
-def _key_bytes(key: Any) -> bytes | None:
-    """The secret as bytes: ``key`` if given, else env ``PRIVATE_VECTORS_KEY``, else None."""
-    if key is None:  # the variable's bytes as the OS holds them (a non-UTF-8 value cannot fail)
-        return env_bytes(KEY_ENV) or None
-    if isinstance(key, str):
-        if not key:
-            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", Described("<empty>"))
-        return key.encode("utf-8")
-    if isinstance(key, (bytes, bytearray)):
-        if not key:
-            raise InvalidParameterError("key", "a non-empty secret (str or bytes)", Described("<empty>"))
-        return bytes(key)
-    raise InvalidTypeError("key", "None, a str or bytes secret", Described(f"<{type(key).__name__}>"))
 
 
 def _key_id(key: bytes) -> str:

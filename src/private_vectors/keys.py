@@ -290,13 +290,10 @@ def hkdf_sha256(ikm: bytes, *, salt: bytes, info: bytes, length: int = 32) -> by
     """HKDF-SHA256 (RFC 5869): extract with ``salt``, expand with ``info`` to ``length`` bytes."""
     if length > 255 * 32:
         raise InvalidParameterError("length", "at most 8160 bytes", length)
-    prk = hmac.digest(salt or b"\x00" * 32, ikm, "sha256")
-    out, block, counter = b"", b"", 1
-    while len(out) < length:
-        block = hmac.digest(prk, block + info + bytes([counter]), "sha256")
-        out += block
-        counter += 1
-    return out[:length]
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=salt or None, info=info).derive(ikm)
 
 
 def legacy_key_check(secret: SecretKey) -> str:

@@ -41,7 +41,7 @@ import warnings
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ._validation import check_positive_finite
+from ._validation import check_choice, check_positive_finite
 from .config import SPHERICAL_NAMES
 from .errors import InvalidParameterError, InvalidTypeError
 from .retrieval import QUERY_TRANSFORMS, SPACES, STORE_GEOMETRIES, is_spherical
@@ -69,15 +69,6 @@ DEFAULT_EPS = 10.0
 DEFAULT_TEXT_CONCEPT = "PII"
 SPHERICAL = SPHERICAL_NAMES
 """Mechanism names whose noise is the same in every direction (no query transform applies)."""
-
-
-def check_choice(value: Any, name: str, choices: tuple[str, ...]) -> str:
-    """``value`` if it is one of ``choices``, else a clear error naming ``name``."""
-    if not isinstance(value, str):
-        raise InvalidTypeError(name, f"one of {choices}", value)
-    if value not in choices:
-        raise InvalidParameterError(name, f"one of {choices}", value)
-    return value
 
 
 # -- concept: the text concept, and the deprecated routes to erase= / noise_concept= ---------------

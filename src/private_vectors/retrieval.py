@@ -36,9 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_float_matrix, check_positive_finite
+from ._validation import as_float_matrix, check_choice, check_positive_finite
 from .encoders.base import l2_normalize
-from .errors import InvalidParameterError, InvalidTypeError
+from .errors import InvalidParameterError
 from .mechanisms import MahalanobisMechanism, Mechanism
 
 __all__ = [
@@ -209,10 +209,7 @@ def build_query_transform(kind: str, mechanism: Mechanism, *, subspace: Any = No
             used when the mechanism itself is not in subspace form.
         signal_variance: S for the Wiener weights (default 1/n).
     """
-    if not isinstance(kind, str):
-        raise InvalidTypeError("query_transform", f"one of {QUERY_TRANSFORMS}", kind)
-    if kind not in QUERY_TRANSFORMS:
-        raise InvalidParameterError("query_transform", f"one of {QUERY_TRANSFORMS}", kind)
+    check_choice(kind, "query_transform", QUERY_TRANSFORMS)
     if kind == "none":
         return IdentityTransform()
     nd = noise_directions(mechanism)

@@ -23,36 +23,8 @@ concept** (``erase=``: an attribute erased from the vectors). What the text stag
 
 from .._lazy import lazy_attributes
 
-__all__ = [
-    "BUILTIN_ATTRIBUTES",
-    "BUILTIN_CONCEPTS",
-    "BUILTIN_METHODS",
-    "DEFAULT_METHOD",
-    "ESTIMATORS",
-    "AttributeConcept",
-    "Concept",
-    "ConceptPairs",
-    "ConceptSubspace",
-    "ErasureSpec",
-    "FittedConcept",
-    "SparseMask",
-    "attacker_coverage",
-    "builtin_concept",
-    "choose_method",
-    "find_tokens",
-    "fit_attribute",
-    "fit_concept",
-    "is_attribute_folder",
-    "load_attribute",
-    "load_concept",
-    "remove_spans",
-    "remove_tokens",
-    "shipped_artefact",
-    "tidy",
-]
-
 # Imported on first use (the command line lists ``private-vectors concept`` without loading them).
-__getattr__, __dir__ = lazy_attributes(__name__, {
+_HOMES = {
     "ESTIMATORS": ".artefact",
     "FittedConcept": ".artefact",
     "fit_concept": ".artefact",
@@ -78,4 +50,6 @@ __getattr__, __dir__ = lazy_attributes(__name__, {
     "remove_spans": ".removal",
     "remove_tokens": ".removal",
     "tidy": ".removal",
-})
+}
+__all__ = sorted(_HOMES)
+__getattr__, __dir__ = lazy_attributes(__name__, _HOMES)

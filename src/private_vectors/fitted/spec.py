@@ -31,7 +31,7 @@ from .removal import find_tokens, remove_spans, tidy
 
 __all__ = ["BUILTIN_CONCEPTS", "Concept", "ConceptPairs", "builtin_concept"]
 
-BUILTIN_CONCEPTS: tuple[str, ...] = ("PII", "person", "location", "datetime", "demographic", "medical")
+BUILTIN_CONCEPTS: tuple[str, ...] = tuple(generators.BUILTIN_TEMPLATES)
 """Names of the built-in concepts (matched case-insensitively)."""
 
 BUILTIN_DESCRIPTIONS = {

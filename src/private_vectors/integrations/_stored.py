@@ -15,16 +15,18 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ..config import check_config_compatible, comparable_config
 from ..embedding import PrivateEmbedding, rebuild
 from ..errors import Described, InvalidParameterError, InvalidTypeError, PrivacyWarning
 from ..keys import SecretKey, key_scope
+from ..restore import RESTORE_KEY
+from ..sealed.stores import require_key
 
 __all__ = ["METADATA_MESSAGE", "METADATA_TEXT", "check_metadata_text", "check_metadatas", "check_unique_ids",
-           "positions", "sanitize_metadatas", "sanitize_values", "stored_embedding", "warn_existing_ids"]
+           "opened_metadata", "positions", "sanitize_metadatas", "sanitize_values", "stored_embedding", "warn_existing_ids"]
 
 METADATA_TEXT = ("sanitize", "keep")
 """``metadata_text`` choices: string values through the text stage, or kept as given (for
@@ -154,7 +156,7 @@ def check_metadatas(metadatas: Sequence[Any] | None, count: int) -> list[Any]:
 
 
 def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: int, *,
-                       store_raw_text: bool = False, warn: Callable[[], bool] | None = None,
+                       store_raw_text: bool = False, once: Any = None,
                        metadata_text: str = "sanitize") -> list[Any]:
     """``metadatas`` (padded with None to ``count``) with every string value through the text stage.
 
@@ -169,8 +171,8 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
         count: the number of documents.
         store_raw_text: the store keeps raw text on purpose: metadata kept as given too.
         metadata_text: ``"sanitize"`` (default) or ``"keep"`` (values kept, no warning).
-        warn: called when string values are kept without a text stage; returns whether to warn
-            (a store warns once).
+        once: the store, when it warns once that string values are kept without a text stage
+            (its ``_metadata_warned`` flag); None: every call warns.
 
     Raises:
         InvalidTypeError: a metadata entry that is not a dict or None.
@@ -183,8 +185,10 @@ def sanitize_metadatas(embedding: Any, metadatas: Sequence[Any] | None, count: i
         return metas
     sanitizer = getattr(embedding, "sanitizer", None)
     if sanitizer is None:
-        if warn is None or warn():
+        if not getattr(once, "_metadata_warned", False):
             warnings.warn(METADATA_MESSAGE, PrivacyWarning, stacklevel=3)
+        if once is not None:
+            once._metadata_warned = True
         return metas
     cleaned = sanitize_values(embedding, strings)  # once for the batch, consumed in _strings order
     return [_replace(m, cleaned) for m in metas]
@@ -205,12 +209,25 @@ def sanitize_values(embedding: Any, values: Sequence[str]) -> list[str]:
     return cleaned
 
 
+def opened_metadata(payload: Any) -> dict[str, Any]:
+    """An opened sealed record's metadata as an unsealed store keeps it (its restore record under
+    ``pv_restore``)."""
+    meta = dict(payload.metadata)
+    if payload.restore is not None:
+        meta[RESTORE_KEY] = payload.restore
+    return meta
+
+
 def stored_embedding(stored: dict[str, Any], where: str, given: Any = None, key: Any = None, *,
                      parameter: str = "embedding", seal: Any = None) -> PrivateEmbedding:
     """The PrivateEmbedding for a reopened store: the ``stored`` configuration rebuilt with ``key``
     (else ``PRIVATE_VECTORS_KEY``; both given and different: refused) and ``seal`` (e.g. a sealed
     store's keyring), or ``given`` checked against it (configuration and key) and bound to its key
-    derivation. A key together with ``given`` is refused: the function has its own."""
+    derivation. A key together with ``given`` is refused: the function has its own. A sealed
+    store without a key (neither ``key``, ``given``'s nor the variable) is refused first, naming
+    ``key`` (:func:`~private_vectors.sealed.stores.require_key`)."""
+    keyed = isinstance(given, PrivateEmbedding) and given.pipeline.keying.keyed
+    require_key(stored, where, given=key is not None or keyed)
     if given is None:
         try:
             secret = SecretKey.resolve(key, min_bytes=1)

@@ -60,7 +60,7 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..keys import SecretKey, key_scope
-from ._stored import check_unique_ids, sanitize_values, warn_existing_ids
+from ._stored import METADATA_TEXT, check_unique_ids, sanitize_values, warn_existing_ids
 from .chroma_files import scrub_collection, writing
 from .chroma_query_index import (
     QUERY_INDEX_KEY,
@@ -76,10 +76,6 @@ __all__ = ["METADATA_TEXT", "QUERY_INDEX_KEY", "add_documents", "check_collectio
            "load_query_index", "open_collection", "protected_write", "query_index_collection_name", "register",
            "register_if_available", "save_query_index", "scrub_index_files", "upgrade_recorded_config",
            "write_query_index"]
-
-METADATA_TEXT = ("sanitize", "keep")
-"""What :func:`add_documents` does with string metadata values (see its docstring)."""
-
 
 def register_if_available() -> bool:
     """Register :class:`~private_vectors.PrivateEmbedding` when chromadb is installed.

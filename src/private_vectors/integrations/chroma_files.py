@@ -115,31 +115,21 @@ def _regions(segment: Path, header: HnswHeader, normalised: bool) -> Iterator[tu
     yield segment / "length.bin", header.count * _FLOAT if normalised else 0
 
 
-def _nonzero(path: Path, start: int) -> int:
-    if not path.is_file():
-        return 0
-    n = 0
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        while block := fh.read(_BLOCK):
-            n += len(block) - block.count(0)
-    return n
-
-
-def _zero(path: Path, start: int) -> int:
-    """Zero ``path`` from ``start`` to its end where it is not zero already; bytes changed."""
+def _zero(path: Path, start: int, *, write: bool = True) -> int:
+    """Zero ``path`` from ``start`` to its end where it is not zero already; bytes changed
+    (``write=False``: only count the non-zero bytes, the file untouched)."""
     if not path.is_file():
         return 0
     changed = 0
-    with open(path, "r+b") as fh:
+    with open(path, "r+b" if write else "rb") as fh:
         fh.seek(start)
         pos = start
         while block := fh.read(_BLOCK):
             dirty = len(block) - block.count(0)
-            if dirty:
+            if dirty and write:
                 fh.seek(pos)
                 fh.write(bytes(len(block)))
-                changed += dirty
+            changed += dirty
             pos += len(block)
         fh.flush()
     return changed
@@ -160,7 +150,7 @@ def loose_bytes(segment: Path, *, normalised: bool = True) -> LooseBytes | None:
     header = read_header(segment)
     if header is None:
         return None
-    counts = [_nonzero(path, start) for path, start in _regions(segment, header, normalised)]
+    counts = [_zero(path, start, write=False) for path, start in _regions(segment, header, normalised)]
     return LooseBytes(segment=segment.name, data_level0=counts[0], length=counts[1])
 
 

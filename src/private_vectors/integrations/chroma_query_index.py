@@ -62,23 +62,20 @@ def _existing_index_collection(collection: Any) -> Any:
 def _index_collection(collection: Any, sanitizer: Any, *, create: bool) -> Any:
     """The index collection of ``collection`` (created when ``create``), its header checked
     against ``sanitizer``'s key; None when absent and not created."""
-    from chromadb.api.models.Collection import Collection
-
-    server = collection._client
-    name = query_index_collection_name(collection)
     if create:
+        from chromadb.api.models.Collection import Collection
+
+        server = collection._client
         header = {k: v for k, v in sanitizer.get_state_header().items() if v is not None}
-        model = server.get_or_create_collection(name=name, metadata={**header, "private_vectors:for": collection.name},
+        model = server.get_or_create_collection(name=query_index_collection_name(collection),
+                                                metadata={**header, "private_vectors:for": collection.name},
                                                 configuration={"hnsw": {"space": "l2"}}, tenant=collection.tenant,
                                                 database=collection.database)
+        side = Collection(client=server, model=model, embedding_function=None)
     else:
-        try:
-            model = server.get_collection(name=name, tenant=collection.tenant, database=collection.database)
-        except Exception as exc:  # Chroma raises NotFoundError (a ValueError in older versions)
-            if "not exist" in str(exc).lower() or "not found" in str(exc).lower():
-                return None
-            raise
-    side = Collection(client=server, model=model, embedding_function=None)
+        side = _existing_index_collection(collection)
+        if side is None:
+            return None
     sanitizer.check_state(dict(side.metadata or {}))
     return side
 

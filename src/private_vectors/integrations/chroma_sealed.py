@@ -30,7 +30,6 @@ from ..embedding import PrivateEmbedding
 from ..errors import Described, InvalidParameterError, SealedRecordError, SealedStoreError
 from ..keys import KEY_ENV
 from ..restore import (
-    RESTORE_KEY,
     prepare_with_restore,
     sanitize_recorded,
     seal_records,
@@ -46,6 +45,7 @@ from ..sealed.stores import (
     record_of,
     seal_rows,
 )
+from ._stored import opened_metadata
 from .chroma_cached import cache_of, is_warm, ranked_cold, ranked_warm
 
 __all__ = ["check_where", "clear_write", "collection_sealed", "delete_sealed", "get_sealed", "key_holder_metadata",
@@ -85,14 +85,24 @@ def sealer_of(collection: Any, embedding: Any) -> Sealer | None:
     return Sealer.for_embedding(embedding)
 
 
-def collection_space(collection: Any, embedding: Any) -> str:
-    """The distance space of ``collection`` (its HNSW/SPANN config), else ``embedding``'s."""
-    cfg = getattr(collection, "configuration_json", None) or {}
+def recorded_space(collection: Any) -> str | None:
+    """The distance space a Chroma collection records (``"l2"``, ``"cosine"``, ``"ip"``: its HNSW
+    or SPANN config), or None."""
+    try:
+        cfg = collection.configuration_json or {}
+    except Exception:  # pragma: no cover
+        return None
     for index in ("hnsw", "spann"):
         space = (cfg.get(index) or {}).get("space")
-        if space in SPACES:
+        if space:
             return str(space)
-    return str(getattr(embedding, "space", "cosine"))
+    return None
+
+
+def collection_space(collection: Any, embedding: Any) -> str:
+    """The distance space of ``collection`` (:func:`recorded_space`), else ``embedding``'s."""
+    space = recorded_space(collection)
+    return space if space in SPACES else str(getattr(embedding, "space", "cosine"))
 
 
 # -- writing ------------------------------------------------------------------------------------
@@ -156,10 +166,7 @@ def _opened(sealer: Sealer, stored_ids: Sequence[str], metadatas: Sequence[Any])
 
 def key_holder_metadata(payload: Any) -> dict[str, Any] | None:
     """An opened record's metadata as an unsealed store keeps it (its restore record under ``pv_restore``)."""
-    meta = dict(payload.metadata)
-    if payload.restore is not None:
-        meta[RESTORE_KEY] = payload.restore
-    return meta or None
+    return opened_metadata(payload) or None
 
 
 SIZE_SECONDS = 10.0

@@ -41,7 +41,7 @@ from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableE
 from ..guard import protected_path
 from ..restore import RESTORE_KEY, sanitize_recorded, seal_records
 from ..sealed.stores import document_refs, seal_rows, sealer_of
-from ._stored import check_metadata_text, check_metadatas, sanitize_metadatas
+from ._stored import check_metadata_text, check_metadatas, opened_metadata, sanitize_metadatas
 from .faiss_build import _faiss, gpu_available, new_index, remove_vectors
 from .faiss_files import INDEX_FILE, SIDECAR, read_folder, write_folder
 from .faiss_ids import check_ids, internal_ids
@@ -124,7 +124,6 @@ class PrivateFaissIndex:
         self.metadata_text = check_metadata_text(metadata_text)
         self._keys: dict[int, str] = {}  # internal id -> the caller's string id
         self._by_key: dict[str, int] = {}
-        self._metadata_warned = False
         self._index: Any = None
         self._next_id = 0
 
@@ -163,7 +162,7 @@ class PrivateFaissIndex:
         with protected_path():  # one pass: each text is sanitized once; that text is embedded and kept
             sanitized, logs = sanitize_recorded(self.embedding, texts, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(self.embedding, metadatas, len(texts), store_raw_text=self.store_raw_text,
-                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
+                                       once=self, metadata_text=self.metadata_text)
             got = self.embedding.pipeline.embed_sanitized(sanitized, raw=texts, exact=sealed)
             Z, exact = (self._prepare(got[0]), got[1]) if sealed else (self._prepare(got), None)
         if len(Z) == 0:
@@ -214,11 +213,6 @@ class PrivateFaissIndex:
 
     def _public_id(self, internal: int) -> Any:
         return self._keys.get(internal, internal)
-
-    def _warn_metadata_once(self) -> bool:
-        first = not self._metadata_warned
-        self._metadata_warned = True
-        return first
 
     def __repr__(self) -> str:
         return (f"PrivateFaissIndex(kind={self.kind!r}, documents={len(self)}, space={self.space!r}, "
@@ -273,13 +267,10 @@ class PrivateFaissIndex:
 
         out = []
         for i, payload, dist in sealed_hits(self, [query], k)[0]:
-            meta = dict(payload.metadata)
-            if payload.restore is not None:
-                meta[RESTORE_KEY] = payload.restore
             doc_id = payload.doc_id if self._hmac_ids else self._public_id(i)
             out.append(StoredDocument(id=doc_id, score=exact_score(dist, self.space),
                                       relevance=exact_relevance(dist, self.space), text=payload.text or "",
-                                      metadata=meta))
+                                      metadata=opened_metadata(payload)))
         return out
 
 

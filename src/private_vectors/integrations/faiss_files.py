@@ -18,7 +18,6 @@ from .._files import TMP, commit_pair, finish_pair
 from .._files import fsync_path as _fsync
 from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError
-from ..sealed.stores import require_key
 from ._stored import stored_embedding
 from .faiss_build import _faiss, to_gpu
 
@@ -75,8 +74,6 @@ def read_folder(cls: type, folder: str | Path, embedding: PrivateEmbedding | Non
     if sidecar.get("format") != FORMAT:
         raise ArtefactError(f"{path / SIDECAR}: format {sidecar.get('format')!r}, expected {FORMAT!r}")
     where = f"FAISS index {str(path)!r}"
-    keyed = embedding is not None and bool(getattr(embedding.pipeline.keying, "keyed", False))
-    require_key(sidecar["embedding"], where, given=key is not None or keyed)
     embedding = stored_embedding(sidecar["embedding"], where, embedding, key, seal=seal)
     store = cls(embedding, kind=sidecar["kind"], nlist=sidecar.get("nlist"), nprobe=sidecar.get("nprobe"),
                hnsw_m=sidecar.get("hnsw_m", 32), store_raw_text=bool(sidecar.get("store_raw_text", False)),

@@ -60,7 +60,7 @@ from .chroma import (
     save_query_index,
     upgrade_recorded_config,
 )
-from .chroma_sealed import sealed_write
+from .chroma_sealed import recorded_space, sealed_write
 from .langchain_sealed import SealedChromaReads
 from .scores import relevance_score_fn as calibrated_relevance_score_fn
 
@@ -217,7 +217,7 @@ class Chroma(SealedChromaReads, _Base):
         ef = self._embedding_function
         if isinstance(ef, PrivateEmbedding):
             load_query_index(col, ef)  # the text stage's keyed query index, when one was saved
-            space = collection_space(col)
+            space = recorded_space(col)
             ef.store_space = space  # the privacy report states the space actually in use
             if space is not None and space != ef.space and ef.store_geometry == "none":
                 _warn_space_once(col.name, space, ef.space)
@@ -242,19 +242,14 @@ class Chroma(SealedChromaReads, _Base):
         ef = self._embedding_function
         if self.override_relevance_score_fn is not None or not isinstance(ef, PrivateEmbedding):
             return super()._select_relevance_score_fn()
-        space = collection_space(self._collection) or "l2"
+        space = recorded_space(self._collection) or "l2"
         measure = {"cosine": "cosine_distance", "ip": "ip_distance"}.get(space, "l2_squared")
         return calibrated_relevance_score_fn(ef, measure)
-
-    def _warn_metadata_once(self) -> bool:
-        first = not getattr(self, "_metadata_warned", False)
-        self._metadata_warned = True
-        return first
 
     def _metadatas_for(self, metadatas: Any, count: int) -> list[Any]:
         with protected_path():
             return sanitize_metadatas(self._embedding_function, metadatas, count,
-                                      store_raw_text=self._store_raw_text, warn=self._warn_metadata_once,
+                                      store_raw_text=self._store_raw_text, once=self,
                                       metadata_text=self._metadata_text)
 
     def _documents_for(self, texts: list[str]) -> list[str]:
@@ -363,19 +358,6 @@ class Chroma(SealedChromaReads, _Base):
             return max(1, int(getter())) if callable(getter) else 5461
         except Exception:  # pragma: no cover - clients without the call
             return 5461
-
-
-def collection_space(collection: Any) -> str | None:
-    """The distance space of a Chroma collection (``"l2"``, ``"cosine"``, ``"ip"``) or None."""
-    try:
-        cfg = collection.configuration_json or {}
-    except Exception:  # pragma: no cover
-        return None
-    for index in ("hnsw", "spann"):
-        section = cfg.get(index) or {}
-        if section.get("space"):
-            return str(section["space"])
-    return None
 
 
 _WARNED: set[tuple[str, str, str]] = set()

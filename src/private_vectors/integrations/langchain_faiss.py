@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from .._files import fsync_path
+from .._files import TMP, commit_pair, fsync_path
 from ..config import check_config_compatible
 from ..embedding import PrivateEmbedding
 from ..errors import (
@@ -50,7 +49,7 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..restore import with_records
-from ..sealed.stores import exact_relevance, require_key, seal_rows, sealer_of
+from ..sealed.stores import exact_relevance, seal_rows, sealer_of
 from ._cached_records import prepare_cached, unwrap_cache, warn_if_raw_hash_ids
 from ._stored import (
     check_metadata_text,
@@ -111,7 +110,6 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                          distance_strategy=distance_strategy)
         self.store_raw_text = store_raw_text
         self.metadata_text = check_metadata_text(metadata_text)
-        self._metadata_warned = False
         self._sealer = None
         if isinstance(embedding_function, PrivateEmbedding):
             embedding_function.get_config()  # a keyed embedding fixes its random salt now (recorded on save)
@@ -169,11 +167,6 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
                                     note="vectors computed elsewhere carry no noise and their texts no sanitizing")
 
     # -- adding -----------------------------------------------------------------------------------
-    def _warn_metadata_once(self) -> bool:
-        first = not self._metadata_warned
-        self._metadata_warned = True
-        return first
-
     def add_texts(self, texts: Iterable[str], metadatas: list[dict] | None = None, ids: list[str] | None = None,
                   **kwargs: Any) -> list[str]:
         """Sanitize once, embed, and add; the kept ``page_content`` follows ``store_raw_text``.
@@ -207,7 +200,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
             kept, vectors, records = prepare_cached(ef, self._vector_cache, items, ids,
                                                     store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
-                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
+                                       once=self, metadata_text=self.metadata_text)
         kept = list(kept) if kept is not None else [""] * len(items)
         metas = [m or {} for m in (with_records(metas, records, len(items)) or metas)]  # + encrypted restore records
         return super().add_embeddings(zip(kept, np.asarray(vectors).tolist(), strict=True), metadatas=metas, ids=ids)
@@ -220,7 +213,7 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         with protected_path():
             got = prepare_sealed(ef, items, ids, store_raw_text=self.store_raw_text)
             metas = sanitize_metadatas(ef, metadatas, len(items), store_raw_text=self.store_raw_text,
-                                       warn=self._warn_metadata_once, metadata_text=self.metadata_text)
+                                       once=self, metadata_text=self.metadata_text)
         rows = seal_rows(self._sealer, ids, texts=got.kept, metadatas=metas, vectors=got.exact,
                          restores=got.restores, refs=got.refs)
         super().add_embeddings(zip(rows.markers, got.vectors.tolist(), strict=True), metadatas=rows.metadatas,
@@ -380,15 +373,12 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         except (TypeError, ValueError) as exc:
             raise InvalidParameterError("metadata", "JSON values (str, number, bool, None, lists, dicts)",
                                         Described(type(exc).__name__), note=str(exc)) from None
-        index_file, json_file = path / f"{index_name}.faiss", path / f"{index_name}.json"
-        index_tmp, json_tmp = path / f"{index_name}.faiss.tmp", path / f"{index_name}.json.tmp"
+        index_tmp, json_tmp = path / f"{index_name}.faiss{TMP}", path / f"{index_name}.json{TMP}"
         faiss.write_index(self.index, str(index_tmp))
         fsync_path(index_tmp)
         json_tmp.write_text(sidecar, encoding="utf-8")
         fsync_path(json_tmp)
-        os.replace(index_tmp, index_file)
-        os.replace(json_tmp, json_file)
-        fsync_path(path)
+        commit_pair(path, f"{index_name}.faiss", f"{index_name}.json")
 
     @classmethod
     def load_local(cls, folder_path: str, embeddings: Any = None, index_name: str = "index", *,
@@ -425,8 +415,6 @@ class FAISS(_CommunityFAISS):  # type: ignore[misc]
         wrapper = embeddings
         given, cache = unwrap_cache(embeddings)  # a CacheBackedEmbeddings: its PrivateEmbedding is checked
         where = f"FAISS store {str(path)!r}"
-        keyed = isinstance(given, PrivateEmbedding) and given.pipeline.keying.keyed
-        require_key(sidecar.get("embedding"), where, given=key is not None or keyed)
         embeddings = _bind_embedding(sidecar.get("embedding"), given, key, where, seal)
         try:
             index = faiss.read_index(str(index_file))

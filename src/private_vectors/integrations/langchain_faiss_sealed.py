@@ -20,10 +20,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ..restore import RESTORE_KEY
 from ..sealed.records import SealedPayload
 from ..sealed.rerank import exact_distances, mmr
 from ..sealed.stores import check_filter, exact_score, fetch_count, record_of
+from ._stored import opened_metadata
 
 __all__ = ["SentQuery", "document_of", "sealed_by_ids", "sealed_candidates", "sealed_delete", "sealed_mmr",
            "sealed_scored"]
@@ -44,11 +44,8 @@ def document_of(payload: SealedPayload, stored_id: str) -> Any:
     """The key holder's ``Document``: the sanitized text and the record's metadata (with the restore record)."""
     from langchain_core.documents import Document
 
-    meta = dict(payload.metadata)
-    if payload.restore is not None:
-        meta[RESTORE_KEY] = payload.restore
     doc_id = payload.doc_id if payload.doc_id else stored_id
-    return Document(id=doc_id, page_content=payload.text or "", metadata=meta)
+    return Document(id=doc_id, page_content=payload.text or "", metadata=opened_metadata(payload))
 
 
 def sealed_candidates(store: Any, sent: Any, k: int, filter: Any, fetch_k: int) -> tuple[list[str], list[SealedPayload]]:

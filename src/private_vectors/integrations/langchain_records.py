@@ -48,8 +48,6 @@ from ..errors import (
 )
 from ..guard import protected_path
 from ..restore import (
-    RESTORE_KEY,
-    prepare_with_restore,
     sanitize_recorded,
     seal_records,
     with_records,
@@ -57,7 +55,7 @@ from ..restore import (
 from ..sealed import SEALED_KEY
 from ..sealed.stores import seal_rows, sealer_of
 from ._hashing import record_hasher
-from ._stored import sanitize_metadatas
+from ._stored import opened_metadata, sanitize_metadatas
 
 try:
     from langchain_classic.embeddings import CacheBackedEmbeddings as _CacheBackedEmbeddings
@@ -93,9 +91,8 @@ def prepare_cached(embedding: PrivateEmbedding, cache: Any, texts: list[str], id
                    store_raw_text: bool = False) -> tuple[list[str] | None, np.ndarray, list[str] | None]:
     """:func:`~private_vectors.restore.prepare_with_restore` through a vector cache: each text is
     sanitized once (what is stored), the cached vectors are read, and only the misses are encoded
-    and noised (then written to the cache). ``cache`` None: ``prepare_with_restore`` itself."""
-    if cache is None:
-        return prepare_with_restore(embedding, texts, ids, store_raw_text=store_raw_text)
+    and noised (then written to the cache); the stores call it through
+    :func:`~private_vectors.integrations._cached_records.prepare_cached` (no cache: ``prepare_with_restore``)."""
     sanitized, logs = sanitize_recorded(embedding, texts, store_raw_text=store_raw_text)
     found = list(cache.mget(texts))
     missing = [i for i, v in enumerate(found) if v is None]
@@ -355,8 +352,7 @@ def open_parents(embedding: Any, documents: Sequence[Any]) -> list[Any]:
     out = list(documents)
     opened = sealer.open_many([out[n].id for n in sealed], [out[n].metadata[SEALED_KEY] for n in sealed])
     for n, p in zip(sealed, opened, strict=True):
-        meta = dict(p.metadata, **({RESTORE_KEY: p.restore} if p.restore is not None else {}))
-        out[n] = Document(id=p.doc_id, page_content=p.text or "", metadata=meta)
+        out[n] = Document(id=p.doc_id, page_content=p.text or "", metadata=opened_metadata(p))
     return out
 
 

@@ -62,7 +62,6 @@ from typing import Any
 
 from ..embedding import PrivateEmbedding
 from ..errors import ArtefactError, InvalidTypeError
-from ..sealed.stores import require_key
 from ._llamaindex_nodes import _FORMAT, CONFIG_FILE, MARKER, _check_embedding
 from ._stored import stored_embedding
 from .llamaindex_components import PrivateLlamaEmbedding, SanitizeNodes
@@ -118,8 +117,6 @@ def load_index(folder: str | Path, *, embedding: Any = None, key: Any = None, in
     where = f"LlamaIndex folder {str(path)!r}"
     if embedding is not None:
         _check_embedding(embedding)
-    keyed = embedding is not None and bool(embedding.pipeline.keying.keyed)
-    require_key(record["embedding"], where, given=key is not None or keyed)
     embedding = stored_embedding(record["embedding"], where, embedding, key)
     embedding.pipeline.load_query_index_state(record.get("query_index"))
     storage = StorageContext.from_defaults(persist_dir=str(path))

@@ -17,7 +17,6 @@ from llama_index.core.ingestion import IngestionPipeline
 from llama_index.core.schema import BaseNode, Document, NodeRelationship, RelatedNodeInfo, TextNode
 
 from ..errors import InvalidParameterError, InvalidTypeError, ModelNotAvailableError
-from ..sealed.stores import require_key
 from ._hashing import record_hasher
 from ._llamaindex_nodes import (
     _FORMAT,
@@ -171,7 +170,6 @@ class PrivateIngestionPipeline(IngestionPipeline):
         if path.is_file():
             stored = json.loads(path.read_text(encoding="utf-8")).get("embedding")
             where = f"LlamaIndex pipeline folder {str(persist_dir)!r}"
-            require_key(stored, where, given=bool(self.embedding.pipeline.keying.keyed))
             stored_embedding(stored, where, self.embedding)
         super().load(persist_dir, *args, **kwargs)
         if _seals(self.embedding):

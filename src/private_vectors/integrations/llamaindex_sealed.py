@@ -28,6 +28,7 @@ from ..restore import RESTORE_KEY
 from ..sealed.records import SEALED_KEY, Sealer
 from ..sealed.rerank import rerank
 from ..sealed.stores import drop_refs, fetch_count, readable_metadata, record_of, sealer_of
+from ._stored import opened_metadata
 
 __all__ = ["CACHED", "SealedIngestionCache", "SealedRetriever", "delete_ref_doc", "is_sealed", "open_nodes",
            "seal_documents", "seal_nodes"]
@@ -146,10 +147,7 @@ def _payloads(sealer: Sealer, sealed: Sequence[Any]) -> list[Any]:
 def _opened_copy(node: Any, payload: Any) -> Any:
     copy = node.model_copy(deep=True)
     copy.set_content(payload.text or "")
-    meta = dict(payload.metadata)
-    if payload.restore is not None:
-        meta[RESTORE_KEY] = payload.restore
-    copy.metadata = {**meta, _MARKER: "sanitized"}
+    copy.metadata = {**opened_metadata(payload), _MARKER: "sanitized"}
     _exclude(copy, _MARKER, RESTORE_KEY)
     return copy
 

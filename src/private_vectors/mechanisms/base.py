@@ -317,11 +317,14 @@ def _json_safe(obj: Any) -> Any:
     return obj
 
 
-def check_epsilon(epsilon: Any) -> float:
-    """ε must be a finite real > 0."""
-    return check_positive_finite(epsilon, "epsilon")
+class EpsilonPerUnit(Mechanism):
+    """A mechanism set by ε per ``unit`` of distance and nothing else (Laplace, Purkayastha):
+    both finite reals > 0."""
 
+    def __init__(self, *, epsilon: float, unit: float = 1.0, dim: int | None = None, random_state: Any = None) -> None:
+        super().__init__(dim=dim, random_state=random_state)
+        self.epsilon = check_positive_finite(epsilon, "epsilon")
+        self.unit = check_positive_finite(unit, "unit")
 
-def check_unit(unit: Any) -> float:
-    """The distance unit ε is expressed in: a finite real > 0."""
-    return check_positive_finite(unit, "unit")
+    def get_params(self) -> dict[str, Any]:
+        return {"epsilon": self.epsilon, "unit": self.unit, "dim": self.dim}

@@ -44,7 +44,7 @@ from .._validation import (
 )
 from ..errors import InvalidParameterError
 from ..random import RandomSource
-from .learned import Adam, LearnedMechanism, resolve_device, small_model_threads, torch_generator
+from .learned import Adam, LearnedMechanism, small_model_threads, torch_generator
 
 __all__ = ["SENSITIVITY", "CapeEncoder", "laplace_noise"]
 
@@ -176,14 +176,10 @@ class CapeEncoder(LearnedMechanism):
         self.weight_decay = check_non_negative_finite(weight_decay, "weight_decay")
         self.adversary_steps = check_int(adversary_steps, "adversary_steps", minimum=1)
         self.train_epsilon = None if train_epsilon is None else check_positive_finite(train_epsilon, "train_epsilon")
-        self.device = resolve_device(device)
-        self.show_progress = bool(show_progress)
-        self.n_features_in_: int | None = None
         self.module_: Any = None
         self.classes_y_: list[Any] = []
         self.classes_z_: list[Any] = []
-        self.history_: list[dict[str, float]] = []
-        self._init_learned()
+        self._init_learned(device, show_progress)
 
     # -- the mechanism ---------------------------------------------------------------
     @property

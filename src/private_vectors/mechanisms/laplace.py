@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 
 from ..random import RandomSource
-from .base import Mechanism, add_radial_noise, check_epsilon, check_unit
+from .base import EpsilonPerUnit, add_radial_noise
 
 __all__ = ["LaplaceMechanism"]
 
 
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(EpsilonPerUnit):
     """Spherical Laplace noise, ε-metric-LDP in L2.
 
     Args:
@@ -31,11 +31,6 @@ class LaplaceMechanism(Mechanism):
     name = "laplace"
     metric = "l2"
     _additive = True
-
-    def __init__(self, *, epsilon: float, unit: float = 1.0, dim: int | None = None, random_state: Any = None) -> None:
-        super().__init__(dim=dim, random_state=random_state)
-        self.epsilon = check_epsilon(epsilon)
-        self.unit = check_unit(unit)
 
     @property
     def scale(self) -> float:
@@ -62,6 +57,3 @@ class LaplaceMechanism(Mechanism):
             "guarantee": f"p(z|x)/p(z|x') <= exp(epsilon * ||x - x'||_2 / unit); inputs within "
             f"{self.scale:.4g} (L2) are e-indistinguishable",
         }
-
-    def get_params(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "unit": self.unit, "dim": self.dim}

@@ -233,7 +233,12 @@ class LearnedMechanism(Mechanism):
     encoder_fingerprint_: dict[str, Any] | None
     n_features_in_: int | None
 
-    def _init_learned(self) -> None:
+    def _init_learned(self, device: Any, show_progress: Any) -> None:
+        """The state every learned mechanism starts with: its device, progress bar, no weights."""
+        self.device = resolve_device(device)
+        self.show_progress = bool(show_progress)
+        self.n_features_in_ = None
+        self.history_: list[dict[str, float]] = []
         self.encoder_fingerprint_ = None
         self.training_: dict[str, Any] = {}
 

@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import as_float_matrix, check_probability
+from .._validation import as_float_matrix, check_positive_finite, check_probability
 from ..errors import InvalidParameterError, InvalidTypeError
 from ..random import RandomSource
-from .base import Mechanism, add_radial_noise, check_epsilon, check_unit
+from .base import Mechanism, add_radial_noise
 
 __all__ = ["MASK_FLOOR", "MahalanobisMechanism"]
 
@@ -69,8 +69,8 @@ class MahalanobisMechanism(Mechanism):
         normalize_trace: bool = True,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = check_epsilon(epsilon)
-        self.unit = check_unit(unit)
+        self.epsilon = check_positive_finite(epsilon, "epsilon")
+        self.unit = check_positive_finite(unit, "unit")
         if not isinstance(normalize_trace, bool):
             raise InvalidTypeError("normalize_trace", "a bool", normalize_trace)
         self.normalize_trace = normalize_trace
@@ -107,8 +107,8 @@ class MahalanobisMechanism(Mechanism):
         if np.min(np.abs(np.diag(R))) < 1e-8 * max(1.0, float(np.max(np.abs(np.diag(R))))):
             raise InvalidParameterError("basis", "k linearly independent columns", basis)
         self = cls.__new__(cls)
-        self.epsilon = check_epsilon(epsilon)
-        self.unit = check_unit(unit)
+        self.epsilon = check_positive_finite(epsilon, "epsilon")
+        self.unit = check_positive_finite(unit, "unit")
         self.normalize_trace = True
         self._basis = Q
         self._basis32 = Q.astype(np.float32)

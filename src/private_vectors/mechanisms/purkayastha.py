@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..random import RandomSource
-from .base import Mechanism, check_epsilon, check_unit
+from .base import EpsilonPerUnit
 
 __all__ = ["PurkayasthaMechanism", "angle_log_density", "angle_quantile_table"]
 
@@ -50,7 +50,7 @@ def angle_quantile_table(n: int, rate: float) -> tuple[np.ndarray, np.ndarray]:
     return grid, cdf
 
 
-class PurkayasthaMechanism(Mechanism):
+class PurkayasthaMechanism(EpsilonPerUnit):
     """Directional noise on the sphere, ε-metric-LDP in the angular (geodesic) distance.
 
     Inputs are treated as directions: the output keeps each input's norm and moves its
@@ -65,11 +65,6 @@ class PurkayasthaMechanism(Mechanism):
 
     name = "purkayastha"
     metric = "angular"
-
-    def __init__(self, *, epsilon: float, unit: float = 1.0, dim: int | None = None, random_state: Any = None) -> None:
-        super().__init__(dim=dim, random_state=random_state)
-        self.epsilon = check_epsilon(epsilon)
-        self.unit = check_unit(unit)
 
     @property
     def rate(self) -> float:
@@ -122,6 +117,3 @@ class PurkayasthaMechanism(Mechanism):
                 noise_norm_rms=math.sqrt(max(chord2, 0.0)),
             )
         return info
-
-    def get_params(self) -> dict[str, Any]:
-        return {"epsilon": self.epsilon, "unit": self.unit, "dim": self.dim}

@@ -50,7 +50,6 @@ from .learned import (
     LearnedMechanism,
     NotFittedError,
     clip_grad_norm,
-    resolve_device,
     small_model_threads,
     torch_generator,
 )
@@ -173,13 +172,9 @@ class TextCrafter(LearnedMechanism):
             raise InvalidParameterError("ema_decay", "a number in [0, 1)", ema_decay)
         self.ema_decay = float(ema_decay)
         self.pii_l2 = check_non_negative_finite(pii_l2, "pii_l2")
-        self.device = resolve_device(device)
-        self.show_progress = bool(show_progress)
-        self.n_features_in_: int | None = None
         self.policy_: Any = None
         self.pii_classifier_: PIIClassifier | None = None
-        self.history_: list[dict[str, float]] = []
-        self._init_learned()
+        self._init_learned(device, show_progress)
 
     @staticmethod
     def radius_from_eps(eps: float, n: int) -> float:

@@ -37,9 +37,7 @@ _PLACEHOLDER = re.compile(r"^<[A-Z][A-Z0-9_]*>$")
 
 def _pad(payload: bytes) -> bytes:
     """4-byte length ‖ payload ‖ zeros, to the next power of two of at least 256 bytes."""
-    size = _MIN_BUCKET
-    while size < len(payload) + 4:
-        size *= 2
+    size = max(_MIN_BUCKET, 1 << (len(payload) + 3).bit_length())
     return struct.pack(">I", len(payload)) + payload + b"\x00" * (size - 4 - len(payload))
 
 

@@ -21,6 +21,7 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from .._validation import check_choice
 from ..errors import Described, InvalidParameterError, InvalidTypeError
 from .vector_cache import DEFAULT_BUDGET, check_budget, check_max_age
 
@@ -83,8 +84,8 @@ class Sealing:
         object.__setattr__(self, "vector_cache", check_budget(self.vector_cache))
         object.__setattr__(self, "vector_cache_max_age", check_max_age(self.vector_cache_max_age))
         object.__setattr__(self, "readable_metadata", _metadata_keys(self.readable_metadata))
-        _choice(self.ids, "ids", ID_MODES)
-        _choice(self.vector, "vector", VECTOR_FORMATS)
+        check_choice(self.ids, "ids", ID_MODES)
+        check_choice(self.vector, "vector", VECTOR_FORMATS)
         if self.keyring is not None and self.keyring is not KEYRING_NOT_GIVEN and not isinstance(
                 self.keyring, (str, os.PathLike)) and not all(
                 callable(getattr(self.keyring, m, None)) for m in ("get", "put", "destroy")):
@@ -136,13 +137,6 @@ class Sealing:
         default = Sealing()
         out = [n for n in _SETTINGS if getattr(self, n) != getattr(default, n) and getattr(self, n) != getattr(stored, n)]
         return out + (["keyring"] if self.has_keyring and not stored.has_keyring else [])
-
-
-def _choice(value: Any, name: str, choices: tuple[str, ...]) -> None:
-    if not isinstance(value, str):
-        raise InvalidTypeError(name, f"one of {choices}", value)
-    if value not in choices:
-        raise InvalidParameterError(name, f"one of {choices}", value)
 
 
 def _metadata_keys(keys: Any) -> tuple[str, ...]:

@@ -66,10 +66,7 @@ def size_class(n: int) -> int:
     """The padded size of ``n`` plaintext bytes: the next power of two from 512 to 8 KiB, then
     the next multiple of 8 KiB."""
     if n <= _PAGE:
-        size = _MIN_CLASS
-        while size < n:
-            size *= 2
-        return size
+        return max(_MIN_CLASS, 1 << (n - 1).bit_length())
     return -(-n // _PAGE) * _PAGE
 
 
@@ -259,8 +256,7 @@ class Sealer:
     def _ring_seal(self, name: str, key: bytes) -> bytes:
         from cryptography.hazmat.primitives.ciphers.aead import AESGCMSIV
 
-        nonce = hmac.digest(self._nonce_key, name.encode("ascii"), "sha256")[:12]
-        return AESGCMSIV(self._ring_wrap_key).encrypt(nonce, key, name.encode("ascii"))
+        return AESGCMSIV(self._ring_wrap_key).encrypt(self._nonce(name.encode("ascii")), key, name.encode("ascii"))
 
     def _ring_open(self, name: str, value: bytes | None) -> bytes | None:
         if value is None:
@@ -268,9 +264,9 @@ class Sealer:
         from cryptography.exceptions import InvalidTag
         from cryptography.hazmat.primitives.ciphers.aead import AESGCMSIV
 
-        nonce = hmac.digest(self._nonce_key, name.encode("ascii"), "sha256")[:12]
         try:
-            return AESGCMSIV(self._ring_wrap_key).decrypt(nonce, bytes(value), name.encode("ascii"))
+            return AESGCMSIV(self._ring_wrap_key).decrypt(self._nonce(name.encode("ascii")), bytes(value),
+                                                          name.encode("ascii"))
         except (InvalidTag, ValueError):
             pass
         raise SealedStoreError("keyring: a document key in the keyring does not open under this store's data key "

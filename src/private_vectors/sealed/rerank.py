@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from .._validation import check_int
+from ..encoders.base import l2_normalize
 from ..errors import InvalidParameterError
 
 __all__ = ["SPACES", "candidate_count", "exact_distances", "mmr", "rerank"]
@@ -65,11 +66,6 @@ def candidate_count(k: int, eps: float, n: int, *, candidates: int | str = "auto
     return min(n, want)
 
 
-def _unit(mat: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(mat, axis=-1, keepdims=True)
-    return mat / np.where(norms > 0, norms, 1.0)
-
-
 def exact_distances(query: np.ndarray, vectors: np.ndarray, space: str) -> np.ndarray:
     """Distances of ``vectors`` (m, d) to ``query`` (d,) in ``space`` (float64)."""
     if space not in SPACES:
@@ -80,7 +76,7 @@ def exact_distances(query: np.ndarray, vectors: np.ndarray, space: str) -> np.nd
         return np.sum((x - q) ** 2, axis=1)
     if space == "ip":
         return 1.0 - x @ q
-    return 1.0 - _unit(x) @ _unit(q[None, :])[0]
+    return 1.0 - l2_normalize(x) @ l2_normalize(q[None, :])[0]
 
 
 def rerank(query: np.ndarray, vectors: np.ndarray, k: int, space: str) -> tuple[np.ndarray, np.ndarray]:
@@ -96,10 +92,10 @@ def mmr(query: np.ndarray, vectors: np.ndarray, k: int, lambda_mult: float = 0.5
     similarity: each step picks argmax λ·sim(q, x) − (1 − λ)·max sim(x, chosen)."""
     if not 0.0 <= float(lambda_mult) <= 1.0:
         raise InvalidParameterError("lambda_mult", "a number in [0, 1]", lambda_mult)
-    x = _unit(np.asarray(vectors, dtype=np.float64))
+    x = l2_normalize(np.asarray(vectors, dtype=np.float64))
     if x.shape[0] == 0 or k <= 0:
         return []
-    rel = x @ _unit(np.asarray(query, dtype=np.float64).reshape(1, -1))[0]
+    rel = x @ l2_normalize(np.asarray(query, dtype=np.float64).reshape(1, -1))[0]
     chosen = [int(np.argmax(rel))]
     best_sim = x @ x[chosen[0]]
     while len(chosen) < min(k, x.shape[0]):

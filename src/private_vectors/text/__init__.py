@@ -24,6 +24,8 @@ surrogate / keep), as presidio splits recognizers from anonymizer operators.
 from importlib import import_module
 from typing import Any
 
+from .._lazy import lazy_attributes
+
 _HOMES = {
     "POLICIES": "operators", "DetectionError": "detection", "Detector": "spans", "FirmDetector": "recognizers.firms",
     "LightDetector": "light", "NameDetector": "recognizers.names", "NerDetector": "recognizers.concept",
@@ -35,44 +37,12 @@ _HOMES = {
     "WordListDetector": "recognizers.wordlist", "concept_detectors": "concepts", "load_pool": "surrogates",
     "merge_spans": "spans", "presidio_available": "recognizers.presidio",
 }
+__all__ = sorted(_HOMES)
+_lazy_getattr, _ = lazy_attributes(__name__, {name: f".{home}" for name, home in _HOMES.items()})
 
 
 def __getattr__(name: str) -> Any:
     """The package's names, imported on first use (the package itself loads no recognizer)."""
     if name == "registry":
         return import_module(f"{__name__}.registry")
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = [
-    "POLICIES",
-    "DetectionError",
-    "Detector",
-    "FirmDetector",
-    "IdentifierDetector",
-    "LightDetector",
-    "NameDetector",
-    "NerDetector",
-    "PatternDetector",
-    "PlaceDetector",
-    "PresidioDetector",
-    "QuantityDetector",
-    "Recognizer",
-    "RegexDetector",
-    "Rule",
-    "Sanitizer",
-    "Span",
-    "SurrogateGenerator",
-    "TextConcept",
-    "TokenDetector",
-    "WordListDetector",
-    "concept_detectors",
-    "load_pool",
-    "merge_spans",
-    "presidio_available",
-]
+    return _lazy_getattr(name)

@@ -327,16 +327,13 @@ class EntityIndex:
     def add(self, entries: Mapping[str, str]) -> None:
         """Add entries and note the new or changed ones; a weak entry never replaces a strong one."""
         with self._lock:
-            self._add(entries)
-
-    def _add(self, entries: Mapping[str, str]) -> None:
-        for mac, label in entries.items():
-            held = self._entries.get(mac)
-            if label.startswith(WEAK) and held is not None and not held.startswith(WEAK):
-                continue
-            if held != label:
-                self._entries[mac] = label
-                self._changes[mac] = label
+            for mac, label in entries.items():
+                held = self._entries.get(mac)
+                if label.startswith(WEAK) and held is not None and not held.startswith(WEAK):
+                    continue
+                if held != label:
+                    self._entries[mac] = label
+                    self._changes[mac] = label
 
     def discard(self, macs: Iterable[str]) -> int:
         """Remove entries (a deleted document's, no other document holding them) and note the

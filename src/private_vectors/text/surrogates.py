@@ -30,6 +30,7 @@ from typing import Any
 
 from ..errors import ArtefactError
 from ..keys import SecretKey, surrogate_subkey
+from .recognizers.numbers import luhn_ok
 
 __all__ = ["NAME_TOKEN", "POOL_VERSION", "SURROGATE_LABELS", "SurrogateGenerator", "load_pool", "normalise_token"]
 
@@ -42,8 +43,7 @@ SURROGATE_LABELS: tuple[str, ...] = ("PERSON", "LOCATION", "EMAIL_ADDRESS", "PHO
 """Labels the surrogate operator can replace by a fake value (others are redacted)."""
 
 TITLES = frozenset(["mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "madam", "dame", "lord", "lady", "rev", "fr"])
-_NAME_TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
-NAME_TOKEN = _NAME_TOKEN
+NAME_TOKEN = re.compile(r"[^\W\d_](?:[\w'’-]*[^\W_])?", re.UNICODE)
 """A word of a name (letters, inner apostrophes and hyphens): what a surrogate replaces word by word."""
 
 
@@ -135,7 +135,7 @@ class SurrogateGenerator:
 
     def person(self, text: str) -> str:
         out, pos = [], 0
-        for m in _NAME_TOKEN.finditer(text):
+        for m in NAME_TOKEN.finditer(text):
             out.append(text[pos:m.start()])
             tok = m.group(0)
             poss = re.search(r"['’]s$", tok)
@@ -181,14 +181,10 @@ class SurrogateGenerator:
 
     def surrogate(self, label: str, text: str) -> str | None:
         """A surrogate for ``text`` of ``label``, or None when the label has no surrogate kind."""
-        if label == "PERSON":
-            return self.person(text)
-        if label == "LOCATION":
-            return self.location(text)
-        if label == "EMAIL_ADDRESS":
-            return self.email(text)
-        if label == "IP_ADDRESS":
-            return self.ip(text)
+        kind = {"PERSON": self.person, "LOCATION": self.location, "EMAIL_ADDRESS": self.email,
+                "IP_ADDRESS": self.ip}.get(label)
+        if kind is not None:
+            return kind(text)
         if label in ("PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE") and any(c.isdigit() for c in text):
             return self.digits(text, label)
         return None
@@ -196,12 +192,4 @@ class SurrogateGenerator:
 
 def _luhn_digit(body: str) -> str:
     """The check digit making ``body`` + digit pass the Luhn test."""
-    total = 0
-    for i, ch in enumerate(reversed(body)):
-        d = int(ch)
-        if i % 2 == 0:
-            d *= 2
-            if d > 9:
-                d -= 9
-        total += d
-    return str((10 - total % 10) % 10)
+    return next(d for d in "0123456789" if luhn_ok(body + d))
