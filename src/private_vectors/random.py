@@ -189,9 +189,8 @@ class ResolvedRandomState:
         elif isinstance(random_state, np.random.Generator):
             self.seeded = True
             self._shared = _LockedGenerator(random_state)
-        elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-            if int(random_state) < 0:
-                raise InvalidTypeError("random_state", "None, a non-negative int or a numpy Generator", random_state)
+        elif (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+              and random_state >= 0):
             self.seeded = True
             self._shared = _LockedGenerator(np.random.default_rng(int(random_state)))
         else:

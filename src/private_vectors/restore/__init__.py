@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._progress import counts_documents
+from .._validation import check_stage_output, check_texts
 from ..errors import InvalidParameterError, InvalidTypeError
 from .records import (
     RESTORE_KEY,
@@ -78,8 +79,6 @@ def sanitize_recorded(embedding: Any, texts: Sequence[str], *,
     (None when the store path keeps no restore records: see :func:`wants_restore`)."""
     if not wants_restore(embedding, store_raw_text=store_raw_text):
         return embedding.sanitize_documents(texts), None
-    from .._validation import check_stage_output, check_texts
-
     items = check_texts(texts, "texts")
     if not items:
         return [], []
@@ -113,8 +112,6 @@ def prepare_with_restore(embedding: Any, texts: Sequence[str], ids: Sequence[Any
     Returns:
         (texts to store or None, vectors, records or None)
     """
-    from .._validation import check_texts
-
     items = check_texts(texts, "texts")
     ids = paired_ids(ids, items)
     if not wants_restore(embedding, store_raw_text=store_raw_text):
