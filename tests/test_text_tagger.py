@@ -107,7 +107,7 @@ def test_a_model_stage_records_the_detector_and_reopens(shipped: TaggerRecognize
         assert stage.apply(["i wrote to amelia okafor today"]) == ["i wrote to <PERSON> today"]
         cfg = stage.get_config()
         assert cfg["detector"] == "model"
-        assert cfg["detectors"][-1] == {**shipped.get_config(), "labels": ["PERSON"]}
+        assert cfg["detectors"][-1] == {**shipped.get_config(), "labels": ["PERSON"], "thresholds": {"PERSON": 0.4}}
         assert Sanitizer.from_config(cfg).get_config() == cfg
         assert Sanitizer("person").get_config() == cfg  # the tagger is the default for a concept with names
         assert "detector" not in Sanitizer("person", detector="rules").get_config()
@@ -186,7 +186,15 @@ def test_where_the_tagger_reads_presidios_lone_name_in_a_text_about_no_one_is_dr
     assert ContextFree(off=["general-names"]).apply(text, [lone], read) == [lone]
     byline = "Mishi Saran\n" + "The samples were stored and measured again. " * 15
     assert rule.apply(byline, [Span(0, 11, "PERSON", 0.85, "presidio")], read) == [Span(0, 11, "PERSON", 0.85, "presidio")]
-    assert ContextFree().get_config()["version"] == "7"
+    assert ContextFree().get_config()["version"] == "8"
+
+
+def test_a_name_the_tagger_split_in_two_spans_is_no_lone_guess() -> None:
+    rule, text = ContextFree(), "Please forward the signed invoice to selamawit egal before Friday."
+    first, last = Span(37, 46, "PERSON", 0.76, "tagger"), Span(47, 51, "LOCATION", 0.65, "tagger")
+    assert rule.apply(text, [first, last], _context()) == [first, last]
+    assert rule.apply(text, [first], _context()) == []  # alone: a one-word guess, dropped
+    assert ContextFree(off=["split-names"]).apply(text, [first, last], _context()) == [last]
 
 
 def test_a_stage_with_the_tagger_says_so_to_its_rules() -> None:
@@ -258,6 +266,6 @@ def test_a_label_can_have_its_own_threshold_and_the_model_stage_gives_places_one
     assert "thresholds" not in TaggerRecognizer(["PERSON"]).get_config()
     with pytest.raises(InvalidParameterError, match="thresholds"):
         TaggerRecognizer(thresholds={"LOCATION": 1.5})
-    assert dict(MODEL_THRESHOLDS) == {"LOCATION": 0.4}
-    assert model_recognizer("PII").thresholds == {"LOCATION": 0.4}  # type: ignore[attr-defined]
-    assert model_recognizer("person").thresholds == {}  # type: ignore[attr-defined]
+    assert dict(MODEL_THRESHOLDS) == {"LOCATION": 0.4, "PERSON": 0.4}
+    assert model_recognizer("PII").thresholds == {"LOCATION": 0.4, "PERSON": 0.4}  # type: ignore[attr-defined]
+    assert model_recognizer("person").thresholds == {"PERSON": 0.4}  # type: ignore[attr-defined]

@@ -109,13 +109,15 @@ class ContextFree(_PartedRule):
     ``general-names`` (version 7): where the tagger reads, in a text of 100 words or more about no
     one, a name of any length that presidio alone reported, not alone on its line (a byline), is
     dropped ("Multipoint Kras", "Mut L", "BACKGROUND LDL": the tagger, a second reader, saw no name
-    there). Evidence, part by part: rows
+    there). Part ``split-names`` (version 8): a one-word name the tagger reports right beside
+    another name or place span of its own, one space between ("selamawit" + "egal"), is a full
+    name it split in two, not a lone guess, and stays. Evidence, part by part: rows
     ``context-free.countries``, ``context-free.ages``, ``context-free.long-texts`` and
     ``context-free.town-lines`` of the current table of ``benchmarks/text_rules.py``
     (``town-lines`` changes nothing on its five corpora: a candidate to go, read there),
     ``one-word-places`` in its section on ``detector="model"``, countries in long texts only in its
-    section on version 4, ``unsure-places`` in its section on version 5, ``general-names`` in its
-    section on version 7.
+    section on version 4, ``unsure-places`` in its section on version 5, ``general-names`` and
+    ``split-names`` in their sections on versions 7 and 8.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -123,9 +125,9 @@ class ContextFree(_PartedRule):
 
     name = "context-free"
     summary = "in a document about no one, what identifies no one alone is kept"
-    version = "7"
+    version = "8"
     parts = ("countries", "ages", "long-texts", "town-lines", "one-word-places", "unsure-places", "tagger-scores",
-             "general-names")
+             "general-names", "split-names")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         why = personal_context(text, spans, "town-lines" not in self.off)
@@ -153,6 +155,13 @@ class ContextFree(_PartedRule):
         unsure = tagger and "unsure-places" not in self.off and long
         sure_is_no_cue = "tagger-scores" not in self.off and long
         near = OverlapIndex(spans)
+        before = {(o.detector, o.start - 1) for o in spans if o.label in ("PERSON", "LOCATION")}
+        after = {(o.detector, o.end + 1) for o in spans if o.label in ("PERSON", "LOCATION")}
+
+        def split(s: Span) -> bool:  # part split-names: the tagger's name in two spans ("selamawit" + "egal")
+            return learned(s) and "split-names" not in self.off and (
+                ((s.detector, s.end) in before and text[s.end:s.end + 1] == " ")
+                or ((s.detector, s.start) in after and text[s.start - 1:s.start] == " "))
 
         def lone(s: Span) -> bool:
             if unsure and s.label == "LOCATION" and learned(s) and s.score < SCORES.tagger:
@@ -177,7 +186,8 @@ class ContextFree(_PartedRule):
             # "#AmeliaOkafor" (a tag, read as its words) are two words
             return (s.label == "PERSON" and has(s, *recognizers, LEARNED)
                     and len(as_words(text, s.start, s.end).replace("_", " ").split()) == 1
-                    and alone(s, spans, agreeing, near) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start))
+                    and alone(s, spans, agreeing, near) and not TITLE_BEFORE.search(text, max(0, s.start - 8), s.start)
+                    and not split(s))
 
         return [s for s in spans if lone(s)]
 
