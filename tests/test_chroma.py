@@ -16,6 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import _zygote
+
 chromadb = pytest.importorskip("chromadb")
 
 from private_vectors import PrivateEmbedding  # noqa: E402
@@ -42,8 +44,7 @@ def _no_env_key(monkeypatch):
 def _run(code: str, env: dict[str, str] | None = None) -> str:
     full_env = {**os.environ, **(env or {})}
     full_env.pop(KEY_ENV, None) if env is None or KEY_ENV not in env else None
-    res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=120, env=full_env)
+    res = _zygote.run(["-c", textwrap.dedent(code)], timeout=120, env=full_env)  # a new process (tests/_zygote.py)
     assert res.returncode == 0, res.stderr[-3000:]
     return res.stdout
 

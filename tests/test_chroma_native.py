@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import _zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError, PrivacyWarning
 from private_vectors.keys import KEY_ENV
@@ -57,8 +58,7 @@ def _run(code: str, env: dict[str, str] | None = None, check: bool = True) -> su
     full = {k: v for k, v in os.environ.items() if k != KEY_ENV}
     full["PYTHONPATH"] = SRC + os.pathsep + full.get("PYTHONPATH", "")
     full.update(env or {})
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full,
-                         timeout=300)
+    out = _zygote.run(["-c", textwrap.dedent(code)], env=full, timeout=300)  # a new process (tests/_zygote.py)
     if check:
         assert out.returncode == 0, out.stderr[-3000:]
     return out

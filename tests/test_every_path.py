@@ -29,14 +29,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
-import sys
 import warnings
 from functools import cache
 from pathlib import Path
 
 import pytest
 
+import _zygote as zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import PrivacyWarning
 from private_vectors.eval.synthetic import PEOPLE_TEMPLATES, people_corpus, shipped_words
@@ -161,15 +160,22 @@ def _recording(ef: PrivateEmbedding) -> list[str]:
     return outputs
 
 
-def _reopen(kind: str, folder: Path, source: str, queries: list[str], inputs: Path | None = None) -> dict:
-    """The worker's answer: ``{"results": [[text, ...] per query], ...}`` (and what else it checked)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PRIVATE_VECTORS_KEY", "PV_TEST_KEY")}
+def _base_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PRIVATE_VECTORS_KEY", "PV_TEST_KEY", "PV_TEST_INPUTS")}
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def _reopen(kind: str, folder: Path, source: str, queries: list[str],
+            inputs: Path | None = None) -> dict:
+    """The worker's answer, from a new process: ``{"results": [[text, ...] per query], ...}`` (and
+    what else it checked)."""
+    env = _base_env()
     env["PRIVATE_VECTORS_KEY" if source == "env" else "PV_TEST_KEY"] = KEY
     if inputs is not None:
         env["PV_TEST_INPUTS"] = str(inputs)
-    done = subprocess.run([sys.executable, str(WORKER), kind, str(folder), source, *queries], env=env,
-                          capture_output=True, text=True, timeout=600)
+    # a new process: a fork of one that imported only the detector's third-party stack (tests/_zygote.py)
+    done = zygote.run([str(WORKER), kind, str(folder), source, *queries], env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+import _zygote
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "integrations"
 
 
 def _run(script: str, *args: str, tmp_path: Path) -> str:
-    res = subprocess.run([sys.executable, str(EXAMPLES / script), "--model", "fake", "--eps", "40",
-                          "--path", str(tmp_path / "store"), *args],
-                         capture_output=True, text=True, timeout=180, cwd=tmp_path)
+    res = _zygote.run([str(EXAMPLES / script), "--model", "fake", "--eps", "40",  # a new process (tests/_zygote.py)
+                       "--path", str(tmp_path / "store"), *args], timeout=180, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     return res.stdout
 
@@ -69,9 +68,8 @@ def test_faiss_example(tmp_path, kind):
 
 
 def test_cli_demo_runs_the_day_one_job(tmp_path):
-    res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--concept", "none",
-                          "--eps", "40", "--path", str(tmp_path / "db"), "--json"],
-                         capture_output=True, text=True, timeout=180)
+    res = _zygote.run(["-m", "private_vectors.cli", "demo", "--model", "fake", "--concept", "none",
+                       "--eps", "40", "--path", str(tmp_path / "db"), "--json"], timeout=180)
     assert res.returncode == 0, res.stderr[-3000:]
     assert "stored 6 documents" in res.stdout and "Query 'symptoms of a respiratory infection'" in res.stdout
     report = json.loads(res.stdout[res.stdout.index("{"):])
@@ -82,8 +80,8 @@ def test_cli_demo_runs_the_day_one_job(tmp_path):
 def test_cli_demo_fits_a_screen_and_shows_raw_and_stored_text(tmp_path):
     """The day-one job with its default concept (PII: redaction + Laplace): at most 40 lines,
     each raw text beside what the store keeps, one query's results and the plain report."""
-    res = subprocess.run([sys.executable, "-m", "private_vectors.cli", "demo", "--model", "fake", "--eps", "40",
-                          "--path", str(tmp_path / "db")], capture_output=True, text=True, timeout=300)
+    res = _zygote.run(["-m", "private_vectors.cli", "demo", "--model", "fake", "--eps", "40",
+                       "--path", str(tmp_path / "db")], timeout=300)
     assert res.returncode == 0, res.stderr[-3000:]
     lines = res.stdout.splitlines()
     assert len(lines) <= 40, res.stdout

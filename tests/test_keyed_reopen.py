@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import _zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import (
     ConfigMismatchError,
@@ -43,8 +44,7 @@ def _run(code: str, env_key: str | None) -> str:
     env = {k: v for k, v in os.environ.items() if k != KEY_ENV}
     if env_key is not None:
         env[KEY_ENV] = env_key
-    res = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                         timeout=300, env=env)
+    res = _zygote.run(["-c", textwrap.dedent(code)], timeout=300, env=env)  # a new process (tests/_zygote.py)
     assert res.returncode == 0, res.stderr[-3000:]
     return res.stdout.strip().splitlines()[-1]
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import _zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import ConfigMismatchError, InvalidParameterError
 from private_vectors.keys import KEY_ENV, SecretBytes, SecretKey, generate
@@ -103,14 +104,12 @@ def test_chroma_store_holds_no_listed_token_and_reopen_compares_them(tmp_path):
     # the hashed lists cannot be rebuilt from the record: a new process reopening without the function
     # is told what to pass, and the error names no listed value
     import os
-    import subprocess
-    import sys
 
     code = ("import chromadb\nfrom private_vectors.chroma import open_collection\n"
             f"open_collection(chromadb.PersistentClient(path={str(tmp_path)!r}), 'notes', key={KEY!r})\n")
     env = {**{k: v for k, v in os.environ.items() if k != KEY_ENV},
            "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    res = _zygote.run(["-c", code], env=env, timeout=300)  # a new process (tests/_zygote.py)
     assert res.returncode != 0 and "ConfigMismatchError" in res.stderr and "same PrivateEmbedding" in res.stderr
     assert SECRET_TOKEN not in res.stderr and ALLOWED not in res.stderr
 

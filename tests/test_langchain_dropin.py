@@ -14,6 +14,8 @@ import warnings
 import numpy as np
 import pytest
 
+import _zygote
+
 langchain_chroma = pytest.importorskip("langchain_chroma")
 chromadb = pytest.importorskip("chromadb")
 
@@ -259,7 +261,7 @@ def test_chroma_schema_roundtrip_of_a_mocked_config_is_refused():
         except Exception as exc:
             print("REFUSED", type(exc).__name__, exc)
     """)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    res = _zygote.run(["-c", code], timeout=180)  # a new process (tests/_zygote.py)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "REFUSED InvalidTypeError config: expected a PrivateEmbedding config dict, received MagicMock" in res.stdout
 

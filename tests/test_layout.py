@@ -1,4 +1,4 @@
-"""The layout of issue 15: pipeline rooms, moved modules reachable by their old paths."""
+"""The layout: pipeline rooms, moved modules gone from their old paths, Chroma registration."""
 
 from __future__ import annotations
 
@@ -50,8 +50,11 @@ def test_rooms_point_forward() -> None:
     assert not any(t.startswith("private_vectors.integrations") for t in graph["private_vectors"])
 
 
-def test_chroma_registration_is_triggered_by_the_package() -> None:
+def test_chroma_registration_is_triggered_by_the_chroma_integration() -> None:
+    """Chroma learns the embedding function when the library's Chroma integration is imported
+    (no import hook: the test imports it, so the outcome does not depend on which test ran before)."""
     pytest.importorskip("chromadb")
+    import private_vectors.chroma  # noqa: F401
     from chromadb.utils.embedding_functions import known_embedding_functions
 
     assert known_embedding_functions[config.CHROMA_NAME] is private_vectors.PrivateEmbedding

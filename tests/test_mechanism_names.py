@@ -4,12 +4,11 @@ use (and survive a reopen in a new process); unknown names are listed in the err
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
+import _zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.embedding import KEY_ENV
 from private_vectors.errors import InvalidParameterError
@@ -60,6 +59,6 @@ def test_cape_collection_reopens_in_a_new_process(tmp_path):
         print("COUNT", col.count())
     """)
     env = {k: v for k, v in os.environ.items() if k != KEY_ENV}
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, env=env)
+    res = _zygote.run(["-c", code], timeout=240, env=env)  # a new process (tests/_zygote.py)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "CapeEncoder cape 10.0" in res.stdout and "COUNT 3" in res.stdout

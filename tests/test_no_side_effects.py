@@ -8,11 +8,11 @@ through sentence-transformers, whose hub client reads its environment)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import pytest
+
+import _zygote
 
 _CHECK = r"""
 import inspect, json, os, sys, tempfile, types, warnings
@@ -65,8 +65,9 @@ print(json.dumps({
 def test_no_patch_of_another_library_and_no_process_wide_write():
     for name in ("chromadb", "presidio_analyzer", "sentence_transformers", "transformers"):
         pytest.importorskip(name)
-    res = subprocess.run([sys.executable, "-c", textwrap.dedent(_CHECK)], capture_output=True, text=True,
-                         timeout=600)
+    # a new process forked from one that imported torch, transformers, presidio and spaCy first
+    # (tests/_zygote.py): the check imports those packages first itself, before the snapshot
+    res = _zygote.run(["-c", textwrap.dedent(_CHECK)], timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
     got = json.loads(res.stdout.strip().splitlines()[-1])
     assert got["stored"] == ["<PERSON> flew to <LOCATION>."]

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import _zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.errors import InvalidParameterError, InvalidTypeError
 from private_vectors.options import EmbeddingOptions, concept_parts, resolve_options, split_concept
@@ -200,8 +201,6 @@ def test_composed_and_preset_concepts_reach_the_text_stage() -> None:
 @pytest.mark.parametrize("model", [None, "fake:16"])  # the default model ships a PII artefact; fake has none
 def test_a_text_concept_loads_or_fits_no_noise_concept(model: str | None) -> None:
     import json
-    import subprocess
-    import sys
     import textwrap
 
     code = textwrap.dedent(f"""
@@ -213,7 +212,7 @@ def test_a_text_concept_loads_or_fits_no_noise_concept(model: str | None) -> Non
                         and m.rsplit(".", 1)[1] in ("artefact", "subspace", "mask", "attribute"))
         print(json.dumps([loaded, pe.noise_concept is None, pe.get_config()["concept"], pe.concept]))
     """)
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    res = _zygote.run(["-c", code], timeout=300)  # a new process (tests/_zygote.py)
     assert res.returncode == 0, res.stderr[-2000:]
     assert "fitting it on the fly" not in res.stderr
     assert json.loads(res.stdout.strip().splitlines()[-1]) == [[], True, None, "PII"]

@@ -3,12 +3,12 @@ only sees surrogates while the key holder gets names back in the context and the
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import _zygote
 from private_vectors import PrivateEmbedding
 from private_vectors.restore import RESTORE_KEY, RestoreError, prepare_with_restore
 from test_restore import KEY
@@ -72,9 +72,8 @@ def test_answer_step(ef, docs):
 
 
 def test_rag_example_restores_context_and_answer(tmp_path):
-    res = subprocess.run([sys.executable, str(ROOT / "integrations" / "langchain_restore_rag.py"), "--model", "fake",
-                          "--eps", "40", "--path", str(tmp_path / "store")],
-                         capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    res = _zygote.run([str(ROOT / "integrations" / "langchain_restore_rag.py"), "--model", "fake",  # a new process (tests/_zygote.py)
+                       "--eps", "40", "--path", str(tmp_path / "store")], timeout=300, cwd=tmp_path)
     assert res.returncode == 0, res.stderr[-3000:]
     out = res.stdout
     first = out.split("Q: Where did Maria Lopez book a flight to?", 1)[1].split("\nQ:", 1)[0]
