@@ -151,8 +151,7 @@ class ContextFree(_PartedRule):
         recognizers, agreeing = (_LONG_TEXT, _LONG_TEXT) if is_long else (_ONE_WORD, ())
         known = countries() if "countries" not in self.off and long else frozenset()
         places = tagger and "one-word-places" not in self.off and long
-        names = tagger and "general-names" not in self.off and long and not any(
-            learned(o) and o.label == "PERSON" for o in spans)  # the tagger read no name in it
+        names = tagger and "general-names" not in self.off and long
         unsure = tagger and "unsure-places" not in self.off and long
         sure_is_no_cue = "tagger-scores" not in self.off and long
         near = OverlapIndex(spans)
