@@ -76,7 +76,7 @@ less sure of is still mostly a place in a short post; in a text of 100 words or 
 place is dropped again (rule ``context-free``, part ``unsure-places``). Chosen on the Broad
 Twitter Corpus dev split and WNUT-17 train: rows in ``benchmarks/text_rules.py``. A name from 0.4:
 a lower-case full name the tagger is less sure of ("tesfaye wardak" at 0.43) on the evasion
-generator's probes, no cost on the tuning parts (``benchmarks/results/text/rules.md``)."""
+generator's probes, no cost on the tuning parts: rows in ``benchmarks/text_rules.py``."""
 
 PATTERN_SCORES: Mapping[str, Mapping[str, float]] = MappingProxyType({k: MappingProxyType(v) for k, v in {
     "regex": {"email": 1.0, "iban": 1.0, "card": 0.95, "ip": 0.9, "ssn": 0.85, "date": 0.7, "url": 0.6,
