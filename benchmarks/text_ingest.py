@@ -11,7 +11,11 @@ private time = private throughput as a fraction of plain throughput. ``--stages 
 the rule-based stage and the one with the learned tagger (``detector="model"``) in the same run;
 ``model-no-ner`` is ``detector="model"`` with presidio's spaCy pipeline reduced to its tokenizer
 (no entity recognizer: presidio's pattern recognizers and its context words still read the tokens),
-an experiment set on the sanitizer's instance here, not a library option.
+an experiment set on the sanitizer's instance here, not a library option. With ``--store``,
+``model-onnx`` and ``model-int8`` are ``detector="model"`` with the tagger's network run by ONNX
+Runtime instead of torch (fp32; dynamic int8 but the attention products and the feed-forward
+down-projection, the variant of ``benchmarks/tagger_onnx.py`` that keeps most spans), also set on the
+instance (they need ``onnx``, which the library does not install).
 
     nice -n 10 .venv/bin/python benchmarks/text_ingest.py --data ../shared/data --stages rules,model \\
         --out benchmarks/results/text_ingest.md
@@ -72,6 +76,22 @@ def without_ner(sanitizer) -> None:
     analyzer.registry.add_recognizer(pr._offline_email_recognizer())
     (det,) = [d for d in sanitizer.detectors if d.name == "presidio"]
     det._loaded = analyzer  # (the recognizer loads its analyzer on first use: this one instead)
+
+
+def on_onnx_runtime(sanitizer, *, int8: bool) -> None:
+    """Run the sanitizer's tagger network on ONNX Runtime (see ``benchmarks/tagger_onnx.py``)."""
+    import tempfile
+
+    import tagger_onnx as tx
+    import torch
+
+    (det,) = [d for d in sanitizer.detectors if d.name == "tagger"]
+    model = det._tagger()
+    graph = tx.export(model._net)
+    if int8:
+        with tempfile.TemporaryDirectory() as tmp:
+            graph = tx.int8(graph, tx._ATTENTION + tx._FFN_DOWN, Path(tmp))
+    model._net = tx.OrtNet(tx.session(graph, torch.get_num_threads()), model._net.head)
 
 
 def run(name: str, docs: list[str], chunk: int, sanitizers: dict, encoder, mech, clocks: dict) -> list[dict]:
@@ -175,7 +195,9 @@ def store_sides(kinds: list[str]):
     stores = {"plain": lambda ids, docs: plain.add(ids=ids, documents=docs)}
     detect, clocks = {}, {}
     for kind in kinds:
-        ef = PrivateEmbedding(concept="PII", eps=10, detector=kind)
+        ef = PrivateEmbedding(concept="PII", eps=10, detector=kind.split("-")[0])
+        if kind in ("model-onnx", "model-int8"):
+            on_onnx_runtime(ef.sanitizer, int8=kind == "model-int8")
         col = create_collection(client, f"private-{kind}", ef)
         stores[kind] = lambda ids, docs, col=col: add_documents(col, ids=ids, documents=docs)
         clocks[kind] = timers(ef.sanitizer)
@@ -209,7 +231,8 @@ def main() -> int:
     ap.add_argument("--judgments", type=int, default=0,
                     help="TAB dev court judgments (a third row, in one chunk; 0: none)")
     ap.add_argument("--stages", default="rules",
-                    help="text stages beside plain: rules, model, model-no-ner (comma-separated)")
+                    help="text stages beside plain: rules, model, model-no-ner; with --store rules, model, "
+                         "model-onnx, model-int8 (comma-separated)")
     ap.add_argument("--store", action="store_true",
                     help="compare stores instead: a plain chromadb collection with SentenceTransformerEmbeddingFunction "
                          "against add_documents with PrivateEmbedding(concept='PII', eps=10, detector=each stage)")
@@ -287,8 +310,9 @@ def main_store(args) -> int:
     from private_vectors.eval.datasets import load_beir
 
     kinds = [k for k in args.stages.split(",") if k]
-    if not kinds or any(k not in ("rules", "model") for k in kinds):
-        raise SystemExit(f"--store --stages: expected names among rules, model; received {args.stages!r}")
+    if not kinds or any(k not in ("rules", "model", "model-onnx", "model-int8") for k in kinds):
+        raise SystemExit("--store --stages: expected names among rules, model, model-onnx, model-int8; "
+                         f"received {args.stages!r}")
     torch.set_num_threads(max(1, (os.cpu_count() or 1)))
     data = Path(args.data)
     long_docs = list(load_beir(data / "retrieval" / "scifact").corpus.values())[: args.long]
