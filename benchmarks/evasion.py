@@ -51,13 +51,16 @@ text: after Unicode NFKC, with invisible format characters (zero-width, bidi, so
 removed, case-folded, as a whole word (not next to another letter). That is what a reader, or
 the encoder's tokenizer, sees.
 
-Systems: the library's default text stage (``PrivateEmbedding(concept="PII", eps=10)``:
+Systems: the library's default text stage (``library``: ``PrivateEmbedding(concept="PII", eps=10)``,
+whatever detector the default is, today the learned tagger, ``detector="model"``;
 ``sanitize_documents`` / ``sanitize_queries``; one instance per category, so the keyed index
 holds only that category's names; for the reopened categories, a second instance that loads the
 first one's ``query_index_state()``), the same with a key (``library-keyed``: the keyed query
-index is persisted, so a reopened store restores it), the same two with the learned tagger
-(``library-model``, ``library-model-keyed``: ``Sanitizer("PII", detector="model")``; ``--tagger``:
-with the tagger read from another weight folder), the tagger
+index is persisted, so a reopened store restores it), the same two with the detector named
+explicitly: the learned tagger (``library-model``, ``library-model-keyed``:
+``Sanitizer("PII", detector="model")``; ``--tagger``: with the tagger read from another weight
+folder) and the recognizers and rules without it (``library-rules``, ``library-rules-keyed``:
+``Sanitizer("PII", detector="rules")``), the tagger
 alone (``tagger``) and presidio's defaults (``AnalyzerEngine`` with every
 recognizer on spaCy's small English model, ``AnonymizerEngine`` replacing each result with
 ``<ENTITY_TYPE>``), which has no memory across documents.
@@ -515,6 +518,27 @@ def _model_embedding(key: bytes | None = None) -> Any:
         return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
 
 
+def _rules_embedding(key: bytes | None = None) -> Any:
+    from private_vectors import PrivateEmbedding
+    from private_vectors.text import Sanitizer
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        stage = Sanitizer("PII", key=key, detector="rules", rules_off=_RULES_OFF)
+        return PrivateEmbedding(concept="PII", eps=10, key=key, sanitize=stage)
+
+
+def rules_library() -> LibraryStage:
+    """The text stage without the learned tagger (``Sanitizer("PII", detector="rules")``), no key."""
+    return LibraryStage(_rules_embedding)
+
+
+def keyed_rules_library() -> LibraryStage:
+    """As :func:`rules_library`, with a key (a fresh random one per store)."""
+    key = secrets.token_bytes(32)
+    return LibraryStage(lambda: _rules_embedding(key))
+
+
 def model_library() -> LibraryStage:
     """The default text stage with the learned tagger (``Sanitizer("PII", detector="model")``), no key."""
     return LibraryStage(_model_embedding)
@@ -638,10 +662,12 @@ def report(probes: dict[str, list[Probe]], results: dict[str, Any], command: str
     return "\n".join(lines) + "\n"
 
 
-def summary(results: dict[str, Any]) -> dict[str, Any]:
-    """Leak counts and the leaking case numbers per system and category (no stored text)."""
+def summary(results: dict[str, Any], cases_named: bool = True) -> dict[str, Any]:
+    """Leak counts and (``cases_named``) the leaking case numbers per system and category (no
+    stored text). The held-out probes (``--probes fresh``) get counts alone, so that which of
+    their cases leak is never written down."""
     return {s: {cat: {"leaks": sum(bool(r["leaked"]) for r in rows), "cases": len(rows),
-                      "leaking_cases": [r["case"] for r in rows if r["leaked"]]}
+                      **({"leaking_cases": [r["case"] for r in rows if r["leaked"]]} if cases_named else {})}
                 for cat, rows in per_cat.items()} for s, per_cat in results.items()}
 
 
@@ -657,8 +683,9 @@ def main() -> int:
                    help="tuning: the generator's own templates and names (rules may be chosen on them); fresh: "
                    "the held-out set of benchmarks/configs/evasion_fresh.json (measured only)")
     p.add_argument("--systems", default="library,library-keyed,presidio",
-                   help="library (the default: no key), library-keyed (the default with a key), presidio, "
-                   "tagger (the learned tagger alone)")
+                   help="library (the default detector, today the tagger: no key), library-keyed (the default "
+                   "with a key), library-model / library-model-keyed (detector=\"model\" named), library-rules / "
+                   "library-rules-keyed (detector=\"rules\": no tagger), presidio, tagger (the learned tagger alone)")
     p.add_argument("--rules-off", default=None, help="library systems (with the tagger too): comma-separated "
                    "rules_off entries")
     p.add_argument("--tagger", default=None, help="library-model systems: the learned tagger from this weight "
@@ -684,7 +711,8 @@ def main() -> int:
         _RULES_OFF[:] = [r for r in args.rules_off.split(",") if r]
     known: dict[str, Callable[[], TextStage]] = {"library": LibraryStage, "library-keyed": keyed_library,
                                                  "presidio": PresidioStage, "tagger": TaggerStage,
-                                                 "library-model": model_library, "library-model-keyed": keyed_model_library}
+                                                 "library-model": model_library, "library-model-keyed": keyed_model_library,
+                                                 "library-rules": rules_library, "library-rules-keyed": keyed_rules_library}
     systems = {s: known[s] for s in args.systems.split(",")}
     t0 = time.time()
     results = evaluate(probes, systems)
@@ -697,7 +725,8 @@ def main() -> int:
         out.write_text(text, "utf-8")
         out.with_suffix(".json").write_text(json.dumps({"command": command, "seed": args.seed, "cases": cases,
                                                         "probes": args.probes,
-                                                        "results": summary(results)}) + "\n", "utf-8")
+                                                        "results": summary(results, args.probes != "fresh")})
+                                   + "\n", "utf-8")
     return 0
 
 

@@ -28,8 +28,9 @@ replaced ÷ gold tokens of that label. Precision = replaced tokens inside any go
 label counted, MISC and products included) ÷ all replaced tokens. Tags (``#`` or ``@`` joined to a
 word token): of the tags inside a gold entity, the share replaced (tag recall), and of the replaced
 tags, the share inside one (tag precision). Systems: the library's text stage
-(``Sanitizer(concept)``: the spans ``apply`` replaces over the batch; ``library-model``: with
-``detector="model"``, the learned tagger added; ``--tagger``: read from another weight folder), presidio's defaults on spaCy
+(``library``: ``Sanitizer(concept)``, the default detector, the spans ``apply`` replaces over the batch;
+``library-model``: with ``detector="model"`` named, the learned tagger added; ``--tagger``: read from
+another weight folder; ``library-rules``: with ``detector="rules"``, no tagger), presidio's defaults on spaCy
 small (every recognizer, threshold 0), and the learned tagger alone (every label it reports).
 ``--case lower`` or ``upper`` scores every corpus in that letter case.
 
@@ -246,6 +247,7 @@ def tagger(texts: list[str]) -> list[list[bool]]:
 SYSTEMS: dict[str, MaskFn | Callable[[], MaskFn]] = {
     "library": lambda: library("PII"),
     "library-model": lambda: library("PII", detector="model"),
+    "library-rules": lambda: library("PII", detector="rules"),
     "presidio": lambda: presidio,
     "tagger": lambda: tagger,
 }
@@ -279,7 +281,7 @@ def main() -> int:
     p.add_argument("--half", default="second", choices=("first", "second"), help="news: which half of the documents")
     p.add_argument("--systems", default="library,library-model,presidio,tagger")
     p.add_argument("--limit", type=int, default=None)
-    p.add_argument("--rules-off", default=None, help="library, library-model: comma-separated rules_off entries of "
+    p.add_argument("--rules-off", default=None, help="library, library-model, library-rules: comma-separated rules_off entries of "
                    "the text stage")
     p.add_argument("--tagger", default=None, help="library-model: the learned tagger from this weight folder "
                    "(written by scripts/train_tagger.py) instead of the shipped one")
@@ -290,6 +292,7 @@ def main() -> int:
     off = [r for r in args.rules_off.split(",") if r] if args.rules_off is not None else None
     if off is not None:
         SYSTEMS["library"] = lambda: library("PII", rules_off=off)
+        SYSTEMS["library-rules"] = lambda: library("PII", detector="rules", rules_off=off)
     if off is not None or args.tagger is not None:
         SYSTEMS["library-model"] = lambda: mask_fn(model_sanitizer("PII", args.tagger, timeout=None, rules_off=off))
     command = ".venv/bin/python benchmarks/real_text.py " + " ".join(sys.argv[1:])

@@ -3,7 +3,8 @@
 Shows every rule's effect on the tuning parts of four corpora and on the evasion generator, as
 the project requires of a detection rule (no rule without two corpora), switched off through the
 registry (``Sanitizer("PII", rules_off=[name])``; a part of a rule: ``"context-free.ages"``;
-``--detector model``: with the learned tagger, ``library-model`` in the two child scripts):
+``--detector rules``, the default: ``library-rules`` in the two child scripts; ``--detector model``:
+with the learned tagger, ``library-model``):
 
 * TAB court judgments, ``train`` split: PERSON and LOC token recall, DIRECT+QUASI recall, precision;
 * presidio's synthetic set, the tuning half (never the held-out one): PERSON, LOCATION, PHONE
@@ -75,7 +76,7 @@ def _child(script: str, args: list[str], out: Path) -> dict[str, Any]:
     return json.loads(out.with_suffix(".json").read_text("utf-8"))
 
 
-_SYSTEM = {"rules": "library", "model": "library-model"}
+_SYSTEM = {"rules": "library-rules", "model": "library-model"}
 """The name of the text stage with each detector in ``real_text.py`` and ``evasion.py``."""
 
 
