@@ -95,3 +95,20 @@ def test_a_place_code_is_no_ordinary_word_in_a_short_message() -> None:
     assert OrdinaryWords().apply("Cells again", [Span(0, 5, "LOCATION", 0.85, "presidio")], context) == []  # no code
     study = "Cohorts in the US were pooled." + " Outcomes were recorded at each visit." * 17
     assert OrdinaryWords().apply(study, [Span(15, 17, "LOCATION", 0.85, "presidio")], context) == []  # a long text
+
+
+def test_a_place_written_as_a_tokenised_post_writes_it_stays_in_a_short_message() -> None:
+    context = RuleContext(StageSettings())
+    post = "#plan Land of Talk - Minneapolis ( First Avenue ) Wed"
+    dash = Span(post.index("- Minneapolis"), post.index("- Minneapolis") + 13, "LOCATION", 0.8, "tagger")
+    city = Span(post.index("Minneapolis"), post.index("Minneapolis") + 11, "LOCATION", 0.8, "tagger")
+    assert NameShape().apply(post, [dash], context) == [city]  # kept without the dash
+    assert NameShape(off=["tokenised-places"]).apply(post, [dash], context) == []
+    saint = "a show at St . Mary tonight"
+    span = Span(saint.index("St"), saint.index("Mary") + 4, "LOCATION", 0.8, "tagger")
+    assert NameShape().apply(saint, [span], context) == [span]
+    assert NameShape().apply(saint, [Span(span.start, span.end, "PERSON", 0.8, "tagger")], context) == []  # places only
+    study = "Samples from St . Mary were pooled." + " Outcomes were recorded at each visit." * 17
+    assert NameShape().apply(study, [Span(13, 22, "LOCATION", 0.8, "tagger")], context) == []  # a long text
+    assert NameShape().apply("drive on I- 95 now", [Span(9, 14, "LOCATION", 0.8, "tagger")], context) == []  # digits
+    assert NameShape().get_config() == {"name": "name-shape", "version": "4"}

@@ -10,9 +10,9 @@ from ..spans import Span
 from ..tags import as_words
 from ..traits import PATTERN, has
 from .base import MODEL_LABELS, RuleContext, _PartedRule, alone
-from .context_free import place_code_kept
+from .context_free import long_text, place_code_kept
 
-__all__ = ["MixedCaps", "NameShape", "species_shaped"]
+__all__ = ["MixedCaps", "NameShape", "species_shaped", "tokenised_place"]
 
 _SPECIES = re.compile(r"[A-Z]\.[ \t]?[a-z]{3,}(?:[ \t][a-z][\w-]*)*")
 _GENUS_INITIAL = re.compile(r"[A-Z]\.?")
@@ -31,6 +31,23 @@ def species_shaped(value: str) -> bool:
 # ("MARIA LOPEZ,"), an age after a name ("priya raghunathan, 38") or a postcode after a town
 # ("leeds ls6 2ab", "Leeds LS6 2AB")
 _TAIL = re.compile(r"(?:[ \t]*[,;:]+|[ \t]*,[ \t]*\d{1,2}|[ \t]+[A-Za-z]{1,2}\d[A-Za-z\d]?[ \t]\d[A-Za-z]{2})+$")
+
+
+_PIECE = re.compile(r"\S+")
+_LONE_MARK = re.compile(r"[^\w#@]+")  # a token of punctuation alone: "." of "St . Mary", "-" of "- Minneapolis"
+
+
+def tokenised_place(text: str, s: Span) -> Span | None:
+    """``s`` without the punctuation that stands alone at its ends, when the span is a place written
+    as a tokenised post writes it (punctuation between spaces: "St . Mary", "U . S .", "- Minneapolis",
+    "Bowl Long Island (") and its words without that punctuation are shaped like a name; else None."""
+    if s.label != "LOCATION":
+        return None
+    pieces = [(m.start(), m.end(), bool(_LONE_MARK.fullmatch(m.group()))) for m in _PIECE.finditer(text, s.start, s.end)]
+    words = [(a, b) for a, b, mark in pieces if not mark]
+    if not words or len(words) == len(pieces) or not looks_like_a_name(" ".join(text[a:b] for a, b in words)):
+        return None
+    return Span(words[0][0], words[-1][1], s.label, s.score, s.detector)
 
 
 def _guesses_kept(text: str, spans: list[Span], shaped: object) -> list[Span]:
@@ -60,24 +77,36 @@ class NameShape(_PartedRule):
     "Linwood, PA"); in a longer text about no one such a guess is an acronym ("CA" for calcium, "OR"
     for odds ratio) far more often. Since version 3 a guess that fails the test only for what
     follows the name (punctuation, "MARIA LOPEZ,"; an age, "priya raghunathan, 38"; a postcode
-    after a town, "leeds ls6 2ab") is kept without it. Rows ``name-shape`` and ``name-shape.place-codes`` of
-    ``benchmarks/text_rules.py``.
+    after a town, "leeds ls6 2ab") is kept without it. Part ``tokenised-places`` (version 4): in a
+    text under 100 words, a model's place written the way a tokenised post writes it, punctuation
+    standing alone between spaces ("St . Mary", "U . S .", "- Minneapolis"), stays when its words
+    without that punctuation are shaped like a name, without the punctuation at its ends
+    (:func:`tokenised_place`). Rows ``name-shape``, ``name-shape.place-codes`` and
+    ``name-shape.tokenised-places`` of ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
     """
 
     name = "name-shape"
-    version = "3"
+    version = "4"
     stage = "detection"
     summary = "a lone model guess not shaped like a name (a gene symbol, an abbreviation) is no name"
-    parts = ("place-codes",)
+    parts = ("place-codes", "tokenised-places")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         code = place_code_kept(text, "place-codes" not in self.off)
+        tokenised = "tokenised-places" not in self.off and not long_text(text)
         kept = _guesses_kept(text, spans, looks_like_a_name)
         kept_set, starts = set(kept), {k.start for k in kept}
-        return kept + [s for s in spans if s not in kept_set and code(s) and s.start not in starts]
+        out = kept + [s for s in spans if s not in kept_set and code(s) and s.start not in starts]
+        if tokenised:
+            taken = set(out)
+            for s in spans:
+                place = tokenised_place(text, s) if s not in taken and s.start not in starts else None
+                if place is not None:
+                    out.append(place)
+        return out
 
 
 class MixedCaps(_PartedRule):
