@@ -164,10 +164,21 @@ def test_a_llamaindex_pipeline_run_twice_emits_nothing_the_second_time(key, tmp_
     ("Saturday 8pm Hotel Elegante with Steve", "Elegante", "Hotel Elegante"),
     ("Potbelly in Chicago , IL http://bit.ly/x", "Chicago", "Chicago , IL"),
     ("funds secured by Belgrade airport , Tanjug said", "Belgrade", "Belgrade"),  # a lower-case type: no name part
-    ("in Paris, OK, we met", "Paris", "Paris, OK")])
+    ("in Paris, OK, we met", "Paris", "Paris, OK"),
+    ("finals tonight at Harrison High School 5pm", "Harrison", "Harrison High School"),  # part institutions
+    ("16 cops blocking Ecuadorian Embassy entrance", "Ecuadorian", "Ecuadorian Embassy")])
 def test_a_place_takes_its_type_word_and_state_code(text, value, extent):
     out = _rule("place-extent", text, [_span(text, value, "LOCATION")])
     assert [text[s.start:s.end] for s in out] == [extent]
+
+
+def test_an_institution_type_is_a_part_of_its_own():
+    from private_vectors.text.rules.place_extent import PlaceExtent
+
+    text = "finals tonight at Harrison High School 5pm"
+    span = _span(text, "Harrison", "LOCATION")
+    assert PlaceExtent(off=["institutions"]).apply(text, [span], RuleContext(StageSettings())) == [span]
+    assert PlaceExtent().get_config() == {"name": "place-extent", "version": "2"}
 
 
 def test_a_venue_before_a_time_is_a_place():

@@ -13,8 +13,16 @@ __all__ = ["PlaceExtent"]
 _TYPES = (r"Building|Center|Centre|Stadium|Arena|Hall|Park|College|University|Campus|Lounge|Hotel|Inn|Cafe|Café|Bar"
           r"|Pub|Gallery|Museum|Mall|Airport|Station|Club|Mountain|Lake|River|Bridge|Square|Market|Church|Cathedral"
           r"|Temple|Mosque|Hospital|Library|Theatre|Theater|Beach|Island|Valley|Tower|Castle|Palace|Gardens|Zoo")
-_TYPE_AFTER = re.compile(rf"[ \t]+(?:{_TYPES}|{_TYPES.upper()})\b")
-_TYPE_BEFORE = re.compile(rf"\b(?:{_TYPES}|{_TYPES.upper()})[ \t]+$")
+# part ``institutions``: schools, embassies and clinics named after their place ("Harrison High School")
+_INSTITUTIONS = r"High School|Schools|School|Academy|Embassy|Clinic"
+
+
+def _type_res(types: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    return (re.compile(rf"[ \t]+(?:{types}|{types.upper()})\b"), re.compile(rf"\b(?:{types}|{types.upper()})[ \t]+$"))
+
+
+_TYPE_AFTER, _TYPE_BEFORE = _type_res(_TYPES)
+_WIDER_AFTER, _WIDER_BEFORE = _type_res(f"{_INSTITUTIONS}|{_TYPES}")
 _CODE_AFTER = re.compile(r"[ \t]*,[ \t]*([A-Z]{2})\b(?![.'’]?\w)")
 
 
@@ -23,8 +31,9 @@ class PlaceExtent(_PartedRule):
     place type written right after or before it ("Empire State Building", "Wildcat Stadium",
     "Hotel Elegante"; in lower case, "Belgrade airport", the type word is no part of the name);
     part ``state-codes``, the code of a US state after a city and a comma ("Chicago, IL", "Mesa ,
-    AZ"): a post names a venue and a town the way an address does. Row ``place-extent`` of
-    ``benchmarks/text_rules.py``.
+    AZ"): a post names a venue and a town the way an address does; part ``institutions`` (version
+    2), the types of a school, an embassy or a clinic too ("Harrison High School", "Ecuadorian
+    Embassy"). Rows ``place-extent`` and ``place-extent.institutions`` of ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -32,19 +41,21 @@ class PlaceExtent(_PartedRule):
 
     name = "place-extent"
     stage = "document"
+    version = "2"
     summary = "a place span takes the rest of the place's name (its type word, its state code)"
-    parts = ("types", "state-codes")
+    parts = ("types", "state-codes", "institutions")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         types, codes = "types" not in self.off, "state-codes" not in self.off
-        return [_extended(text, s, types, codes) if s.label == "LOCATION" else s for s in spans]
+        wide = types and "institutions" not in self.off
+        return [_extended(text, s, types, codes, wide) if s.label == "LOCATION" else s for s in spans]
 
 
-def _extended(text: str, s: Span, types: bool, codes: bool) -> Span:
+def _extended(text: str, s: Span, types: bool, codes: bool, wide: bool = False) -> Span:
     start, end = s.start, s.end
     if types:
-        after = _TYPE_AFTER.match(text, end)
-        before = _TYPE_BEFORE.search(text, max(0, start - 12), start)
+        after = (_WIDER_AFTER if wide else _TYPE_AFTER).match(text, end)
+        before = (_WIDER_BEFORE if wide else _TYPE_BEFORE).search(text, max(0, start - 12), start)
         end = after.end() if after else end
         start = before.start() if before else start
     if codes:
