@@ -18,11 +18,16 @@ the import path, so ``import _shared`` needs no path edit).
   ``text_tuning.py``, ``text_rules.py`` and ``phi_steps.py``;
 * :func:`model_sanitizer`: ``Sanitizer(concept, detector="model")``, or the same with the learned
   tagger read from another weight folder (``--tagger`` of ``evasion.py``, ``real_text.py`` and
-  ``detector_model.py``).
+  ``detector_model.py``);
+* :func:`export`, :func:`int8`, :func:`session`, :class:`OrtNet`: the learned tagger's network or
+  the encoder on ONNX Runtime (fp32 or dynamic int8 with the nodes named in
+  :data:`ATTENTION_PRODUCTS`, :data:`FFN_DOWN`, :data:`FROZEN_LAYERS` left in fp32), for
+  ``tagger_onnx.py`` and ``text_ingest.py --store`` (they need ``onnx``).
 """
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import re
@@ -198,3 +203,57 @@ def model_sanitizer(concept: str = "PII", tagger: str | None = None, **kwargs: A
         name = registry.add_recognizer(TaggerRecognizer(list(shipped.entities), model=tagger,
                                                         thresholds=shipped.thresholds or None), replace=True)
         return Sanitizer(concept, recognizers=[name], **kwargs)
+
+
+# ONNX Runtime sides of tagger_onnx.py and text_ingest.py (node names of the tagger's exported graph)
+ATTENTION_PRODUCTS = [f"/layers.{i}/MatMul{s}" for i in range(4) for s in ("", "_1")]
+FFN_DOWN = [f"/layers.{i}/output/MatMul" for i in range(4)]
+FROZEN_LAYERS = [f"/layers.{i}/{p}/MatMul" for i in range(2) for p in ("query", "key", "value", "attention_out",
+                                                                   "intermediate", "output")]
+
+
+def export(module, *, keep_mask: bool = True) -> bytes:
+    """An ONNX graph of ``module(ids, mask)`` with dynamic batch and width, exported in memory."""
+    import torch
+
+    ids = torch.randint(1000, 20000, (4, 130))
+    mask = torch.ones_like(ids)
+    if keep_mask:
+        mask[1, 100:] = 0  # (a padded row: the masked attention path is the one traced)
+    buf = io.BytesIO()
+    torch.onnx.export(module, (ids, mask), buf, input_names=["ids", "mask"], output_names=["out"],
+                      dynamic_axes={"ids": {0: "b", 1: "w"}, "mask": {0: "b", 1: "w"}, "out": {0: "b"}},
+                      opset_version=17, dynamo=False)
+    return buf.getvalue()
+
+
+def int8(graph: bytes, exclude: list[str], folder: Path) -> bytes:
+    """``graph`` after dynamic int8 quantisation (per channel), ``exclude`` left in fp32."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    src, dst = folder / "fp32.onnx", folder / "int8.onnx"
+    src.write_bytes(graph)
+    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=exclude)
+    return dst.read_bytes()
+
+
+def session(graph: bytes, threads: int):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.intra_op_num_threads = threads
+    return ort.InferenceSession(graph, opts, providers=["CPUExecutionProvider"])
+
+
+class OrtNet:
+    """Stands in for a torch network (``net(ids, mask)``) inside a ``TaggerModel`` or a
+    ``BertSentenceModel`` (set on the instance; the library is unchanged)."""
+
+    def __init__(self, sess, head=None) -> None:
+        self.session, self.head = sess, head
+
+    def __call__(self, ids, mask):
+        import torch
+
+        return torch.from_numpy(self.session.run(None, {"ids": ids.numpy(), "mask": mask.numpy()})[0])

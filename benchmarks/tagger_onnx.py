@@ -26,7 +26,6 @@ largest coordinate difference and the lowest cosine to torch's vector::
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import os
 import sys
@@ -34,62 +33,13 @@ import time
 import warnings
 from pathlib import Path
 
-_ATTENTION = [f"/layers.{i}/MatMul{s}" for i in range(4) for s in ("", "_1")]
-_FFN_DOWN = [f"/layers.{i}/output/MatMul" for i in range(4)]
-_FROZEN = [f"/layers.{i}/{p}/MatMul" for i in range(2) for p in ("query", "key", "value", "attention_out",
-                                                                   "intermediate", "output")]
+from _shared import ATTENTION_PRODUCTS, FFN_DOWN, FROZEN_LAYERS, OrtNet, export, int8, session
+
 TAGGER_SIDES = {"ONNX Runtime fp32": None, "int8, every matrix product": [],
-                "int8, attention products fp32": _ATTENTION,
-                "int8, attention products and feed-forward down-projection fp32": _ATTENTION + _FFN_DOWN,
+                "int8, attention products fp32": ATTENTION_PRODUCTS,
+                "int8, attention products and feed-forward down-projection fp32": ATTENTION_PRODUCTS + FFN_DOWN,
                 "int8 in the trained layers 2-3 only, their attention products and down-projection fp32":
-                    _ATTENTION + _FFN_DOWN + _FROZEN + ["/head/MatMul"]}
-
-
-def export(module, *, keep_mask: bool = True) -> bytes:
-    """An ONNX graph of ``module(ids, mask)`` with dynamic batch and width, exported in memory."""
-    import torch
-
-    ids = torch.randint(1000, 20000, (4, 130))
-    mask = torch.ones_like(ids)
-    if keep_mask:
-        mask[1, 100:] = 0  # (a padded row: the masked attention path is the one traced)
-    buf = io.BytesIO()
-    torch.onnx.export(module, (ids, mask), buf, input_names=["ids", "mask"], output_names=["out"],
-                      dynamic_axes={"ids": {0: "b", 1: "w"}, "mask": {0: "b", 1: "w"}, "out": {0: "b"}},
-                      opset_version=17, dynamo=False)
-    return buf.getvalue()
-
-
-def int8(graph: bytes, exclude: list[str], folder: Path) -> bytes:
-    """``graph`` after dynamic int8 quantisation (per channel), ``exclude`` left in fp32."""
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    src, dst = folder / "fp32.onnx", folder / "int8.onnx"
-    src.write_bytes(graph)
-    quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, per_channel=True, nodes_to_exclude=exclude)
-    return dst.read_bytes()
-
-
-def session(graph: bytes, threads: int):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    opts.intra_op_num_threads = threads
-    return ort.InferenceSession(graph, opts, providers=["CPUExecutionProvider"])
-
-
-class OrtNet:
-    """Stands in for a torch network (``net(ids, mask)``) inside a ``TaggerModel`` or a
-    ``BertSentenceModel`` (set on the instance; the library is unchanged)."""
-
-    def __init__(self, sess, head=None) -> None:
-        self.session, self.head = sess, head
-
-    def __call__(self, ids, mask):
-        import torch
-
-        return torch.from_numpy(self.session.run(None, {"ids": ids.numpy(), "mask": mask.numpy()})[0])
+                    ATTENTION_PRODUCTS + FFN_DOWN + FROZEN_LAYERS + ["/head/MatMul"]}
 
 
 def rotate(docs: list[str], chunk: int, sides: dict, call) -> tuple[dict, dict]:

@@ -78,20 +78,20 @@ def without_ner(sanitizer) -> None:
     det._loaded = analyzer  # (the recognizer loads its analyzer on first use: this one instead)
 
 
-def on_onnx_runtime(sanitizer, *, int8: bool) -> None:
+def on_onnx_runtime(sanitizer, *, quantise: bool) -> None:
     """Run the sanitizer's tagger network on ONNX Runtime (see ``benchmarks/tagger_onnx.py``)."""
     import tempfile
 
-    import tagger_onnx as tx
     import torch
+    from _shared import ATTENTION_PRODUCTS, FFN_DOWN, OrtNet, export, int8, session
 
     (det,) = [d for d in sanitizer.detectors if d.name == "tagger"]
     model = det._tagger()
-    graph = tx.export(model._net)
-    if int8:
+    graph = export(model._net)
+    if quantise:
         with tempfile.TemporaryDirectory() as tmp:
-            graph = tx.int8(graph, tx._ATTENTION + tx._FFN_DOWN, Path(tmp))
-    model._net = tx.OrtNet(tx.session(graph, torch.get_num_threads()), model._net.head)
+            graph = int8(graph, ATTENTION_PRODUCTS + FFN_DOWN, Path(tmp))
+    model._net = OrtNet(session(graph, torch.get_num_threads()), model._net.head)
 
 
 def run(name: str, docs: list[str], chunk: int, sanitizers: dict, encoder, mech, clocks: dict) -> list[dict]:
@@ -197,7 +197,7 @@ def store_sides(kinds: list[str]):
     for kind in kinds:
         ef = PrivateEmbedding(concept="PII", eps=10, detector=kind.split("-")[0])
         if kind in ("model-onnx", "model-int8"):
-            on_onnx_runtime(ef.sanitizer, int8=kind == "model-int8")
+            on_onnx_runtime(ef.sanitizer, quantise=kind == "model-int8")
         col = create_collection(client, f"private-{kind}", ef)
         stores[kind] = lambda ids, docs, col=col: add_documents(col, ids=ids, documents=docs)
         clocks[kind] = timers(ef.sanitizer)
