@@ -1,4 +1,4 @@
-"""Accelerator check: the encoder and FAISS on a GPU against the CPU, same machine, same run.
+"""Accelerator check: the encoder, FAISS and the learned tagger on a GPU against the CPU, same machine, same run.
 
     .venv/bin/python benchmarks/gpu.py [--out benchmarks/results/gpu.md] [--docs 4000] [--vectors 200000] [--parts encoder,faiss,tagger,stage]
 

@@ -101,6 +101,23 @@ def test_lower_case_guesses_need_the_tagger_where_it_reads():
     assert _rule("lower-case-guesses", opening, [email, kenya], tagger=True) == [kenya]  # a country
 
 
+def test_the_taggers_lower_case_name_takes_its_unknown_neighbour():
+    text = "the landlord sent amelia okafor a reminder; ask nakamura okonkwo or John Okafor"
+    amelia, nakamura = _span(text, "amelia", "PERSON", "tagger", 0.8), _span(text, "nakamura", "PERSON", "tagger", 0.8)
+    john = _span(text, "John", "PERSON", "tagger", 0.8)
+    out = _rule("lower-case-guesses", text, [amelia, nakamura, john], tagger=True)
+    assert [text[s.start:s.end] for s in out] == ["amelia okafor", "nakamura okonkwo", "John"]  # "sent", "ask": known
+    held = _span(text, "okafor", "LOCATION", "tagger", 0.7)  # another span holds the word: left to it
+    assert _rule("lower-case-guesses", text, [amelia, held], tagger=True) == [amelia, held]
+    rule = BUILTIN_RULES["lower-case-guesses"](off=("unknown-neighbours",))
+    assert rule.apply(text, [amelia], RuleContext(StageSettings(tagger=True))) == [amelia]
+    chat = "tbh amelia is here"  # the word before a name is not taken ("fyi", "hiya")
+    tagged = _span(chat, "amelia", "PERSON", "tagger", 0.8)
+    assert _rule("lower-case-guesses", chat, [tagged], tagger=True) == [tagged]
+    long = text + " and then" * 60  # 100 words or more: not a short message
+    assert _rule("lower-case-guesses", long, [amelia], tagger=True) == [amelia]
+
+
 @pytest.fixture()
 def model_stage():
     return Sanitizer("PII", detector="model")  # a new one per test: apply() remembers what it replaced

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import re
+
 from ..overlap import OverlapIndex
 from ..recognizers.words import sentence_initial
 from ..spans import Span
 from ..traits import DERIVED, PATTERN, has
-from ..vocabulary import common_words, countries, places
+from ..vocabulary import common_words, countries, encoder_words, places
 from ..wordlist import plain_nouns
 from .base import MODEL_LABELS, RuleContext, _PartedRule, learned
+from .context_free import long_text
 
 __all__ = ["LowerCaseGuesses"]
+
+_NEXT_WORD = re.compile(r" ([^\W\d_]{3,})\b")
 
 
 class LowerCaseGuesses(_PartedRule):
@@ -27,10 +32,18 @@ class LowerCaseGuesses(_PartedRule):
     lists lack many real towns, "Chesterfield", "Wigan"). Part ``common-places``: a one-word place
     in lower case that only the tagger reports and that is a common English word
     (:func:`~private_vectors.text.vocabulary.common_words`: "near the river", "at the station"),
-    not a known city or country, is dropped too. Spans of validated patterns (a name after "my name is", an address) and of
+    not a known city or country, is dropped too. Part ``unknown-neighbours``: in a text under
+    100 words (:func:`~.context_free.long_text`: chat, tickets, queries), a lower-case name the
+    tagger reports takes in the lower-case word of three letters or more right after it (one
+    space apart: a surname follows the given name, while the word before a name is more often a
+    greeting or a chat word) when neither the encoder's vocabulary
+    (:func:`~private_vectors.text.vocabulary.encoder_words`) nor the common words know it and no
+    other span holds it: the tagger reads a rare surname as WordPiece fragments and sometimes
+    leaves it out ("amelia okafor" kept as "<PERSON> okafor").
+    Spans of validated patterns (a name after "my name is", an address) and of
     the keyed index stay, and so does everything when the tagger does not read the documents.
-    Rows ``lower-case-guesses`` and ``lower-case-guesses.sentence-initial`` of
-    ``benchmarks/text_rules.py``.
+    Rows ``lower-case-guesses``, ``lower-case-guesses.sentence-initial`` and
+    ``lower-case-guesses.unknown-neighbours`` of ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -39,8 +52,8 @@ class LowerCaseGuesses(_PartedRule):
     name = "lower-case-guesses"
     stage = "document"
     summary = "where the tagger reads, a lower-case name that only capitalising made is no name"
-    version = "2"
-    parts = ("sentence-initial", "common-places")
+    version = "3"
+    parts = ("sentence-initial", "common-places", "unknown-neighbours")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         if not context.settings.tagger:
@@ -48,9 +61,29 @@ class LowerCaseGuesses(_PartedRule):
         tagged = OverlapIndex([s for s in spans if learned(s)])
         initial = "sentence-initial" not in self.off
         kept = [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
-        if "common-places" in self.off:
+        if "common-places" not in self.off:
+            kept = [s for s in kept if not _common_place(text, s, kept)]
+        if "unknown-neighbours" in self.off or long_text(text):
             return kept
-        return [s for s in kept if not _common_place(text, s, kept)]
+        return [_with_unknown_neighbours(text, s, kept) for s in kept]
+
+
+def _unknown(text: str, start: int, end: int, spans: list[Span]) -> bool:
+    """Whether ``text[start:end]`` is a lower-case word no vocabulary knows and no span holds."""
+    word = text[start:end]
+    return word.islower() and word not in encoder_words() and word not in common_words() \
+        and not any(o.start < end and start < o.end for o in spans)
+
+
+def _with_unknown_neighbours(text: str, s: Span, spans: list[Span]) -> Span:
+    """A lower-case tagger name extended over the unknown lower-case word right after it."""
+    value = text[s.start:s.end]
+    if s.label != "PERSON" or not learned(s) or not value.islower() or not encoder_words():
+        return s
+    after = _NEXT_WORD.match(text, s.end)
+    if after is None or not _unknown(text, after.start(1), after.end(1), spans):
+        return s
+    return Span(s.start, after.end(1), s.label, s.score, s.detector)
 
 
 def _common_place(text: str, s: Span, spans: list[Span]) -> bool:
