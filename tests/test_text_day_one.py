@@ -101,6 +101,20 @@ def test_lower_case_guesses_need_the_tagger_where_it_reads():
     assert _rule("lower-case-guesses", opening, [email, kenya], tagger=True) == [kenya]  # a country
 
 
+def test_a_lower_case_name_no_vocabulary_knows_stays_without_the_tagger():
+    text = "we received a short note from sefo zvobgo and a bill from mark jones"
+    unknown, known = _span(text, "sefo zvobgo", "PERSON", "names", 0.6), _span(text, "mark jones", "PERSON", "names", 0.6)
+    assert _rule("lower-case-guesses", text, [unknown, known], tagger=True) == [unknown]  # "mark", "jones": words
+    rule = BUILTIN_RULES["lower-case-guesses"](off=("unknown-names",))
+    assert rule.apply(text, [unknown, known], RuleContext(StageSettings(tagger=True))) == []
+    place = _span(text, "sefo zvobgo", "LOCATION", "names", 0.6)  # names only: places keep the tagger's say
+    assert _rule("lower-case-guesses", text, [place], tagger=True) == []
+    assert _rule("lower-case-guesses", text + " and then" * 60, [unknown], tagger=True) == []  # 100 words or more
+    german = "Das Wetter ist heute sehr schön."  # no English function word: the tagger's silence counts
+    assert _rule("lower-case-guesses", german, [_span(german, "heute sehr schön", "PERSON", "names", 0.6)],
+                 tagger=True) == []
+
+
 def test_the_taggers_lower_case_name_takes_its_unknown_neighbour():
     text = "the landlord sent amelia okafor a reminder; ask nakamura okonkwo or John Okafor"
     amelia, nakamura = _span(text, "amelia", "PERSON", "tagger", 0.8), _span(text, "nakamura", "PERSON", "tagger", 0.8)

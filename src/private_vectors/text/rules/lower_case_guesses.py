@@ -8,7 +8,15 @@ from ..overlap import OverlapIndex
 from ..recognizers.words import sentence_initial
 from ..spans import Span
 from ..traits import DERIVED, PATTERN, has
-from ..vocabulary import common_words, countries, encoder_words, places
+from ..vocabulary import (
+    common_words,
+    countries,
+    encoder_words,
+    known_words,
+    places,
+    stop_words,
+    word_key,
+)
 from ..wordlist import plain_nouns
 from .base import MODEL_LABELS, RuleContext, _PartedRule, learned
 from .context_free import long_text
@@ -16,6 +24,7 @@ from .context_free import long_text
 __all__ = ["LowerCaseGuesses"]
 
 _NEXT_WORD = re.compile(r" ([^\W\d_]{3,})\b")
+_WORD = re.compile(r"[^\W\d_]+")
 
 
 class LowerCaseGuesses(_PartedRule):
@@ -39,11 +48,17 @@ class LowerCaseGuesses(_PartedRule):
     greeting or a chat word) when neither the encoder's vocabulary
     (:func:`~private_vectors.text.vocabulary.encoder_words`) nor the common words know it and no
     other span holds it: the tagger reads a rare surname as WordPiece fragments and sometimes
-    leaves it out ("amelia okafor" kept as "<PERSON> okafor").
+    leaves it out ("amelia okafor" kept as "<PERSON> okafor"). Part ``unknown-names``: in a text
+    under 100 words, a lower-case name of two words or more that no vocabulary knows (spaCy's lower-case words, the
+    encoder's, the common words, the places: :func:`_unknown_words`; the name list reports such
+    a pair only in an otherwise plain-English sentence) in a text with two English function
+    words or more beside it (:func:`_english_around`) is no capitalised ordinary word, so it
+    stays without the tagger ("a short note from sefo zvobgo").
     Spans of validated patterns (a name after "my name is", an address) and of
     the keyed index stay, and so does everything when the tagger does not read the documents.
-    Rows ``lower-case-guesses``, ``lower-case-guesses.sentence-initial`` and
-    ``lower-case-guesses.unknown-neighbours`` of ``benchmarks/text_rules.py``.
+    Rows ``lower-case-guesses``, ``lower-case-guesses.sentence-initial``,
+    ``lower-case-guesses.unknown-neighbours`` and ``lower-case-guesses.unknown-names`` of
+    ``benchmarks/text_rules.py``.
 
     Args:
         off: parts switched off, of :attr:`parts`.
@@ -53,19 +68,36 @@ class LowerCaseGuesses(_PartedRule):
     stage = "document"
     summary = "where the tagger reads, a lower-case name that only capitalising made is no name"
     version = "3"
-    parts = ("sentence-initial", "common-places", "unknown-neighbours")
+    parts = ("sentence-initial", "common-places", "unknown-neighbours", "unknown-names")
 
     def apply(self, text: str, spans: list[Span], context: RuleContext) -> list[Span]:
         if not context.settings.tagger:
             return spans
         tagged = OverlapIndex([s for s in spans if learned(s)])
         initial = "sentence-initial" not in self.off
-        kept = [s for s in spans if not _unconfirmed(text, s, tagged, initial)]
+        unknown = "unknown-names" not in self.off and not long_text(text)
+        kept = [s for s in spans if not _unconfirmed(text, s, tagged, initial, unknown)]
         if "common-places" not in self.off:
             kept = [s for s in kept if not _common_place(text, s, kept)]
         if "unknown-neighbours" in self.off or long_text(text):
             return kept
         return [_with_unknown_neighbours(text, s, kept) for s in kept]
+
+
+def _unknown_words(value: str) -> bool:
+    """Two words or more, each of three letters or more that neither English (spaCy's lower-case
+    vocabulary, the encoder's words), the common words nor the places know."""
+    words = value.split()
+    return len(words) >= 2 and all(len(w) >= 3 and word_key(w) not in known_words()
+                                   and word_key(w) not in encoder_words() for w in words)
+
+
+def _english_around(text: str, s: Span) -> bool:
+    """Two different English function words of two letters or more outside ``s``: the text is
+    English ("a note from ... thanking the team"), not one whose words spaCy's vocabulary
+    merely holds ("Das Wetter ist heute sehr schön", "Tack för snabbt svar")."""
+    words = {w.casefold() for w in _WORD.findall(text[:s.start] + " " + text[s.end:])}
+    return len({w for w in words if len(w) >= 2} & stop_words()) >= 2
 
 
 def _unknown(text: str, start: int, end: int, spans: list[Span]) -> bool:
@@ -99,15 +131,15 @@ def _common_place(text: str, s: Span, spans: list[Span]) -> bool:
     return value in common_words() and value not in places() and value not in countries()
 
 
-def _unconfirmed(text: str, s: Span, tagged: OverlapIndex, initial: bool) -> bool:
+def _unconfirmed(text: str, s: Span, tagged: OverlapIndex, initial: bool, unknown: bool) -> bool:
     """A case-reading recognizer's guess in lower case (or one plain word opening a sentence) that
-    no tagger span overlaps."""
+    no tagger span overlaps (with ``unknown``: not a name of words no vocabulary knows)."""
     if s.label not in MODEL_LABELS or learned(s) or has(s, PATTERN, DERIVED) \
             or tagged.positions(s.start, s.end):
         return False
     value = text[s.start:s.end]
     if value.islower():
-        return True
+        return not (unknown and s.label == "PERSON" and _unknown_words(value) and _english_around(text, s))
     word = value.casefold()
     return initial and s.label == "PERSON" and value.isalpha() and value[1:].islower() and word in plain_nouns() \
         and word not in places() and word not in countries() and sentence_initial(text, s.start)
