@@ -12,6 +12,7 @@ from ..vocabulary import (
     common_words,
     countries,
     encoder_words,
+    english_words,
     known_words,
     places,
     stop_words,
@@ -49,11 +50,11 @@ class LowerCaseGuesses(_PartedRule):
     (:func:`~private_vectors.text.vocabulary.encoder_words`) nor the common words know it and no
     other span holds it: the tagger reads a rare surname as WordPiece fragments and sometimes
     leaves it out ("amelia okafor" kept as "<PERSON> okafor"). Part ``unknown-names``: in a text
-    under 100 words, a lower-case name of two words or more that no vocabulary knows (spaCy's lower-case words, the
-    encoder's, the common words, the places: :func:`_unknown_words`; the name list reports such
-    a pair only in an otherwise plain-English sentence) in a text with two English function
-    words or more beside it (:func:`_english_around`) is no capitalised ordinary word, so it
-    stays without the tagger ("a short note from sefo zvobgo").
+    under 100 words, a lower-case name of two words or more that no vocabulary knows (spaCy's
+    lower-case words, the encoder's, the common words, the places: :func:`_unknown_words`; the
+    name list reports such a pair only in an otherwise plain-English sentence), in a text with
+    two English function words or more beside it (:func:`_english_around`), is no capitalised
+    ordinary word, so it stays without the tagger ("a short note from sefo zvobgo").
     Spans of validated patterns (a name after "my name is", an address) and of
     the keyed index stay, and so does everything when the tagger does not read the documents.
     Rows ``lower-case-guesses``, ``lower-case-guesses.sentence-initial``,
@@ -86,9 +87,10 @@ class LowerCaseGuesses(_PartedRule):
 
 def _unknown_words(value: str) -> bool:
     """Two words or more, each of three letters or more that neither English (spaCy's lower-case
-    vocabulary, the encoder's words), the common words nor the places know."""
+    vocabulary, the encoder's words), the common words nor the places know; never without spaCy's
+    vocabulary (every word would be unknown)."""
     words = value.split()
-    return len(words) >= 2 and all(len(w) >= 3 and word_key(w) not in known_words()
+    return len(words) >= 2 and bool(english_words()) and all(len(w) >= 3 and word_key(w) not in known_words()
                                    and word_key(w) not in encoder_words() for w in words)
 
 
