@@ -13,9 +13,11 @@ replaces is replaced in the value at the same place (``/data/<PERSON>.txt``).
 
 from __future__ import annotations
 
+import mimetypes
 import re
 import warnings
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..config import check_config_compatible, comparable_config
@@ -67,10 +69,22 @@ _JOINED = re.compile(r"[_/\\]|\.[A-Za-z0-9]{1,5}$")
 _SEPARATORS = re.compile(r"(?<!\d)[_\-./\\:]|[_\-./\\:](?!\d)")
 """A separator, except between two digits (``2021-03-04`` stays a date, not digit groups)."""
 _PLACEHOLDER = re.compile(r"<[A-Z][A-Z0-9_]*>")
+_EXTENSION = re.compile(r"(?<=\w)\.[A-Za-z][A-Za-z0-9]{0,4}$")
+
+
+@lru_cache(maxsize=1)
+def _file_extensions() -> frozenset[str]:
+    """Registered file extensions: the standard library's own table (not the machine's files, so
+    the same everywhere), with the Office Open XML and Markdown ones it lacks; "maria.smith" has none."""
+    table = mimetypes.MimeTypes(filenames=())
+    return frozenset(table.types_map[True]) | {".docx", ".xlsx", ".pptx", ".md"}
 
 
 def _spaced(value: str) -> str:
-    """``value`` with each separator a space (same length; placeholders such as ``<EMAIL_ADDRESS>`` kept)."""
+    """``value`` with each separator a space (same length; placeholders such as ``<EMAIL_ADDRESS>``
+    kept) and a file name's extension blank (``.txt``: no word of the name before it)."""
+    if (ext := _EXTENSION.search(value)) is not None and ext.group().lower() in _file_extensions():
+        value = value[:ext.start()] + " " * len(ext.group())
     kept = {m.start(): m.group() for m in _PLACEHOLDER.finditer(value)}
     out, i = [], 0
     for start, token in sorted(kept.items()):
