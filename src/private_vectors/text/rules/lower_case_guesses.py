@@ -75,23 +75,23 @@ class LowerCaseGuesses(_PartedRule):
         if not context.settings.tagger:
             return spans
         tagged = OverlapIndex([s for s in spans if learned(s)])
-        initial = "sentence-initial" not in self.off
-        unknown = "unknown-names" not in self.off and not long_text(text)
+        initial, short = "sentence-initial" not in self.off, not long_text(text)
+        unknown = short and "unknown-names" not in self.off
         kept = [s for s in spans if not _unconfirmed(text, s, tagged, initial, unknown)]
         if "common-places" not in self.off:
             kept = [s for s in kept if not _common_place(text, s, kept)]
-        if "unknown-neighbours" in self.off or long_text(text):
+        if not short or "unknown-neighbours" in self.off:
             return kept
         return [_with_unknown_neighbours(text, s, kept) for s in kept]
 
 
 def _unknown_words(value: str) -> bool:
     """Two words or more, each of three letters or more that neither English (spaCy's lower-case
-    vocabulary, the encoder's words), the common words nor the places know; never without spaCy's
-    vocabulary (every word would be unknown)."""
+    vocabulary, the encoder's words: :func:`~private_vectors.text.vocabulary.known_words`), the
+    common words nor the places know; never without spaCy's vocabulary (every word would be unknown)."""
     words = value.split()
     return len(words) >= 2 and bool(english_words()) and all(len(w) >= 3 and word_key(w) not in known_words()
-                                   and word_key(w) not in encoder_words() for w in words)
+                                                             for w in words)
 
 
 def _english_around(text: str, s: Span) -> bool:
